@@ -1,0 +1,74 @@
+# securitykey: build, test, demo, fuzz, bench.
+# `make demo` and `make test` work on a fresh Debian/Ubuntu machine: both install what is
+# missing first (`make deps`).
+
+SHELL := /bin/bash
+SWIFT ?= swift
+SWIFT_BUILD_FLAGS := --explicit-target-dependency-import-check error
+PREFIX ?= /usr/local
+DESTDIR ?=
+FUZZ_SECONDS ?= 60
+VENV := .venv
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Debian packages the build, the tests and the demo need.
+APT_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev pcscd vsmartcard-vpcd \
+	publicsuffix python3-venv python3-dev swig util-linux
+
+.PHONY: all deps pydeps build test demo fuzz bench format install clean help
+
+all: build
+
+help:
+	@echo "make demo    build, start a virtual key, register and sign in with it, verify"
+	@echo "make test    install deps, build, run every test"
+	@echo "make build | fuzz [FUZZ_SECONDS=60] | bench | format | install [PREFIX=] | deps"
+
+# Installs missing Debian packages; a quick no-op when everything is there.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	@command -v $(SWIFT) >/dev/null || { echo "deps: no Swift toolchain on PATH (swift.org/install)"; exit 1; }
+
+# python-fido2 and pyscard, the independent implementation the tests check against.
+pydeps: deps $(VENV)/.stamp
+$(VENV)/.stamp: scripts/requirements-test.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
+	touch $@
+
+build: deps
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+
+test: deps pydeps
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --build-tests
+	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 \
+	  $(SWIFT) test $(SWIFT_BUILD_FLAGS) --skip-build --parallel --num-workers 2
+
+demo: deps
+	@if [ ! -x scripts/demo.sh ]; then echo "demo: the CLI is not built yet (see the CLI issue)"; exit 1; fi
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --product securitykey
+	scripts/demo.sh
+
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+bench: deps
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey-bench
+	.build/release/securitykey-bench
+
+format:
+	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
+
+install: build
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey
+	install -D -m 0755 .build/release/securitykey $(DESTDIR)$(PREFIX)/bin/securitykey
+
+clean:
+	rm -rf .build $(VENV)

@@ -1,0 +1,125 @@
+// swift-tools-version:6.2
+// The layering is described in Docs/Architecture.md and checked by the build:
+// `make build` passes `--explicit-target-dependency-import-check error`, so a module
+// that imports something it does not declare below fails to compile.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "securitykey",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "SecurityKeys", targets: ["SecurityKeys"]),
+        .library(name: "CTAP2", targets: ["CTAP2"]),
+        .library(name: "CBOR", targets: ["CBOR"]),
+        .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
+        .executable(name: "securitykey", targets: ["securitykey"]),
+        .executable(name: "securitykey-bench", targets: ["securitykey-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+    ],
+    targets: [
+        // MARK: C libraries (each imported by exactly one transport)
+        .systemLibrary(name: "CHIDAPI", path: "Sources/CHIDAPI", pkgConfig: "hidapi-hidraw",
+                       providers: [.apt(["libhidapi-dev"])]),
+        .systemLibrary(name: "CPCSCLite", path: "Sources/CPCSCLite", pkgConfig: "libpcsclite",
+                       providers: [.apt(["libpcsclite-dev"])]),
+
+        // MARK: Pure values, no I/O
+        .target(name: "CBOR", swiftSettings: strict),
+        .target(name: "CTAPHID", swiftSettings: strict),
+        .target(name: "ISO7816", swiftSettings: strict),
+
+        // MARK: The seam between protocol and wire
+        .target(name: "Transport", swiftSettings: strict),
+
+        // MARK: Protocol
+        .target(
+            name: "CTAP2",
+            dependencies: [
+                "CBOR", "Transport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // MARK: Transports
+        .target(
+            name: "HIDTransport",
+            dependencies: [
+                "CTAPHID", "Transport", "CHIDAPI",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .target(
+            name: "NFCTransport",
+            dependencies: [
+                "ISO7816", "Transport", "CPCSCLite",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // MARK: The virtual authenticator (a product feature)
+        .target(
+            name: "VirtualAuthenticator",
+            dependencies: [
+                "CBOR", "CTAP2", "CTAPHID", "ISO7816",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // MARK: Provider API
+        .target(
+            name: "SecurityKeys",
+            dependencies: [
+                "CBOR", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // MARK: Executables
+        .executableTarget(
+            name: "securitykey",
+            dependencies: [
+                "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport", "VirtualAuthenticator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "securitykey-bench",
+            dependencies: ["CBOR", "CTAPHID"],
+            path: "Sources/Benchmarks",
+            swiftSettings: strict),
+
+        // MARK: Tests (one target per module)
+        .testTarget(name: "CBORTests", dependencies: ["CBOR"],
+                    resources: [.copy("Regressions")], swiftSettings: strict),
+        .testTarget(name: "CTAPHIDTests", dependencies: ["CTAPHID"], swiftSettings: strict),
+        .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: strict),
+        .testTarget(name: "CTAP2Tests", dependencies: [
+            "CTAP2", "CBOR", "Transport",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: strict),
+        .testTarget(name: "VirtualAuthenticatorTests", dependencies: [
+            "VirtualAuthenticator", "CTAP2", "CBOR", "Transport",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"),
+        ], swiftSettings: strict),
+    ]
+)

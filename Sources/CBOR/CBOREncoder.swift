@@ -1,0 +1,161 @@
+/// Writes CTAP2 canonical CBOR (CTAP 2.1 §8 "Message Encoding"; RFC 8949 §4.2).
+///
+/// Integers and lengths take their shortest form, every length is definite, map keys are
+/// sorted by the length of their encoding and then bytewise, and floats use the shortest of
+/// half, single or double precision that keeps the value exactly (NaN as `f97e00`).
+public enum CBOREncoder {
+    /// Encodes one data item.
+    public static func encode(_ value: CBORValue) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        append(value, to: &out)
+        return out
+    }
+
+    /// Appends the encoding of `value` to `out`.
+    public static func append(_ value: CBORValue, to out: inout [UInt8]) {
+        switch value {
+        case .unsigned(let n):
+            appendHead(major: 0, argument: n, to: &out)
+        case .negative(let n):
+            appendHead(major: 1, argument: n, to: &out)
+        case .byteString(let bytes):
+            appendHead(major: 2, argument: UInt64(bytes.count), to: &out)
+            out.append(contentsOf: bytes)
+        case .textString(let text):
+            let utf8 = text.utf8
+            appendHead(major: 3, argument: UInt64(utf8.count), to: &out)
+            out.append(contentsOf: utf8)
+        case .array(let items):
+            appendHead(major: 4, argument: UInt64(items.count), to: &out)
+            for item in items { append(item, to: &out) }
+        case .map(let map):
+            appendHead(major: 5, argument: UInt64(map.count), to: &out)
+            var encoded: [(key: [UInt8], value: CBORValue)] = []
+            encoded.reserveCapacity(map.count)
+            for entry in map.entries { encoded.append((encode(entry.key), entry.value)) }
+            encoded.sort { canonicalOrder($0.key, $1.key) }
+            for pair in encoded {
+                out.append(contentsOf: pair.key)
+                append(pair.value, to: &out)
+            }
+        case .tagged(let tag, let item):
+            appendHead(major: 6, argument: tag, to: &out)
+            append(item, to: &out)
+        case .boolean(let b):
+            out.append(b ? 0xF5 : 0xF4)
+        case .null:
+            out.append(0xF6)
+        case .undefined:
+            out.append(0xF7)
+        case .simple(let v):
+            if v < 24 {
+                out.append(0xE0 | v)
+            } else {
+                out.append(0xF8)
+                out.append(v)
+            }
+        case .float(let d):
+            appendFloat(d, to: &out)
+        }
+    }
+
+    /// CTAP2 canonical key order: shorter encodings first, then bytewise lexical order.
+    public static func canonicalOrder(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        if a.count != b.count { return a.count < b.count }
+        return a.lexicographicallyPrecedes(b)
+    }
+
+    /// CTAP2 canonical key order on slices of an input buffer.
+    static func canonicalOrder(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
+        if a.count != b.count { return a.count < b.count }
+        return a.lexicographicallyPrecedes(b)
+    }
+
+    static func appendHead(major: UInt8, argument n: UInt64, to out: inout [UInt8]) {
+        let m = major << 5
+        switch n {
+        case 0..<24:
+            out.append(m | UInt8(n))
+        case 24...0xFF:
+            out.append(m | 24)
+            out.append(UInt8(n))
+        case 0x100...0xFFFF:
+            out.append(m | 25)
+            appendBigEndian(UInt16(n), to: &out)
+        case 0x1_0000...0xFFFF_FFFF:
+            out.append(m | 26)
+            appendBigEndian(UInt32(n), to: &out)
+        default:
+            out.append(m | 27)
+            appendBigEndian(n, to: &out)
+        }
+    }
+
+    static func appendBigEndian<T: FixedWidthInteger>(_ v: T, to out: inout [UInt8]) {
+        var be = v.bigEndian
+        withUnsafeBytes(of: &be) { out.append(contentsOf: $0) }
+    }
+
+    static func appendFloat(_ d: Double, to out: inout [UInt8]) {
+        if d.isNaN {
+            out.append(contentsOf: [0xF9, 0x7E, 0x00])
+            return
+        }
+        let f = Float(d)
+        if Double(f) == d {
+            if let half = HalfFloat.exactBits(of: f) {
+                out.append(0xF9)
+                appendBigEndian(half, to: &out)
+            } else {
+                out.append(0xFA)
+                appendBigEndian(f.bitPattern, to: &out)
+            }
+        } else {
+            out.append(0xFB)
+            appendBigEndian(d.bitPattern, to: &out)
+        }
+    }
+}
+
+/// IEEE 754 binary16 conversions, written out so they behave the same on every platform.
+enum HalfFloat {
+    /// The value of a binary16 bit pattern.
+    static func value(of bits: UInt16) -> Double {
+        let sign: Double = (bits & 0x8000) != 0 ? -1 : 1
+        let exponent = Int((bits >> 10) & 0x1F)
+        let mantissa = Double(bits & 0x3FF)
+        switch exponent {
+        case 0: return sign * mantissa * 0x1p-24
+        case 31: return mantissa == 0 ? sign * .infinity : .nan
+        default: return sign * (1 + mantissa / 1024) * Double(sign: .plus, exponent: exponent - 15, significand: 1)
+        }
+    }
+
+    /// The binary16 bit pattern holding exactly `f`, or nil when binary16 cannot hold it.
+    static func exactBits(of f: Float) -> UInt16? {
+        let bits = f.bitPattern
+        let sign = UInt16((bits >> 16) & 0x8000)
+        let exponent = Int((bits >> 23) & 0xFF)
+        let mantissa = bits & 0x7F_FFFF
+        if exponent == 0xFF {
+            return mantissa == 0 ? sign | 0x7C00 : nil
+        }
+        if exponent == 0 {
+            // Zero, or a single-precision subnormal (far below binary16's range).
+            return mantissa == 0 ? sign : nil
+        }
+        let e = exponent - 127
+        if e >= -14 && e <= 15 {
+            guard mantissa & 0x1FFF == 0 else { return nil }
+            return sign | UInt16(e + 15) << 10 | UInt16(mantissa >> 13)
+        }
+        if e >= -24 && e < -14 {
+            let full = mantissa | 0x80_0000
+            let shift = UInt32(-14 - e + 13)
+            guard full & ((1 << shift) - 1) == 0 else { return nil }
+            return sign | UInt16(full >> shift)
+        }
+        return nil
+    }
+}

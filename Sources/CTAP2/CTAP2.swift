@@ -1,0 +1,1 @@
+// The CTAP2 module. See Docs/Architecture.md for what belongs here.

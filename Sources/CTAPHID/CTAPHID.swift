@@ -1,0 +1,1 @@
+// The CTAPHID module. See Docs/Architecture.md for what belongs here.

@@ -1,0 +1,1 @@
+// The HIDTransport module. See Docs/Architecture.md for what belongs here.

@@ -1,0 +1,1 @@
+// The ISO7816 module. See Docs/Architecture.md for what belongs here.

@@ -1,0 +1,1 @@
+// The NFCTransport module. See Docs/Architecture.md for what belongs here.

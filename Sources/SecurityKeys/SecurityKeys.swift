@@ -1,0 +1,1 @@
+// The SecurityKeys module. See Docs/Architecture.md for what belongs here.

@@ -1,0 +1,58 @@
+/// How a device is reached.
+public struct TransportKind: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// USB HID through hidapi's hidraw backend.
+    public static let usb = TransportKind(rawValue: "usb")
+    /// NFC or CCID through PC/SC.
+    public static let nfc = TransportKind(rawValue: "nfc")
+    /// CTAPHID reports over UDP (firmware emulators, the virtual authenticator).
+    public static let udp = TransportKind(rawValue: "udp")
+    /// An in-process authenticator.
+    public static let inProcess = TransportKind(rawValue: "in-process")
+
+    public var description: String { rawValue }
+}
+
+/// A device found by discovery: what `list` shows and what `--device` takes.
+public struct DeviceDescriptor: Hashable, Sendable, Codable {
+    /// The device URI: `hid:/dev/hidraw3`, `pcsc:Reader Name`, `udp:127.0.0.1:8111`.
+    public var uri: String
+    /// How it is reached.
+    public var transport: TransportKind
+    /// USB vendor ID, where known.
+    public var vendorID: UInt16?
+    /// USB product ID, where known.
+    public var productID: UInt16?
+    /// Manufacturer string, where known.
+    public var manufacturer: String?
+    /// Product name (for PC/SC, the reader name).
+    public var product: String?
+    /// Serial number string, where known.
+    public var serialNumber: String?
+
+    /// Creates a descriptor.
+    public init(
+        uri: String, transport: TransportKind, vendorID: UInt16? = nil, productID: UInt16? = nil,
+        manufacturer: String? = nil, product: String? = nil, serialNumber: String? = nil
+    ) {
+        self.uri = uri
+        self.transport = transport
+        self.vendorID = vendorID
+        self.productID = productID
+        self.manufacturer = manufacturer
+        self.product = product
+        self.serialNumber = serialNumber
+    }
+}
+
+/// Finds devices of one transport and opens them.
+public protocol DeviceDiscovery: Sendable {
+    /// The URI scheme this discovery answers for (`hid`, `pcsc`, `udp`).
+    var scheme: String { get }
+    /// Lists the devices present now.
+    func devices() async throws(TransportError) -> [DeviceDescriptor]
+    /// Opens a device found by ``devices()`` or named by URI.
+    func open(uri: String) async throws(TransportError) -> any AuthenticatorConnection
+}

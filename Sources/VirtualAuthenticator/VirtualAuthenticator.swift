@@ -1,0 +1,1 @@
+// The VirtualAuthenticator module. See Docs/Architecture.md for what belongs here.
