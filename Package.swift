@@ -74,7 +74,7 @@ let package = Package(
         .target(
             name: "VirtualAuthenticator",
             dependencies: [
-                "CBOR", "CTAP2", "CTAPHID", "ISO7816",
+                "CBOR", "CTAPHID", "ISO7816", "Transport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -117,7 +117,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: [
-            "VirtualAuthenticator", "CTAP2", "CBOR", "Transport",
+            "VirtualAuthenticator", "CTAP2", "CBOR", "Transport", "CTAPHID", "ISO7816", "NFCTransport", "HIDTransport",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
