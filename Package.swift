@@ -88,6 +88,7 @@ let package = Package(
             name: "SecurityKeys",
             dependencies: [
                 "CBOR", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -120,6 +121,10 @@ let package = Package(
             "VirtualAuthenticator", "CTAP2", "CBOR", "Transport", "CTAPHID", "ISO7816", "NFCTransport", "HIDTransport",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
+        ], swiftSettings: strict),
+        .testTarget(name: "SecurityKeysTests", dependencies: [
+            "SecurityKeys",
+            .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
     ]
 )

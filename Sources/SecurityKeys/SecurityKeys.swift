@@ -1,1 +1,0 @@
-// The SecurityKeys module. See Docs/Architecture.md for what belongs here.
