@@ -65,7 +65,7 @@ enum AttestationCertificates {
                 .invalidCertificate, "The attestation certificate's basic constraints are malformed.",
                 underlying: error)
         }
-        guard case .notCertificateAuthority = constraints else {
+        guard case .some(.notCertificateAuthority) = constraints else {
             throw CTAP2Error(
                 .invalidCertificate, "The attestation certificate must have basic constraints with CA false.")
         }

@@ -38,7 +38,7 @@ public struct AuthenticatorData: Hashable, Sendable {
     /// Parses authenticator data; every length is checked against what is left.
     public init(bytes: [UInt8]) throws(CTAP2Error) {
         guard bytes.count >= 37 else {
-            throw .malformed("The authenticator data is \(bytes.count) bytes; at least 37 are required.")
+            throw CTAP2Error.malformed("The authenticator data is \(bytes.count) bytes; at least 37 are required.")
         }
         rawValue = bytes
         rpIDHash = Array(bytes[0..<32])
@@ -54,17 +54,17 @@ public struct AuthenticatorData: Hashable, Sendable {
         }
         if flags.contains(.extensionData) {
             guard position < bytes.count else {
-                throw .malformed("The ED flag is set but the authenticator data holds no extensions.")
+                throw CTAP2Error.malformed("The ED flag is set but the authenticator data holds no extensions.")
             }
             let value: CBORValue
             let end: Int
-            do {
+            do throws(CBORError) {
                 (value, end) = try ResponseDecoding.decoder().decodePrefix(bytes[position...])
             } catch {
-                throw .malformed("The extensions in the authenticator data are not valid CBOR.", error)
+                throw CTAP2Error.malformed("The extensions in the authenticator data are not valid CBOR.", error)
             }
             guard let map = value.mapValue else {
-                throw .malformed("The extensions in the authenticator data are not a CBOR map.")
+                throw CTAP2Error.malformed("The extensions in the authenticator data are not a CBOR map.")
             }
             extensions = map
             position = end
@@ -72,7 +72,7 @@ public struct AuthenticatorData: Hashable, Sendable {
             extensions = nil
         }
         guard position == bytes.count else {
-            throw .malformed("\(bytes.count - position) unexpected bytes follow the authenticator data.")
+            throw CTAP2Error.malformed("\(bytes.count - position) unexpected bytes follow the authenticator data.")
         }
     }
 
@@ -94,30 +94,30 @@ public struct AttestedCredentialData: Hashable, Sendable {
     /// Parses attested credential data starting at `start`; returns it and the index past it.
     static func parse(_ bytes: [UInt8], at start: Int) throws(CTAP2Error) -> (AttestedCredentialData, Int) {
         guard bytes.count - start >= 18 else {
-            throw .malformed("The AT flag is set but the attested credential data is truncated.")
+            throw CTAP2Error.malformed("The AT flag is set but the attested credential data is truncated.")
         }
         let aaguid = AAGUID(unchecked: Array(bytes[start..<(start + 16)]))
         let idLength = Int(bytes[start + 16]) << 8 | Int(bytes[start + 17])
         let idStart = start + 18
         guard idLength <= 1023 else {
-            throw .malformed("The credential ID is \(idLength) bytes; WebAuthn allows at most 1023.")
+            throw CTAP2Error.malformed("The credential ID is \(idLength) bytes; WebAuthn allows at most 1023.")
         }
         guard bytes.count - idStart >= idLength else {
-            throw .malformed("The credential ID length \(idLength) runs past the authenticator data.")
+            throw CTAP2Error.malformed("The credential ID length \(idLength) runs past the authenticator data.")
         }
         let credentialID = Array(bytes[idStart..<(idStart + idLength)])
         let keyStart = idStart + idLength
         guard keyStart < bytes.count else {
-            throw .malformed("The attested credential data lacks its public key.")
+            throw CTAP2Error.malformed("The attested credential data lacks its public key.")
         }
         let value: CBORValue
         let end: Int
-        do {
+        do throws(CBORError) {
             (value, end) = try ResponseDecoding.decoder().decodePrefix(bytes[keyStart...])
         } catch {
-            throw .malformed("The credential public key is not valid CBOR.", error)
+            throw CTAP2Error.malformed("The credential public key is not valid CBOR.", error)
         }
-        guard let map = value.mapValue else { throw .malformed("The credential public key is not a CBOR map.") }
+        guard let map = value.mapValue else { throw CTAP2Error.malformed("The credential public key is not a CBOR map.") }
         let key = try COSEKey(map: map)
         return (AttestedCredentialData(aaguid: aaguid, credentialID: credentialID, credentialPublicKey: key), end)
     }

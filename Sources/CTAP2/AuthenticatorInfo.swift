@@ -156,14 +156,14 @@ public struct AuthenticatorInfo: Hashable, Sendable {
         extensions = try r.textArray(Key.extensions, "extensions") ?? []
         guard let aaguidBytes = try r.bytes(Key.aaguid, "aaguid") else { throw r.missing("aaguid") }
         guard let aaguid = AAGUID(bytes: aaguidBytes) else {
-            throw .malformed("The aaguid of the getInfo response is \(aaguidBytes.count) bytes, not 16.")
+            throw CTAP2Error.malformed("The aaguid of the getInfo response is \(aaguidBytes.count) bytes, not 16.")
         }
         self.aaguid = aaguid
         var options: [String: Bool] = [:]
         if let optionMap = try r.subMap(Key.options, "options") {
             for entry in optionMap {
                 guard let name = entry.key.stringValue, let value = entry.value.boolValue else {
-                    throw .malformed("An option in the getInfo response is not a text key with a Boolean value.")
+                    throw CTAP2Error.malformed("An option in the getInfo response is not a text key with a Boolean value.")
                 }
                 options[name] = value
             }
@@ -191,7 +191,7 @@ public struct AuthenticatorInfo: Hashable, Sendable {
             var certs: [String: Int] = [:]
             for entry in certMap {
                 guard let name = entry.key.stringValue, let level = entry.value.intValue else {
-                    throw .malformed("A certification in the getInfo response is not a name with an integer level.")
+                    throw CTAP2Error.malformed("A certification in the getInfo response is not a name with an integer level.")
                 }
                 certs[name] = level
             }

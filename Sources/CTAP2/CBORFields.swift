@@ -16,13 +16,13 @@ enum ResponseDecoding {
     /// Decodes one reply body that must be a CBOR map.
     static func decodeMap(_ bytes: [UInt8], what: String) throws(CTAP2Error) -> CBORMap {
         let value: CBORValue
-        do {
+        do throws(CBORError) {
             value = try decoder().decode(bytes)
         } catch {
-            throw .malformed("The \(what) is not valid CBOR.", error)
+            throw CTAP2Error.malformed("The \(what) is not valid CBOR.", error)
         }
         guard let map = value.mapValue else {
-            throw .malformed("The \(what) is not a CBOR map.")
+            throw CTAP2Error.malformed("The \(what) is not a CBOR map.")
         }
         return map
     }

@@ -130,10 +130,10 @@ public struct COSEKey: Hashable, Sendable {
 
     private func field(_ label: CBORValue, _ name: String) throws(CTAP2Error) -> [UInt8] {
         guard let v = parameters[label] else {
-            throw .malformed("The \(keyType) COSE key lacks its \(name) parameter.")
+            throw CTAP2Error.malformed("The \(keyType) COSE key lacks its \(name) parameter.")
         }
         guard let b = v.bytesValue else {
-            throw .malformed("The \(name) parameter of the COSE key is not a byte string.")
+            throw CTAP2Error.malformed("The \(name) parameter of the COSE key is not a byte string.")
         }
         return b
     }
@@ -141,7 +141,7 @@ public struct COSEKey: Hashable, Sendable {
     private func coordinate(_ label: CBORValue, _ name: String, size: Int) throws(CTAP2Error) -> [UInt8] {
         let b = try field(label, name)
         guard b.count == size else {
-            throw .malformed("The \(name) coordinate of the COSE key is \(b.count) bytes, not \(size).")
+            throw CTAP2Error.malformed("The \(name) coordinate of the COSE key is \(b.count) bytes, not \(size).")
         }
         return b
     }
@@ -150,14 +150,14 @@ public struct COSEKey: Hashable, Sendable {
     public func publicKey() throws(CTAP2Error) -> SignaturePublicKey {
         switch keyType {
         case .ec2:
-            guard let curve else { throw .malformed("The EC2 COSE key lacks a valid curve.") }
+            guard let curve else { throw CTAP2Error.malformed("The EC2 COSE key lacks a valid curve.") }
             guard let size = curve.coordinateSize, [COSECurve.p256, .p384, .p521].contains(curve) else {
                 throw CTAP2Error(.unsupportedAlgorithm, "EC2 keys on curve \(curve) are not supported.")
             }
             let point = [0x04] + (try coordinate(Label.x, "x", size: size)) + (try coordinate(Label.y, "y", size: size))
             return try SignaturePublicKey(x963: point, curve: curve)
         case .okp:
-            guard let curve else { throw .malformed("The OKP COSE key lacks a valid curve.") }
+            guard let curve else { throw CTAP2Error.malformed("The OKP COSE key lacks a valid curve.") }
             guard curve == .ed25519 else {
                 throw CTAP2Error(.unsupportedAlgorithm, "OKP keys on curve \(curve) are not supported.")
             }

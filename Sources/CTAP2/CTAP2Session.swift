@@ -124,7 +124,7 @@ public actor CTAP2Session {
         logger.debug("CTAP2 request", metadata: ["command": "\(command)", "bytes": "\(message.count)"])
         let deadline = ContinuousClock.now + (timeout ?? defaultTimeout)
         let reply: [UInt8]
-        do {
+        do throws(TransportError) {
             reply = try await connection.transact(.cbor, payload: message, deadline: deadline, keepalive: keepalive)
         } catch {
             logger.debug("CTAP2 transport failure", metadata: ["command": "\(command)", "code": "\(error.code)"])

@@ -155,7 +155,7 @@ public struct MakeCredentialResponse: Hashable, Sendable {
         format = AttestationFormat(rawValue: fmt)
         self.authData = try AuthenticatorData(bytes: authData)
         guard self.authData.attestedCredentialData != nil else {
-            throw .malformed("The makeCredential response's authenticator data has no attested credential.")
+            throw CTAP2Error.malformed("The makeCredential response's authenticator data has no attested credential.")
         }
         attestationStatement = attStmt
         enterpriseAttestation = try r.bool(Key.enterpriseAttestation, "epAtt")

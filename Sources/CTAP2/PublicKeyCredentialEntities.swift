@@ -173,7 +173,7 @@ public struct UserEntity: Hashable, Sendable {
     }
 
     init(cbor value: CBORValue, context: String) throws(CTAP2Error) {
-        guard let map = value.mapValue else { throw .malformed("The user in the \(context) is not a map.") }
+        guard let map = value.mapValue else { throw CTAP2Error.malformed("The user in the \(context) is not a map.") }
         let r = FieldReader(map, "user entity of the \(context)")
         guard let id = try r.bytes("id", "id") else { throw r.missing("id") }
         self.id = id
@@ -201,7 +201,7 @@ public struct PublicKeyCredentialParameters: Hashable, Sendable {
 
     init(cbor value: CBORValue, context: String) throws(CTAP2Error) {
         guard let map = value.mapValue else {
-            throw .malformed("An algorithm entry in the \(context) is not a map.")
+            throw CTAP2Error.malformed("An algorithm entry in the \(context) is not a map.")
         }
         let r = FieldReader(map, "algorithm entry of the \(context)")
         guard let type = try r.text("type", "type") else { throw r.missing("type") }
@@ -235,7 +235,7 @@ public struct PublicKeyCredentialDescriptor: Hashable, Sendable {
     }
 
     init(cbor value: CBORValue, context: String) throws(CTAP2Error) {
-        guard let map = value.mapValue else { throw .malformed("The credential in the \(context) is not a map.") }
+        guard let map = value.mapValue else { throw CTAP2Error.malformed("The credential in the \(context) is not a map.") }
         let r = FieldReader(map, "credential descriptor of the \(context)")
         guard let id = try r.bytes("id", "id") else { throw r.missing("id") }
         guard let type = try r.text("type", "type") else { throw r.missing("type") }

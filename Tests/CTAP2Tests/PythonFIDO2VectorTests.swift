@@ -176,9 +176,9 @@ import Testing
         let vector = try #require(Vectors.python("test_attestation/TestAttestationObject.\(test)/arg-of:AuthenticatorData"))
         let authData = try AuthenticatorData(bytes: vector.bytes)
         let hash = Array("deadbeef".utf8) + Array("deadbeef".utf8) + Array("deadbeef".utf8) + Array("deadbeef".utf8)
-        let none = AttestationObject(format: .none, authData: authData, attestationStatement: [:])
-        #expect(try none.verify(clientDataHash: hash).type == .none)
-        let notEmpty = AttestationObject(format: .none, authData: authData, attestationStatement: ["not": "empty"])
+        let none = AttestationObject(format: AttestationFormat.none, authData: authData, attestationStatement: [:])
+        #expect(try none.verify(clientDataHash: hash).type == AttestationType.none)
+        let notEmpty = AttestationObject(format: AttestationFormat.none, authData: authData, attestationStatement: ["not": "empty"])
         #expect(throws: CTAP2Error.self) { try notEmpty.verify(clientDataHash: hash) }
     }
 

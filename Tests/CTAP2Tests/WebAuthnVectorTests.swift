@@ -54,12 +54,13 @@ import X509
         let x5cCount = object.attestationStatement["x5c"]?.arrayValue?.count ?? 0
         #expect(result.trustPath.count == x5cCount)
         switch object.format {
-        case .none: #expect(result.type == .none)
-        case .packed: #expect(result.type == (x5cCount > 0 ? .basic : .selfAttestation))
-        default: #expect(result.type == .basic)
+        case AttestationFormat.none: #expect(result.type == AttestationType.none)
+        case AttestationFormat.packed:
+            #expect(result.type == (x5cCount > 0 ? AttestationType.basic : AttestationType.selfAttestation))
+        default: #expect(result.type == AttestationType.basic)
         }
         // A different client data hash must not verify (none has nothing to verify).
-        if object.format != .none {
+        if object.format != AttestationFormat.none {
             let error = #expect(throws: CTAP2Error.self) {
                 try object.verify(clientDataHash: flipped(clientDataHash, at: 0))
             }
