@@ -50,9 +50,9 @@ import Testing
         // A getInfo map using every CTAP 2.2 member, built from the spec's key table.
         let map: CBORMap = [
             1: ["FIDO_2_0", "FIDO_2_1", "FIDO_2_2"], 2: ["credProtect"], 3: .byteString([UInt8](repeating: 7, count: 16)),
-            4: ["rk": true, "clientPin": true], 5: 2048, 6: [2, 1], 7: 8, 8: 128, 9: ["usb", "nfc"],
-            10: [["alg": -7, "type": "public-key"], ["alg": -8, "type": "public-key"]], 11: 4096, 12: false,
-            13: 6, 14: 328_707, 15: 32, 16: 2, 17: 3, 18: 2, 19: ["FIDO": 2], 20: 25, 21: [0x10],
+            4: .map(["rk": true, "clientPin": true]), 5: 2048, 6: [2, 1], 7: 8, 8: 128, 9: ["usb", "nfc"],
+            10: [.map(["alg": -7, "type": "public-key"]), .map(["alg": -8, "type": "public-key"])], 11: 4096, 12: false,
+            13: 6, 14: 328_707, 15: 32, 16: 2, 17: 3, 18: 2, 19: .map(["FIDO": 2]), 20: 25, 21: [0x10],
             22: ["packed", "none"], 23: 1, 24: true, 25: .byteString([1, 2]), 26: ["usb"], 27: true,
             28: .byteString(Array("https://x".utf8)), 29: 63, 30: .byteString([3]), 31: [1, 2], 0x40: "future",
         ]
@@ -89,7 +89,7 @@ import Testing
             [1: ["FIDO_2_0"], 3: .byteString([0])],  // short aaguid
             [1: ["FIDO_2_0"], 3: .byteString([UInt8](repeating: 0, count: 16)), 5: "big"],
             [1: [1], 3: .byteString([UInt8](repeating: 0, count: 16))],
-            [1: ["FIDO_2_0"], 3: .byteString([UInt8](repeating: 0, count: 16)), 4: ["rk": 1]],
+            [1: ["FIDO_2_0"], 3: .byteString([UInt8](repeating: 0, count: 16)), 4: .map(["rk": 1])],
         ]
         for map in bad {
             let error = #expect(throws: CTAP2Error.self) { try AuthenticatorInfo(map: map) }
