@@ -97,7 +97,7 @@ public struct AttestationObject: Hashable, Sendable {
         CBOREncoder.encode(.map([
             Key.format: .textString(format.rawValue),
             Key.attestationStatement: .map(attestationStatement),
-            Key.authData: .byteString(authData.rawValue),
+            Key.authData: .byteString(authData.bytes),
         ]))
     }
 

@@ -99,7 +99,7 @@ enum PackedAttestation {
         guard let alg = try r.int("alg", "alg") else { throw r.missing("alg") }
         guard let signature = try r.bytes("sig", "sig") else { throw r.missing("sig") }
         let algorithm = COSEAlgorithm(rawValue: alg)
-        let signed = authData.rawValue + clientDataHash
+        let signed = authData.bytes + clientDataHash
         if let certificates = try AttestationCertificates.parse(statement) {
             let leaf = certificates[0]
             try AttestationCertificates.signatureKey(of: leaf)

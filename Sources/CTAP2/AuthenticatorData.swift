@@ -23,7 +23,7 @@ public struct AuthenticatorData: Hashable, Sendable {
     }
 
     /// The bytes as the authenticator sent them.
-    public let rawValue: [UInt8]
+    public let bytes: [UInt8]
     /// SHA-256 of the RP ID.
     public let rpIDHash: [UInt8]
     /// The flags.
@@ -40,7 +40,7 @@ public struct AuthenticatorData: Hashable, Sendable {
         guard bytes.count >= 37 else {
             throw CTAP2Error.malformed("The authenticator data is \(bytes.count) bytes; at least 37 are required.")
         }
-        rawValue = bytes
+        self.bytes = bytes
         rpIDHash = Array(bytes[0..<32])
         flags = Flags(rawValue: bytes[32])
         signCount = bytes[33..<37].reduce(0) { $0 << 8 | UInt32($1) }

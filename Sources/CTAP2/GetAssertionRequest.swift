@@ -145,6 +145,6 @@ public struct GetAssertionResponse: Hashable, Sendable {
     /// Checks the assertion signature over authData ‖ clientDataHash with the credential's
     /// public key (WebAuthn §7.2 step 20); throws ``CTAP2Error/Code/verificationFailed``.
     public func verify(clientDataHash: [UInt8], publicKey: COSEKey) throws(CTAP2Error) {
-        try publicKey.verifySignature(signature, for: authData.rawValue + clientDataHash)
+        try publicKey.verifySignature(signature, for: authData.bytes + clientDataHash)
     }
 }

@@ -74,7 +74,7 @@ final class ReplayConnection: AuthenticatorConnection {
         let request = try Self.makeCredentialRequest()
         let response = try await session.makeCredential(request) { status in seen.withLock { $0.append(status) } }
         #expect(response.format == .packed)
-        #expect(response.authData.rawValue == Vectors.python("test_ctap2/module/_AUTH_DATA_MC")?.bytes)
+        #expect(response.authData.bytes == Vectors.python("test_ctap2/module/_AUTH_DATA_MC")?.bytes)
         #expect(seen.withLock { $0 } == [.processing, .userPresenceNeeded])
         #expect(conn.requests == [[0x04], try request.encoded()])
     }

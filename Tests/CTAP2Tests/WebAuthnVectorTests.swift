@@ -34,7 +34,7 @@ import X509
     func authenticatorDataParses(_ vector: Vector) throws {
         let parsed = try AuthenticatorData(bytes: vector.bytes)
         expectMatches(parsed, try #require(vector.authData), vector.id)
-        #expect(parsed.rawValue == vector.bytes)
+        #expect(parsed.bytes == vector.bytes)
     }
 
     /// Formats whose statements this module verifies; the others must say they cannot.
