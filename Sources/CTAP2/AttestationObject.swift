@@ -85,7 +85,9 @@ public struct AttestationObject: Hashable, Sendable {
         let map = try ResponseDecoding.decodeMap(bytes, what: "attestation object")
         let r = FieldReader(map, "attestation object")
         guard let fmt = try r.text(Key.format, "fmt") else { throw r.missing("fmt") }
-        guard let attStmt = try r.subMap(Key.attestationStatement, "attStmt") else { throw r.missing("attStmt") }
+        guard let attStmt = try r.subMap(Key.attestationStatement, "attStmt") else {
+            throw r.missing("attStmt")
+        }
         guard let authData = try r.bytes(Key.authData, "authData") else { throw r.missing("authData") }
         self.format = AttestationFormat(rawValue: fmt)
         self.attestationStatement = attStmt
@@ -94,11 +96,12 @@ public struct AttestationObject: Hashable, Sendable {
 
     /// The canonical CBOR encoding, as a relying party receives it.
     public var cborEncoded: [UInt8] {
-        CBOREncoder.encode(.map([
-            Key.format: .textString(format.rawValue),
-            Key.attestationStatement: .map(attestationStatement),
-            Key.authData: .byteString(authData.bytes),
-        ]))
+        CBOREncoder.encode(
+            .map([
+                Key.format: .textString(format.rawValue),
+                Key.attestationStatement: .map(attestationStatement),
+                Key.authData: .byteString(authData.bytes),
+            ]))
     }
 
     /// Verifies the attestation statement against `clientDataHash` (WebAuthn §8.2 packed,
@@ -106,7 +109,8 @@ public struct AttestationObject: Hashable, Sendable {
     /// requirements are checked; chaining to a trusted root is left to the caller.
     public func verify(clientDataHash: [UInt8]) throws(CTAP2Error) -> AttestationVerification {
         guard clientDataHash.count == 32 else {
-            throw CTAP2Error(.invalidRequest, "The client data hash must be 32 bytes, not \(clientDataHash.count).")
+            throw CTAP2Error(
+                .invalidRequest, "The client data hash must be 32 bytes, not \(clientDataHash.count).")
         }
         guard let credential = authData.attestedCredentialData else {
             throw CTAP2Error(.verificationFailed, "The authenticator data holds no attested credential.")
@@ -119,13 +123,16 @@ public struct AttestationObject: Hashable, Sendable {
             return AttestationVerification(type: .none, trustPath: [])
         case .packed:
             return try PackedAttestation.verify(
-                attestationStatement, authData: authData, credential: credential, clientDataHash: clientDataHash)
+                attestationStatement, authData: authData, credential: credential,
+                clientDataHash: clientDataHash)
         case .fidoU2F:
             return try FIDOU2FAttestation.verify(
-                attestationStatement, authData: authData, credential: credential, clientDataHash: clientDataHash)
+                attestationStatement, authData: authData, credential: credential,
+                clientDataHash: clientDataHash)
         default:
             throw CTAP2Error(
-                .unsupportedAttestationFormat, "Attestation statements in the \(format) format cannot be verified here.")
+                .unsupportedAttestationFormat,
+                "Attestation statements in the \(format) format cannot be verified here.")
         }
     }
 }

@@ -7,18 +7,21 @@ enum AttestationCertificates {
     static func parse(_ statement: CBORMap) throws(CTAP2Error) -> [Certificate]? {
         guard let value = statement["x5c"] else { return nil }
         guard let items = value.arrayValue, !items.isEmpty else {
-            throw CTAP2Error(.verificationFailed, "The x5c of the attestation statement is not a non-empty array.")
+            throw CTAP2Error(
+                .verificationFailed, "The x5c of the attestation statement is not a non-empty array.")
         }
         var certificates: [Certificate] = []
         for item in items {
             guard let der = item.bytesValue else {
-                throw CTAP2Error(.verificationFailed, "An x5c entry of the attestation statement is not a byte string.")
+                throw CTAP2Error(
+                    .verificationFailed, "An x5c entry of the attestation statement is not a byte string.")
             }
             do {
                 certificates.append(try Certificate(derEncoded: der))
             } catch {
                 throw CTAP2Error(
-                    .invalidCertificate, "An attestation certificate is not valid DER X.509.", underlying: error)
+                    .invalidCertificate, "An attestation certificate is not valid DER X.509.",
+                    underlying: error)
             }
         }
         return certificates
@@ -26,7 +29,8 @@ enum AttestationCertificates {
 
     static func signatureKey(of certificate: Certificate) throws(CTAP2Error) -> SignaturePublicKey {
         guard let key = SignaturePublicKey(certificate.publicKey) else {
-            throw CTAP2Error(.unsupportedAlgorithm, "The attestation certificate's key type is not supported.")
+            throw CTAP2Error(
+                .unsupportedAlgorithm, "The attestation certificate's key type is not supported.")
         }
         return key
     }
@@ -71,7 +75,8 @@ enum AttestationCertificates {
         }
         if let ext = certificate.extensions[oid: aaguidExtension] {
             guard !ext.critical else {
-                throw CTAP2Error(.invalidCertificate, "The certificate's AAGUID extension must not be critical.")
+                throw CTAP2Error(
+                    .invalidCertificate, "The certificate's AAGUID extension must not be critical.")
             }
             // extnValue holds a DER OCTET STRING of the 16 AAGUID bytes.
             let value = Array(ext.value)
@@ -109,7 +114,8 @@ enum PackedAttestation {
         }
         guard credential.credentialPublicKey.algorithm == algorithm else {
             throw CTAP2Error(
-                .verificationFailed, "The self-attestation algorithm does not match the credential key's algorithm.")
+                .verificationFailed,
+                "The self-attestation algorithm does not match the credential key's algorithm.")
         }
         try credential.credentialPublicKey.verifySignature(signature, for: signed, algorithm: algorithm)
         return AttestationVerification(type: .selfAttestation, trustPath: [])
@@ -140,7 +146,8 @@ enum FIDOU2FAttestation {
             throw CTAP2Error(.verificationFailed, "A fido-u2f credential key must be an EC2 P-256 key.")
         }
         // verificationData = 0x00 ‖ rpIdHash ‖ clientDataHash ‖ credentialId ‖ publicKeyU2F
-        let signed: [UInt8] = [0x00] + authData.rpIDHash + clientDataHash + credential.credentialID + [0x04] + x + y
+        let signed: [UInt8] =
+            [0x00] + authData.rpIDHash + clientDataHash + credential.credentialID + [0x04] + x + y
         try key.verifySignature(signature, for: signed, algorithm: .es256)
         return AttestationVerification(type: .basic, trustPath: certificates)
     }

@@ -38,7 +38,8 @@ public struct AuthenticatorData: Hashable, Sendable {
     /// Parses authenticator data; every length is checked against what is left.
     public init(bytes: [UInt8]) throws(CTAP2Error) {
         guard bytes.count >= 37 else {
-            throw CTAP2Error.malformed("The authenticator data is \(bytes.count) bytes; at least 37 are required.")
+            throw CTAP2Error.malformed(
+                "The authenticator data is \(bytes.count) bytes; at least 37 are required.")
         }
         self.bytes = bytes
         rpIDHash = Array(bytes[0..<32])
@@ -54,14 +55,16 @@ public struct AuthenticatorData: Hashable, Sendable {
         }
         if flags.contains(.extensionData) {
             guard position < bytes.count else {
-                throw CTAP2Error.malformed("The ED flag is set but the authenticator data holds no extensions.")
+                throw CTAP2Error.malformed(
+                    "The ED flag is set but the authenticator data holds no extensions.")
             }
             let value: CBORValue
             let end: Int
             do throws(CBORError) {
                 (value, end) = try ResponseDecoding.decoder().decodePrefix(bytes[position...])
             } catch {
-                throw CTAP2Error.malformed("The extensions in the authenticator data are not valid CBOR.", error)
+                throw CTAP2Error.malformed(
+                    "The extensions in the authenticator data are not valid CBOR.", error)
             }
             guard let map = value.mapValue else {
                 throw CTAP2Error.malformed("The extensions in the authenticator data are not a CBOR map.")
@@ -72,7 +75,8 @@ public struct AuthenticatorData: Hashable, Sendable {
             extensions = nil
         }
         guard position == bytes.count else {
-            throw CTAP2Error.malformed("\(bytes.count - position) unexpected bytes follow the authenticator data.")
+            throw CTAP2Error.malformed(
+                "\(bytes.count - position) unexpected bytes follow the authenticator data.")
         }
     }
 
@@ -100,10 +104,12 @@ public struct AttestedCredentialData: Hashable, Sendable {
         let idLength = Int(bytes[start + 16]) << 8 | Int(bytes[start + 17])
         let idStart = start + 18
         guard idLength <= 1023 else {
-            throw CTAP2Error.malformed("The credential ID is \(idLength) bytes; WebAuthn allows at most 1023.")
+            throw CTAP2Error.malformed(
+                "The credential ID is \(idLength) bytes; WebAuthn allows at most 1023.")
         }
         guard bytes.count - idStart >= idLength else {
-            throw CTAP2Error.malformed("The credential ID length \(idLength) runs past the authenticator data.")
+            throw CTAP2Error.malformed(
+                "The credential ID length \(idLength) runs past the authenticator data.")
         }
         let credentialID = Array(bytes[idStart..<(idStart + idLength)])
         let keyStart = idStart + idLength
@@ -117,8 +123,12 @@ public struct AttestedCredentialData: Hashable, Sendable {
         } catch {
             throw CTAP2Error.malformed("The credential public key is not valid CBOR.", error)
         }
-        guard let map = value.mapValue else { throw CTAP2Error.malformed("The credential public key is not a CBOR map.") }
+        guard let map = value.mapValue else {
+            throw CTAP2Error.malformed("The credential public key is not a CBOR map.")
+        }
         let key = try COSEKey(map: map)
-        return (AttestedCredentialData(aaguid: aaguid, credentialID: credentialID, credentialPublicKey: key), end)
+        return (
+            AttestedCredentialData(aaguid: aaguid, credentialID: credentialID, credentialPublicKey: key), end
+        )
     }
 }

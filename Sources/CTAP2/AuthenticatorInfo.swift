@@ -156,14 +156,16 @@ public struct AuthenticatorInfo: Hashable, Sendable {
         extensions = try r.textArray(Key.extensions, "extensions") ?? []
         guard let aaguidBytes = try r.bytes(Key.aaguid, "aaguid") else { throw r.missing("aaguid") }
         guard let aaguid = AAGUID(bytes: aaguidBytes) else {
-            throw CTAP2Error.malformed("The aaguid of the getInfo response is \(aaguidBytes.count) bytes, not 16.")
+            throw CTAP2Error.malformed(
+                "The aaguid of the getInfo response is \(aaguidBytes.count) bytes, not 16.")
         }
         self.aaguid = aaguid
         var options: [String: Bool] = [:]
         if let optionMap = try r.subMap(Key.options, "options") {
             for entry in optionMap {
                 guard let name = entry.key.stringValue, let value = entry.value.boolValue else {
-                    throw CTAP2Error.malformed("An option in the getInfo response is not a text key with a Boolean value.")
+                    throw CTAP2Error.malformed(
+                        "An option in the getInfo response is not a text key with a Boolean value.")
                 }
                 options[name] = value
             }
@@ -179,19 +181,22 @@ public struct AuthenticatorInfo: Hashable, Sendable {
             algorithms.append(try PublicKeyCredentialParameters(cbor: item, context: "getInfo response"))
         }
         self.algorithms = algorithms
-        maxSerializedLargeBlobArray = try r.uint(Key.maxSerializedLargeBlobArray, "maxSerializedLargeBlobArray")
+        maxSerializedLargeBlobArray = try r.uint(
+            Key.maxSerializedLargeBlobArray, "maxSerializedLargeBlobArray")
         forcePINChange = try r.bool(Key.forcePINChange, "forcePINChange")
         minPINLength = try r.uint(Key.minPINLength, "minPINLength")
         firmwareVersion = try r.uint(Key.firmwareVersion, "firmwareVersion")
         maxCredBlobLength = try r.uint(Key.maxCredBlobLength, "maxCredBlobLength")
         maxRPIDsForSetMinPINLength = try r.uint(Key.maxRPIDsForSetMinPINLength, "maxRPIDsForSetMinPINLength")
-        preferredPlatformUVAttempts = try r.uint(Key.preferredPlatformUVAttempts, "preferredPlatformUvAttempts")
+        preferredPlatformUVAttempts = try r.uint(
+            Key.preferredPlatformUVAttempts, "preferredPlatformUvAttempts")
         uvModality = try r.uint(Key.uvModality, "uvModality")
         if let certMap = try r.subMap(Key.certifications, "certifications") {
             var certs: [String: Int] = [:]
             for entry in certMap {
                 guard let name = entry.key.stringValue, let level = entry.value.intValue else {
-                    throw CTAP2Error.malformed("A certification in the getInfo response is not a name with an integer level.")
+                    throw CTAP2Error.malformed(
+                        "A certification in the getInfo response is not a name with an integer level.")
                 }
                 certs[name] = level
             }
@@ -199,7 +204,8 @@ public struct AuthenticatorInfo: Hashable, Sendable {
         }
         remainingDiscoverableCredentials = try r.uint(
             Key.remainingDiscoverableCredentials, "remainingDiscoverableCredentials")
-        vendorPrototypeConfigCommands = try r.uintArray(Key.vendorPrototypeConfigCommands, "vendorPrototypeConfigCommands")
+        vendorPrototypeConfigCommands = try r.uintArray(
+            Key.vendorPrototypeConfigCommands, "vendorPrototypeConfigCommands")
         attestationFormats = try r.textArray(Key.attestationFormats, "attestationFormats")
         uvCountSinceLastPINEntry = try r.uint(Key.uvCountSinceLastPINEntry, "uvCountSinceLastPinEntry")
         longTouchForReset = try r.bool(Key.longTouchForReset, "longTouchForReset")
@@ -209,7 +215,8 @@ public struct AuthenticatorInfo: Hashable, Sendable {
         pinComplexityPolicyURL = try r.bytes(Key.pinComplexityPolicyURL, "pinComplexityPolicyURL")
         maxPINLength = try r.uint(Key.maxPINLength, "maxPINLength")
         encCredStoreState = try r.bytes(Key.encCredStoreState, "encCredStoreState")
-        authenticatorConfigCommands = try r.uintArray(Key.authenticatorConfigCommands, "authenticatorConfigCommands")
+        authenticatorConfigCommands = try r.uintArray(
+            Key.authenticatorConfigCommands, "authenticatorConfigCommands")
         unknownFields = CBORMap(entries: map.entries.filter { !Key.known.contains($0.key) })
         fields = map
     }

@@ -124,7 +124,9 @@ public struct COSEKey: Hashable, Sendable {
 
     /// The curve of an EC2 or OKP key.
     public var curve: COSECurve? {
-        guard keyType == .ec2 || keyType == .okp, let c = parameters[Label.curve]?.intValue else { return nil }
+        guard keyType == .ec2 || keyType == .okp, let c = parameters[Label.curve]?.intValue else {
+            return nil
+        }
         return COSECurve(rawValue: c)
     }
 
@@ -141,7 +143,8 @@ public struct COSEKey: Hashable, Sendable {
     private func coordinate(_ label: CBORValue, _ name: String, size: Int) throws(CTAP2Error) -> [UInt8] {
         let b = try field(label, name)
         guard b.count == size else {
-            throw CTAP2Error.malformed("The \(name) coordinate of the COSE key is \(b.count) bytes, not \(size).")
+            throw CTAP2Error.malformed(
+                "The \(name) coordinate of the COSE key is \(b.count) bytes, not \(size).")
         }
         return b
     }
@@ -154,7 +157,9 @@ public struct COSEKey: Hashable, Sendable {
             guard let size = curve.coordinateSize, [COSECurve.p256, .p384, .p521].contains(curve) else {
                 throw CTAP2Error(.unsupportedAlgorithm, "EC2 keys on curve \(curve) are not supported.")
             }
-            let point = [0x04] + (try coordinate(Label.x, "x", size: size)) + (try coordinate(Label.y, "y", size: size))
+            let point =
+                [0x04] + (try coordinate(Label.x, "x", size: size))
+                + (try coordinate(Label.y, "y", size: size))
             return try SignaturePublicKey(x963: point, curve: curve)
         case .okp:
             guard let curve else { throw CTAP2Error.malformed("The OKP COSE key lacks a valid curve.") }
@@ -163,7 +168,8 @@ public struct COSEKey: Hashable, Sendable {
             }
             return try SignaturePublicKey(ed25519: coordinate(Label.x, "x", size: 32))
         case .rsa:
-            return try SignaturePublicKey(rsaModulus: field(Label.modulus, "n"), exponent: field(Label.exponent, "e"))
+            return try SignaturePublicKey(
+                rsaModulus: field(Label.modulus, "n"), exponent: field(Label.exponent, "e"))
         default:
             throw CTAP2Error(.unsupportedAlgorithm, "COSE keys of type \(keyType) are not supported.")
         }

@@ -112,7 +112,8 @@ public actor CTAP2Session {
         guard message.count <= requestLimit else {
             throw CTAP2Error(
                 .messageTooLarge,
-                "The \(command) request is \(message.count) bytes; the authenticator accepts at most \(requestLimit).")
+                "The \(command) request is \(message.count) bytes; the authenticator accepts at most \(requestLimit)."
+            )
         }
 
         await acquire()
@@ -125,9 +126,11 @@ public actor CTAP2Session {
         let deadline = ContinuousClock.now + (timeout ?? defaultTimeout)
         let reply: [UInt8]
         do throws(TransportError) {
-            reply = try await connection.transact(.cbor, payload: message, deadline: deadline, keepalive: keepalive)
+            reply = try await connection.transact(
+                .cbor, payload: message, deadline: deadline, keepalive: keepalive)
         } catch {
-            logger.debug("CTAP2 transport failure", metadata: ["command": "\(command)", "code": "\(error.code)"])
+            logger.debug(
+                "CTAP2 transport failure", metadata: ["command": "\(command)", "code": "\(error.code)"])
             if error.code == .cancelled {
                 throw CTAP2Error(.cancelled, "The \(command) request was cancelled.", underlying: error)
             }
@@ -141,7 +144,8 @@ public actor CTAP2Session {
         guard reply.count <= replyLimit else {
             throw CTAP2Error(
                 .messageTooLarge,
-                "The \(command) reply is \(reply.count) bytes, more than the authenticator's maxMsgSize of \(replyLimit).")
+                "The \(command) reply is \(reply.count) bytes, more than the authenticator's maxMsgSize of \(replyLimit)."
+            )
         }
         let status = CTAPStatus(rawValue: statusByte)
         logger.debug("CTAP2 reply", metadata: ["command": "\(command)", "status": "\(status)"])

@@ -139,18 +139,27 @@ public struct CTAPStatus: RawRepresentable, Hashable, Sendable, CustomStringConv
         0x12: ("CTAP2_ERR_INVALID_CBOR", "The command's CBOR is not valid."),
         0x14: ("CTAP2_ERR_MISSING_PARAMETER", "A required parameter of the command is missing."),
         0x15: ("CTAP2_ERR_LIMIT_EXCEEDED", "A limit of the authenticator was exceeded."),
-        0x16: ("CTAP2_ERR_UNSUPPORTED_EXTENSION", "The authenticator does not support a requested extension."),
+        0x16: (
+            "CTAP2_ERR_UNSUPPORTED_EXTENSION", "The authenticator does not support a requested extension."
+        ),
         0x17: ("CTAP2_ERR_FP_DATABASE_FULL", "The authenticator's fingerprint storage is full."),
         0x18: ("CTAP2_ERR_LARGE_BLOB_STORAGE_FULL", "The authenticator's large-blob storage is full."),
-        0x19: ("CTAP2_ERR_CREDENTIAL_EXCLUDED", "A credential on the exclude list is already registered on this key."),
+        0x19: (
+            "CTAP2_ERR_CREDENTIAL_EXCLUDED",
+            "A credential on the exclude list is already registered on this key."
+        ),
         0x21: ("CTAP2_ERR_PROCESSING", "The authenticator is still processing the request."),
         0x22: ("CTAP2_ERR_INVALID_CREDENTIAL", "The credential is not valid for this authenticator."),
         0x23: ("CTAP2_ERR_USER_ACTION_PENDING", "The authenticator is waiting for the user to act."),
         0x24: ("CTAP2_ERR_OPERATION_PENDING", "Another operation is still pending on the authenticator."),
         0x25: ("CTAP2_ERR_NO_OPERATIONS", "There is no operation to continue."),
-        0x26: ("CTAP2_ERR_UNSUPPORTED_ALGORITHM", "The authenticator supports none of the requested algorithms."),
+        0x26: (
+            "CTAP2_ERR_UNSUPPORTED_ALGORITHM", "The authenticator supports none of the requested algorithms."
+        ),
         0x27: ("CTAP2_ERR_OPERATION_DENIED", "The authenticator denied the operation."),
-        0x28: ("CTAP2_ERR_KEY_STORE_FULL", "The authenticator has no room for another discoverable credential."),
+        0x28: (
+            "CTAP2_ERR_KEY_STORE_FULL", "The authenticator has no room for another discoverable credential."
+        ),
         0x29: ("CTAP2_ERR_NOT_BUSY", "The authenticator is not busy."),
         0x2A: ("CTAP2_ERR_NO_OPERATION_PENDING", "No operation is pending on the authenticator."),
         0x2B: ("CTAP2_ERR_UNSUPPORTED_OPTION", "The authenticator does not support a requested option."),
@@ -162,7 +171,9 @@ public struct CTAPStatus: RawRepresentable, Hashable, Sendable, CustomStringConv
         0x31: ("CTAP2_ERR_PIN_INVALID", "The PIN is wrong."),
         0x32: ("CTAP2_ERR_PIN_BLOCKED", "The PIN is blocked; the key must be reset."),
         0x33: ("CTAP2_ERR_PIN_AUTH_INVALID", "The PIN/UV authentication parameter did not verify."),
-        0x34: ("CTAP2_ERR_PIN_AUTH_BLOCKED", "Too many wrong PINs; remove and reinsert the key to try again."),
+        0x34: (
+            "CTAP2_ERR_PIN_AUTH_BLOCKED", "Too many wrong PINs; remove and reinsert the key to try again."
+        ),
         0x35: ("CTAP2_ERR_PIN_NOT_SET", "No PIN is set on the key."),
         0x36: ("CTAP2_ERR_PUAT_REQUIRED", "This operation needs a PIN or user verification."),
         0x37: ("CTAP2_ERR_PIN_POLICY_VIOLATION", "The new PIN does not meet the key's PIN policy."),
@@ -174,7 +185,9 @@ public struct CTAPStatus: RawRepresentable, Hashable, Sendable, CustomStringConv
         0x3D: ("CTAP2_ERR_INTEGRITY_FAILURE", "The authenticator found an integrity failure in stored data."),
         0x3E: ("CTAP2_ERR_INVALID_SUBCOMMAND", "The authenticator does not know this subcommand."),
         0x3F: ("CTAP2_ERR_UV_INVALID", "Built-in user verification failed."),
-        0x40: ("CTAP2_ERR_UNAUTHORIZED_PERMISSION", "The PIN/UV token lacks the permission this command needs."),
+        0x40: (
+            "CTAP2_ERR_UNAUTHORIZED_PERMISSION", "The PIN/UV token lacks the permission this command needs."
+        ),
         0x7F: ("CTAP1_ERR_OTHER", "The authenticator reported an unspecified error."),
         0xDF: ("CTAP2_ERR_SPEC_LAST", "The authenticator reported a reserved status code."),
         0xE0: ("CTAP2_ERR_EXTENSION_FIRST", "An extension failed on the authenticator (status 0xE0)."),

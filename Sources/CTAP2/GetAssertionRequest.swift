@@ -66,7 +66,8 @@ public struct GetAssertionRequest: Hashable, Sendable {
     /// The message to send: the command byte followed by the canonical CBOR parameters.
     public func encoded() throws(CTAP2Error) -> [UInt8] {
         guard clientDataHash.count == 32 else {
-            throw CTAP2Error(.invalidRequest, "The client data hash must be 32 bytes, not \(clientDataHash.count).")
+            throw CTAP2Error(
+                .invalidRequest, "The client data hash must be 32 bytes, not \(clientDataHash.count).")
         }
         guard options?.residentKey == nil else {
             throw CTAP2Error(.invalidRequest, "The rk option is not valid for getAssertion.")
@@ -134,7 +135,8 @@ public struct GetAssertionResponse: Hashable, Sendable {
         self.authData = try AuthenticatorData(bytes: authData)
         guard let signature = try r.bytes(Key.signature, "signature") else { throw r.missing("signature") }
         self.signature = signature
-        user = try r.value(Key.user).map { (v) throws(CTAP2Error) in try UserEntity(cbor: v, context: context) }
+        user = try r.value(Key.user).map { (v) throws(CTAP2Error) in try UserEntity(cbor: v, context: context)
+        }
         numberOfCredentials = try r.uint(Key.numberOfCredentials, "numberOfCredentials")
         userSelected = try r.bool(Key.userSelected, "userSelected")
         largeBlobKey = try r.bytes(Key.largeBlobKey, "largeBlobKey")

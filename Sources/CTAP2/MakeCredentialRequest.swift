@@ -94,7 +94,8 @@ public struct MakeCredentialRequest: Hashable, Sendable {
     /// The message to send: the command byte followed by the canonical CBOR parameters.
     public func encoded() throws(CTAP2Error) -> [UInt8] {
         guard clientDataHash.count == 32 else {
-            throw CTAP2Error(.invalidRequest, "The client data hash must be 32 bytes, not \(clientDataHash.count).")
+            throw CTAP2Error(
+                .invalidRequest, "The client data hash must be 32 bytes, not \(clientDataHash.count).")
         }
         guard user.id.count <= 64 else {
             throw CTAP2Error(.invalidRequest, "The user ID must be at most 64 bytes, not \(user.id.count).")
@@ -151,11 +152,14 @@ public struct MakeCredentialResponse: Hashable, Sendable {
         let r = FieldReader(map, "makeCredential response")
         guard let fmt = try r.text(Key.format, "fmt") else { throw r.missing("fmt") }
         guard let authData = try r.bytes(Key.authData, "authData") else { throw r.missing("authData") }
-        guard let attStmt = try r.subMap(Key.attestationStatement, "attStmt") else { throw r.missing("attStmt") }
+        guard let attStmt = try r.subMap(Key.attestationStatement, "attStmt") else {
+            throw r.missing("attStmt")
+        }
         format = AttestationFormat(rawValue: fmt)
         self.authData = try AuthenticatorData(bytes: authData)
         guard self.authData.attestedCredentialData != nil else {
-            throw CTAP2Error.malformed("The makeCredential response's authenticator data has no attested credential.")
+            throw CTAP2Error.malformed(
+                "The makeCredential response's authenticator data has no attested credential.")
         }
         attestationStatement = attStmt
         enterpriseAttestation = try r.bool(Key.enterpriseAttestation, "epAtt")

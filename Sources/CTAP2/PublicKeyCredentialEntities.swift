@@ -83,8 +83,10 @@ public struct AAGUID: Hashable, Sendable, CustomStringConvertible {
     /// The lowercase UUID form.
     public var description: String {
         let h = Hex.encode(bytes)
-        let parts = [h.prefix(8), h.dropFirst(8).prefix(4), h.dropFirst(12).prefix(4),
-                     h.dropFirst(16).prefix(4), h.dropFirst(20)]
+        let parts = [
+            h.prefix(8), h.dropFirst(8).prefix(4), h.dropFirst(12).prefix(4),
+            h.dropFirst(16).prefix(4), h.dropFirst(20),
+        ]
         return parts.joined(separator: "-")
     }
 }
@@ -173,7 +175,9 @@ public struct UserEntity: Hashable, Sendable {
     }
 
     init(cbor value: CBORValue, context: String) throws(CTAP2Error) {
-        guard let map = value.mapValue else { throw CTAP2Error.malformed("The user in the \(context) is not a map.") }
+        guard let map = value.mapValue else {
+            throw CTAP2Error.malformed("The user in the \(context) is not a map.")
+        }
         let r = FieldReader(map, "user entity of the \(context)")
         guard let id = try r.bytes("id", "id") else { throw r.missing("id") }
         self.id = id
@@ -235,7 +239,9 @@ public struct PublicKeyCredentialDescriptor: Hashable, Sendable {
     }
 
     init(cbor value: CBORValue, context: String) throws(CTAP2Error) {
-        guard let map = value.mapValue else { throw CTAP2Error.malformed("The credential in the \(context) is not a map.") }
+        guard let map = value.mapValue else {
+            throw CTAP2Error.malformed("The credential in the \(context) is not a map.")
+        }
         let r = FieldReader(map, "credential descriptor of the \(context)")
         guard let id = try r.bytes("id", "id") else { throw r.missing("id") }
         guard let type = try r.text("type", "type") else { throw r.missing("type") }

@@ -88,7 +88,8 @@ public enum SignaturePublicKey: Sendable {
         case .rsa(let k): [UInt8](k.derRepresentation)
         case .ed25519(let k):
             // SEQUENCE { SEQUENCE { OID 1.3.101.112 }, BIT STRING (0 unused bits) key } (RFC 8410 §4).
-            [0x30, 0x2A, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x03, 0x21, 0x00] + [UInt8](k.rawRepresentation)
+            [0x30, 0x2A, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x03, 0x21, 0x00]
+                + [UInt8](k.rawRepresentation)
         }
     }
 
@@ -144,7 +145,8 @@ public enum SignaturePublicKey: Sendable {
                 padding: .insecurePKCS1v1_5)
         case (.rs1, .rsa(let k)):
             valid = k.isValidSignature(
-                _RSA.Signing.RSASignature(rawRepresentation: signature), for: Insecure.SHA1.hash(data: message),
+                _RSA.Signing.RSASignature(rawRepresentation: signature),
+                for: Insecure.SHA1.hash(data: message),
                 padding: .insecurePKCS1v1_5)
         case (.ps256, .rsa(let k)):
             valid = k.isValidSignature(

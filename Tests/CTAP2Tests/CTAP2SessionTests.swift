@@ -42,7 +42,8 @@ final class ReplayConnection: AuthenticatorConnection {
         for _ in 0..<10 { await Task.yield() }
         let next: Result<[UInt8], TransportError> = state.withLock {
             $0.inFlight -= 1
-            return $0.replies.isEmpty ? .failure(TransportError(.noDevice, "No reply left.")) : $0.replies.removeFirst()
+            return $0.replies.isEmpty
+                ? .failure(TransportError(.noDevice, "No reply left.")) : $0.replies.removeFirst()
         }
         return try next.get()
     }
@@ -57,7 +58,11 @@ final class ReplayConnection: AuthenticatorConnection {
 
     static func makeCredentialRequest() throws -> MakeCredentialRequest {
         MakeCredentialRequest(
-            clientDataHash: try #require(Vectors.python("test_ctap2/TestAttestationObject.test_packed_attestation/arg-of:Attestation.for_type(att.fmt)().verify")).bytes,
+            clientDataHash: try #require(
+                Vectors.python(
+                    "test_ctap2/TestAttestationObject.test_packed_attestation/arg-of:Attestation.for_type(att.fmt)().verify"
+                )
+            ).bytes,
             rp: RelyingPartyEntity(id: "example.com", name: "Example RP"),
             user: UserEntity(id: [1, 2, 3, 4], name: "user@example.com", displayName: "A. User"),
             pubKeyCredParams: [PublicKeyCredentialParameters(algorithm: .es256)])
@@ -72,7 +77,9 @@ final class ReplayConnection: AuthenticatorConnection {
         #expect(info.maxMsgSize == 1200)
         let seen = Mutex<[KeepaliveStatus]>([])
         let request = try Self.makeCredentialRequest()
-        let response = try await session.makeCredential(request) { status in seen.withLock { $0.append(status) } }
+        let response = try await session.makeCredential(request) { status in
+            seen.withLock { $0.append(status) }
+        }
         #expect(response.format == .packed)
         #expect(response.authData.bytes == Vectors.python("test_ctap2/module/_AUTH_DATA_MC")?.bytes)
         #expect(seen.withLock { $0 } == [.processing, .userPresenceNeeded])
@@ -80,7 +87,9 @@ final class ReplayConnection: AuthenticatorConnection {
     }
 
     @Test func getAssertionAndNext() async throws {
-        let conn = ReplayConnection([.success([0x00] + Self.getAssertionReply), .success([0x00] + Self.getAssertionReply)])
+        let conn = ReplayConnection([
+            .success([0x00] + Self.getAssertionReply), .success([0x00] + Self.getAssertionReply),
+        ])
         let session = CTAP2Session(connection: conn)
         let request = GetAssertionRequest(
             rpID: "example.com", clientDataHash: [UInt8](repeating: 9, count: 32),
@@ -121,7 +130,9 @@ final class ReplayConnection: AuthenticatorConnection {
         let session = CTAP2Session(connection: conn)
         _ = try await session.getInfo()
         var request = try Self.makeCredentialRequest()
-        request.excludeList = (0..<20).map { _ in PublicKeyCredentialDescriptor(id: [UInt8](repeating: 1, count: 64)) }
+        request.excludeList = (0..<20).map { _ in
+            PublicKeyCredentialDescriptor(id: [UInt8](repeating: 1, count: 64))
+        }
         let error = await #expect(throws: CTAP2Error.self) { try await session.makeCredential(request) }
         #expect(error?.code == .messageTooLarge)
         #expect(conn.requests == [[0x04]])
@@ -129,7 +140,8 @@ final class ReplayConnection: AuthenticatorConnection {
 
     @Test func transportErrorsAndEmptyRepliesAreTyped() async throws {
         let conn = ReplayConnection([
-            .failure(TransportError(.timeout, "Timed out.")), .failure(TransportError(.cancelled, "Cancelled.")),
+            .failure(TransportError(.timeout, "Timed out.")),
+            .failure(TransportError(.cancelled, "Cancelled.")),
             .success([]), .success([0x00, 0xFF]),
         ])
         let session = CTAP2Session(connection: conn)

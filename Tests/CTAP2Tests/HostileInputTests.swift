@@ -39,7 +39,9 @@ import Testing
     func everyTruncationFailsWithATypedError(_ reply: Reply) throws {
         try reply.parse(reply.bytes)
         for length in 0..<reply.bytes.count {
-            #expect(throws: CTAP2Error.self, "\(length) bytes") { try reply.parse(Array(reply.bytes.prefix(length))) }
+            #expect(throws: CTAP2Error.self, "\(length) bytes") {
+                try reply.parse(Array(reply.bytes.prefix(length)))
+            }
         }
     }
 
@@ -75,7 +77,9 @@ import Testing
         var keys: [COSEKey] = []
         for group in Vectors.w3cGroups {
             let vector = try #require(Vectors.w3c(group, "registration/attestationObject"))
-            let key = try #require(try AttestationObject(cbor: vector.bytes).authData.attestedCredentialData?.credentialPublicKey)
+            let key = try #require(
+                try AttestationObject(cbor: vector.bytes).authData.attestedCredentialData?.credentialPublicKey
+            )
             if key.algorithm != .ed448 { keys.append(key) }
         }
         for name in ["_ES256_KEY", "_RS256_KEY", "_EdDSA_KEY"] {

@@ -45,7 +45,9 @@ import Testing
     }
 
     @Test func makeCredentialEncodesLikePythonFIDO2() throws {
-        let hash = try #require(Vectors.python("test_attestation/TestAttestationObject.test_packed_attestation/client_param")).bytes
+        let hash = try #require(
+            Vectors.python("test_attestation/TestAttestationObject.test_packed_attestation/client_param")
+        ).bytes
         let credID = try #require(Vectors.python("test_ctap2/module/_CRED_ID")).bytes
         let request = MakeCredentialRequest(
             clientDataHash: hash, rp: RelyingPartyEntity(id: "example.com", name: "Example"),
@@ -54,16 +56,21 @@ import Testing
             excludeList: [PublicKeyCredentialDescriptor(id: credID, transports: ["usb", "nfc"])],
             extensions: ["hmac-secret": true, "credProtect": 2],
             options: CommandOptions(residentKey: true, userVerification: false),
-            pinUVAuthParam: [UInt8](repeating: 0xA5, count: 32), pinUVAuthProtocol: 2, enterpriseAttestation: 1)
+            pinUVAuthParam: [UInt8](repeating: 0xA5, count: 32), pinUVAuthProtocol: 2,
+            enterpriseAttestation: 1)
         let args: [Any] = [
             "hex:" + hexString(hash), ["id": "example.com", "name": "Example"],
             ["id": "hex:75736572", "name": "user", "displayName": "User Name"],
-            [["type": "public-key", "alg": -7], ["type": "public-key", "alg": -8], ["type": "public-key", "alg": -257]],
+            [
+                ["type": "public-key", "alg": -7], ["type": "public-key", "alg": -8],
+                ["type": "public-key", "alg": -257],
+            ],
             [["type": "public-key", "id": "hex:" + hexString(credID), "transports": ["usb", "nfc"]]],
             ["hmac-secret": true, "credProtect": 2], ["rk": true, "uv": false],
             "hex:" + String(repeating: "a5", count: 32), 2, 1,
         ]
-        let expected = try Self.pythonBytes(method: "make_credential", args: args, reply: "test_ctap2/module/_MC_RESP")
+        let expected = try Self.pythonBytes(
+            method: "make_credential", args: args, reply: "test_ctap2/module/_MC_RESP")
         #expect(try request.encoded() == expected)
     }
 
@@ -73,31 +80,43 @@ import Testing
             clientDataHash: hash, rp: RelyingPartyEntity(id: "a.example"), user: UserEntity(id: [0]),
             pubKeyCredParams: [.init(algorithm: .es256)])
         let args: [Any] = [
-            "hex:" + hexString(hash), ["id": "a.example"], ["id": "hex:00"], [["type": "public-key", "alg": -7]],
+            "hex:" + hexString(hash), ["id": "a.example"], ["id": "hex:00"],
+            [["type": "public-key", "alg": -7]],
         ]
-        let expected = try Self.pythonBytes(method: "make_credential", args: args, reply: "test_ctap2/module/_MC_RESP")
+        let expected = try Self.pythonBytes(
+            method: "make_credential", args: args, reply: "test_ctap2/module/_MC_RESP")
         #expect(try request.encoded() == expected)
     }
 
     @Test func getAssertionEncodesLikePythonFIDO2() throws {
-        let hash = try #require(Vectors.python("test_attestation/TestAttestationObject.test_fido_u2f_attestation/client_param")).bytes
+        let hash = try #require(
+            Vectors.python("test_attestation/TestAttestationObject.test_fido_u2f_attestation/client_param")
+        ).bytes
         let credID = try #require(Vectors.python("test_ctap2/module/_CRED_ID")).bytes
         let request = GetAssertionRequest(
             rpID: "example.com", clientDataHash: hash,
-            allowList: [PublicKeyCredentialDescriptor(id: credID), PublicKeyCredentialDescriptor(id: [1, 2, 3])],
-            extensions: ["largeBlobKey": true], options: CommandOptions(userPresence: false, userVerification: true),
+            allowList: [
+                PublicKeyCredentialDescriptor(id: credID), PublicKeyCredentialDescriptor(id: [1, 2, 3]),
+            ],
+            extensions: ["largeBlobKey": true],
+            options: CommandOptions(userPresence: false, userVerification: true),
             pinUVAuthParam: [UInt8](repeating: 0x5A, count: 16), pinUVAuthProtocol: 1)
         let args: [Any] = [
             "example.com", "hex:" + hexString(hash),
-            [["type": "public-key", "id": "hex:" + hexString(credID)], ["type": "public-key", "id": "hex:010203"]],
+            [
+                ["type": "public-key", "id": "hex:" + hexString(credID)],
+                ["type": "public-key", "id": "hex:010203"],
+            ],
             ["largeBlobKey": true], ["up": false, "uv": true], "hex:" + String(repeating: "5a", count: 16), 1,
         ]
-        let expected = try Self.pythonBytes(method: "get_assertion", args: args, reply: "test_ctap2/module/_GA_RESP")
+        let expected = try Self.pythonBytes(
+            method: "get_assertion", args: args, reply: "test_ctap2/module/_GA_RESP")
         #expect(try request.encoded() == expected)
     }
 
     @Test func statusCodesMatchPythonFIDO2() throws {
-        let out = try runPython("""
+        let out = try runPython(
+            """
             from fido2.ctap import CtapError
             for e in CtapError.ERR: print(e.value, e.name)
             """)
@@ -111,7 +130,9 @@ import Testing
                 #expect(status == .ok)
                 #expect(status.name == "CTAP2_OK")
             } else {
-                #expect(status.name.hasSuffix("_" + name), "0x\(String(value, radix: 16)) is \(name) in python-fido2")
+                #expect(
+                    status.name.hasSuffix("_" + name),
+                    "0x\(String(value, radix: 16)) is \(name) in python-fido2")
             }
             #expect(!status.message.contains("unknown"))
         }

@@ -16,7 +16,9 @@ import Testing
     @Test func authenticatorDataRejectsTruncation() throws {
         let vector = try #require(Vectors.python("test_ctap2/module/_AUTH_DATA_MC"))
         for length in [0, 36, 37 + 17, vector.bytes.count - 1] {
-            let error = #expect(throws: CTAP2Error.self) { try AuthenticatorData(bytes: Array(vector.bytes.prefix(length))) }
+            let error = #expect(throws: CTAP2Error.self) {
+                try AuthenticatorData(bytes: Array(vector.bytes.prefix(length)))
+            }
             #expect(error?.code == .malformedResponse)
         }
         let error = #expect(throws: CTAP2Error.self) { try AuthenticatorData(bytes: vector.bytes + [0x00]) }
@@ -49,12 +51,15 @@ import Testing
     @Test func getInfoWithAllCTAP22Fields() throws {
         // A getInfo map using every CTAP 2.2 member, built from the spec's key table.
         let map: CBORMap = [
-            1: ["FIDO_2_0", "FIDO_2_1", "FIDO_2_2"], 2: ["credProtect"], 3: .byteString([UInt8](repeating: 7, count: 16)),
+            1: ["FIDO_2_0", "FIDO_2_1", "FIDO_2_2"], 2: ["credProtect"],
+            3: .byteString([UInt8](repeating: 7, count: 16)),
             4: .map(["rk": true, "clientPin": true]), 5: 2048, 6: [2, 1], 7: 8, 8: 128, 9: ["usb", "nfc"],
-            10: [.map(["alg": -7, "type": "public-key"]), .map(["alg": -8, "type": "public-key"])], 11: 4096, 12: false,
+            10: [.map(["alg": -7, "type": "public-key"]), .map(["alg": -8, "type": "public-key"])], 11: 4096,
+            12: false,
             13: 6, 14: 328_707, 15: 32, 16: 2, 17: 3, 18: 2, 19: .map(["FIDO": 2]), 20: 25, 21: [0x10],
             22: ["packed", "none"], 23: 1, 24: true, 25: .byteString([1, 2]), 26: ["usb"], 27: true,
-            28: .byteString(Array("https://x".utf8)), 29: 63, 30: .byteString([3]), 31: [1, 2], 0x40: "future",
+            28: .byteString(Array("https://x".utf8)), 29: 63, 30: .byteString([3]), 31: [1, 2],
+            0x40: "future",
         ]
         let info = try AuthenticatorInfo(map: map)
         #expect(info.versions.count == 3)
@@ -135,12 +140,15 @@ import Testing
 
     // MARK: Attestation statements (python-fido2 tests/test_attestation.py)
 
-    func statementParts(_ test: String) throws -> (sig: [UInt8], x5c: [UInt8], authData: AuthenticatorData, hash: [UInt8]) {
+    func statementParts(_ test: String) throws -> (
+        sig: [UInt8], x5c: [UInt8], authData: AuthenticatorData, hash: [UInt8]
+    ) {
         let prefix = "test_attestation/TestAttestationObject.\(test)/"
         return (
             try #require(Vectors.python(prefix + "key:'sig'")).bytes,
             try #require(Vectors.python(prefix + "key:'x5c'")).bytes,
-            try AuthenticatorData(bytes: try #require(Vectors.python(prefix + "arg-of:AuthenticatorData")).bytes),
+            try AuthenticatorData(
+                bytes: try #require(Vectors.python(prefix + "arg-of:AuthenticatorData")).bytes),
             try #require(Vectors.python(prefix + "client_param")).bytes
         )
     }
@@ -153,7 +161,8 @@ import Testing
         #expect(result.type == .basic)
         #expect(result.trustPath.count == 1)
         var bad = object
-        bad.attestationStatement["sig"] = .byteString([UInt8](repeating: UInt8(ascii: "a"), count: p.sig.count))
+        bad.attestationStatement["sig"] = .byteString(
+            [UInt8](repeating: UInt8(ascii: "a"), count: p.sig.count))
         let error = #expect(throws: CTAP2Error.self) { try bad.verify(clientDataHash: p.hash) }
         #expect(error?.code == .verificationFailed)
     }
@@ -161,32 +170,42 @@ import Testing
     @Test func fidoU2FAttestationVerifies() throws {
         let p = try statementParts("test_fido_u2f_attestation")
         let statement: CBORMap = ["sig": .byteString(p.sig), "x5c": [.byteString(p.x5c)]]
-        let object = AttestationObject(format: .fidoU2F, authData: p.authData, attestationStatement: statement)
+        let object = AttestationObject(
+            format: .fidoU2F, authData: p.authData, attestationStatement: statement)
         let result = try object.verify(clientDataHash: p.hash)
         #expect(result.type == .basic)
         #expect(result.trustPath.count == 1)
         var bad = object
-        bad.attestationStatement["sig"] = .byteString([UInt8](repeating: UInt8(ascii: "a"), count: p.sig.count))
+        bad.attestationStatement["sig"] = .byteString(
+            [UInt8](repeating: UInt8(ascii: "a"), count: p.sig.count))
         let error = #expect(throws: CTAP2Error.self) { try bad.verify(clientDataHash: p.hash) }
         #expect(error?.code == .verificationFailed)
     }
 
     @Test(arguments: ["test_none_attestation", "test_none_windows_hello_attestation"])
     func noneAttestation(_ test: String) throws {
-        let vector = try #require(Vectors.python("test_attestation/TestAttestationObject.\(test)/arg-of:AuthenticatorData"))
+        let vector = try #require(
+            Vectors.python("test_attestation/TestAttestationObject.\(test)/arg-of:AuthenticatorData"))
         let authData = try AuthenticatorData(bytes: vector.bytes)
-        let hash = Array("deadbeef".utf8) + Array("deadbeef".utf8) + Array("deadbeef".utf8) + Array("deadbeef".utf8)
-        let none = AttestationObject(format: AttestationFormat.none, authData: authData, attestationStatement: [:])
+        let hash =
+            Array("deadbeef".utf8) + Array("deadbeef".utf8) + Array("deadbeef".utf8) + Array("deadbeef".utf8)
+        let none = AttestationObject(
+            format: AttestationFormat.none, authData: authData, attestationStatement: [:])
         #expect(try none.verify(clientDataHash: hash).type == AttestationType.none)
-        let notEmpty = AttestationObject(format: AttestationFormat.none, authData: authData, attestationStatement: ["not": "empty"])
+        let notEmpty = AttestationObject(
+            format: AttestationFormat.none, authData: authData, attestationStatement: ["not": "empty"])
         #expect(throws: CTAP2Error.self) { try notEmpty.verify(clientDataHash: hash) }
     }
 
     @Test func packedAttestationFromFullResponseVerifies() throws {
         // TestAttestationObject.test_packed_attestation in tests/test_ctap2.py.
-        let vector = try #require(Vectors.python("test_ctap2/TestAttestationObject.test_packed_attestation/arg-of:cbor.decode"))
-        let hash = try #require(Vectors.python(
-            "test_ctap2/TestAttestationObject.test_packed_attestation/arg-of:Attestation.for_type(att.fmt)().verify")).bytes
+        let vector = try #require(
+            Vectors.python("test_ctap2/TestAttestationObject.test_packed_attestation/arg-of:cbor.decode"))
+        let hash = try #require(
+            Vectors.python(
+                "test_ctap2/TestAttestationObject.test_packed_attestation/arg-of:Attestation.for_type(att.fmt)().verify"
+            )
+        ).bytes
         let object = try MakeCredentialResponse(cbor: vector.bytes).attestationObject
         #expect(try object.verify(clientDataHash: hash).type == .basic)
         #expect(throws: CTAP2Error.self) { try object.verify(clientDataHash: flipped(hash)) }
@@ -206,23 +225,35 @@ import Testing
     }
 
     static let coseCases: [COSECase] = [
-        COSECase(test: "test_ES256_parse_verify", key: {
-            try COSEKey(cbor: try #require(Vectors.python("test_cose/module/_ES256_KEY")).bytes)
-        }, expectedAlgorithm: .es256),
-        COSECase(test: "test_RS256_parse_verify", key: {
-            try COSEKey(cbor: try #require(Vectors.python("test_cose/module/_RS256_KEY")).bytes)
-        }, expectedAlgorithm: .rs256),
-        COSECase(test: "test_EdDSA_parse_verify", key: {
-            try COSEKey(cbor: try #require(Vectors.python("test_cose/module/_EdDSA_KEY")).bytes)
-        }, expectedAlgorithm: .edDSA),
+        COSECase(
+            test: "test_ES256_parse_verify",
+            key: {
+                try COSEKey(cbor: try #require(Vectors.python("test_cose/module/_ES256_KEY")).bytes)
+            }, expectedAlgorithm: .es256),
+        COSECase(
+            test: "test_RS256_parse_verify",
+            key: {
+                try COSEKey(cbor: try #require(Vectors.python("test_cose/module/_RS256_KEY")).bytes)
+            }, expectedAlgorithm: .rs256),
+        COSECase(
+            test: "test_EdDSA_parse_verify",
+            key: {
+                try COSEKey(cbor: try #require(Vectors.python("test_cose/module/_EdDSA_KEY")).bytes)
+            }, expectedAlgorithm: .edDSA),
         // python-fido2 builds these two from their parameters: {1: 2, 3: -9, -1: 1, ...} and {1: 1, 3: -19, -1: 6, ...}.
-        COSECase(test: "test_ESP256_parse_verify", key: {
-            try COSEKey(map: [1: 2, 3: -9, -1: 1, -2: param("test_ESP256_parse_verify", "-2"),
-                              -3: param("test_ESP256_parse_verify", "-3")])
-        }, expectedAlgorithm: .esp256),
-        COSECase(test: "test_Ed25519_parse_verify", key: {
-            try COSEKey(map: [1: 1, 3: -19, -1: 6, -2: param("test_Ed25519_parse_verify", "-2")])
-        }, expectedAlgorithm: .ed25519),
+        COSECase(
+            test: "test_ESP256_parse_verify",
+            key: {
+                try COSEKey(map: [
+                    1: 2, 3: -9, -1: 1, -2: param("test_ESP256_parse_verify", "-2"),
+                    -3: param("test_ESP256_parse_verify", "-3"),
+                ])
+            }, expectedAlgorithm: .esp256),
+        COSECase(
+            test: "test_Ed25519_parse_verify",
+            key: {
+                try COSEKey(map: [1: 1, 3: -19, -1: 6, -2: param("test_Ed25519_parse_verify", "-2")])
+            }, expectedAlgorithm: .ed25519),
     ]
 
     @Test(arguments: coseCases)
@@ -230,10 +261,13 @@ import Testing
         let key = try c.key()
         #expect(key.algorithm == c.expectedAlgorithm)
         let message = try #require(Vectors.python("test_cose/TestCoseKey.\(c.test)/arg-of:key.verify")).bytes
-        let signature = try #require(Vectors.python("test_cose/TestCoseKey.\(c.test)/arg-of:key.verify#2")).bytes
+        let signature = try #require(Vectors.python("test_cose/TestCoseKey.\(c.test)/arg-of:key.verify#2"))
+            .bytes
         try key.verifySignature(signature, for: message)
         #expect(throws: CTAP2Error.self) { try key.verifySignature(signature, for: flipped(message)) }
-        #expect(throws: CTAP2Error.self) { try key.verifySignature(flipped(signature, at: signature.count - 1), for: message) }
+        #expect(throws: CTAP2Error.self) {
+            try key.verifySignature(flipped(signature, at: signature.count - 1), for: message)
+        }
         if c.test == "test_RS256_parse_verify" {
             #expect(key.parameters[-1] == Self.rsaParam("-1"))
             #expect(key.parameters[-2] == Self.rsaParam("-2"))
@@ -241,15 +275,19 @@ import Testing
     }
 
     static func rsaParam(_ label: String) -> CBORValue? {
-        Vectors.python("test_cose/TestCoseKey.test_RS256_parse_verify/key:\(label)").map { .byteString($0.bytes) }
+        Vectors.python("test_cose/TestCoseKey.test_RS256_parse_verify/key:\(label)").map {
+            .byteString($0.bytes)
+        }
     }
 
     @Test func coseKeyRejectsBadShapes() {
         let bad: [CBORMap] = [
             [3: -7],  // no kty
             [1: 2, 3: -7, -1: 1, -2: .byteString([1, 2]), -3: .byteString([3])],  // short coordinates
-            [1: 2, 3: -7, -1: 1, -2: .byteString([UInt8](repeating: 1, count: 32)),
-             -3: .byteString([UInt8](repeating: 1, count: 32))],  // not on the curve
+            [
+                1: 2, 3: -7, -1: 1, -2: .byteString([UInt8](repeating: 1, count: 32)),
+                -3: .byteString([UInt8](repeating: 1, count: 32)),
+            ],  // not on the curve
             [1: 1, 3: -8, -1: 6, -2: "text"],
         ]
         for map in bad {

@@ -80,7 +80,9 @@ enum Vectors {
 
     static var w3cGroups: [String] {
         var seen: [String] = []
-        for v in webAuthn where v.kind == "attestationObject" && !seen.contains(v.group) { seen.append(v.group) }
+        for v in webAuthn where v.kind == "attestationObject" && !seen.contains(v.group) {
+            seen.append(v.group)
+        }
         return seen
     }
 }
@@ -92,7 +94,9 @@ func hexBytes(_ text: String) -> [UInt8]? {
     out.reserveCapacity(chars.count / 2)
     var i = 0
     while i < chars.count {
-        guard let byte = UInt8(String(decoding: chars[i..<(i + 2)], as: UTF8.self), radix: 16) else { return nil }
+        guard let byte = UInt8(String(decoding: chars[i..<(i + 2)], as: UTF8.self), radix: 16) else {
+            return nil
+        }
         out.append(byte)
         i += 2
     }
@@ -110,7 +114,8 @@ func diagnostic(_ value: CBORValue) -> String {
     case .textString(let s): return "\"" + s + "\""
     case .array(let a): return "[" + a.map(diagnostic).joined(separator: ", ") + "]"
     case .map(let m):
-        return "{" + m.entries.map { diagnostic($0.key) + ": " + diagnostic($0.value) }.joined(separator: ", ") + "}"
+        return "{"
+            + m.entries.map { diagnostic($0.key) + ": " + diagnostic($0.value) }.joined(separator: ", ") + "}"
     case .tagged(let t, let v): return "\(t)(\(diagnostic(v)))"
     case .boolean(let b): return b ? "true" : "false"
     case .null: return "null"

@@ -42,7 +42,8 @@ import X509
 
     @Test(arguments: Vectors.w3cGroups)
     func attestationStatementVerifies(_ group: String) throws {
-        let object = try AttestationObject(cbor: try #require(Vectors.w3c(group, "registration/attestationObject")).bytes)
+        let object = try AttestationObject(
+            cbor: try #require(Vectors.w3c(group, "registration/attestationObject")).bytes)
         let clientData = try #require(Vectors.w3c(group, "registration/clientDataJSON")).bytes
         let clientDataHash = Array(SHA256.hash(data: clientData))
         guard Self.verifiable.contains(object.format.rawValue) else {
@@ -92,7 +93,9 @@ import X509
             try key.verifySignature(flipped(signature, at: signature.count - 1), for: message)
         }
         #expect(badSignature?.code == .verificationFailed)
-        let badMessage = #expect(throws: CTAP2Error.self) { try key.verifySignature(signature, for: flipped(message)) }
+        let badMessage = #expect(throws: CTAP2Error.self) {
+            try key.verifySignature(signature, for: flipped(message))
+        }
         #expect(badMessage?.code == .verificationFailed)
         // The key also exports as SPKI DER and PEM that swift-crypto reads back.
         let spki = try key.publicKey().spkiDERRepresentation
@@ -113,7 +116,9 @@ import X509
         let aaguid = try #require(object.authData.attestedCredentialData?.aaguid)
         try AttestationCertificates.checkPackedRequirements(cert, aaguid: aaguid)
         if cert.extensions[oid: AttestationCertificates.aaguidExtension] != nil {
-            #expect(throws: CTAP2Error.self) { try AttestationCertificates.checkPackedRequirements(cert, aaguid: other) }
+            #expect(throws: CTAP2Error.self) {
+                try AttestationCertificates.checkPackedRequirements(cert, aaguid: other)
+            }
         }
         _ = try object.verify(clientDataHash: Array(SHA256.hash(data: clientData)))
     }
