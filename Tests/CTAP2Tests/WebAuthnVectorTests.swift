@@ -103,23 +103,34 @@ import X509
         #expect(try key.publicKey().pemRepresentation.hasPrefix("-----BEGIN PUBLIC KEY-----\n"))
     }
 
-    @Test func packedCertificateAAGUIDMismatchIsRejected() throws {
-        let group = "sctn-test-vectors-packed-es256"
-        let vector = try #require(Vectors.w3c(group, "registration/attestationObject"))
-        let object = try AttestationObject(cbor: vector.bytes)
-        let clientData = try #require(Vectors.w3c(group, "registration/clientDataJSON")).bytes
-        // Change the aaguid inside authData (bytes 37..<53): the signature then fails first,
-        // so check the certificate rule directly on the leaf.
-        let certDER = try #require(object.attestationStatement["x5c"]?.arrayValue?.first?.bytesValue)
-        let cert = try #require(try AttestationCertificates.parse(["x5c": [.byteString(certDER)]])?.first)
-        let other = try #require(AAGUID(bytes: [UInt8](repeating: 0xAB, count: 16)))
-        let aaguid = try #require(object.authData.attestedCredentialData?.aaguid)
+    @Test func packedCertificateAAGUIDExtensionMustMatch() throws {
+        // python-fido2's packed attestation certificate carries id-fido-gen-ce-aaguid.
+        let prefix = "test_attestation/TestAttestationObject.test_packed_attestation/"
+        let der = try #require(Vectors.python(prefix + "key:'x5c'")).bytes
+        let authData = try AuthenticatorData(
+            bytes: try #require(Vectors.python(prefix + "arg-of:AuthenticatorData")).bytes)
+        let cert = try #require(try AttestationCertificates.parse(["x5c": [.byteString(der)]])?.first)
+        let ext = try #require(cert.extensions[oid: AttestationCertificates.aaguidExtension])
+        #expect(!ext.critical)
+        let aaguid = try #require(authData.attestedCredentialData?.aaguid)
         try AttestationCertificates.checkPackedRequirements(cert, aaguid: aaguid)
-        if cert.extensions[oid: AttestationCertificates.aaguidExtension] != nil {
-            #expect(throws: CTAP2Error.self) {
-                try AttestationCertificates.checkPackedRequirements(cert, aaguid: other)
-            }
+        let other = try #require(AAGUID(bytes: [UInt8](repeating: 0xAB, count: 16)))
+        let error = #expect(throws: CTAP2Error.self) {
+            try AttestationCertificates.checkPackedRequirements(cert, aaguid: other)
         }
-        _ = try object.verify(clientDataHash: Array(SHA256.hash(data: clientData)))
+        #expect(error?.code == .verificationFailed)
+    }
+
+    @Test func certificateWithoutAttestationSubjectIsRejected() throws {
+        // The W3C TPM test certificate has an empty subject, which packed attestation forbids.
+        let object = try AttestationObject(
+            cbor: try #require(Vectors.w3c("sctn-test-vectors-tpm-es256", "registration/attestationObject"))
+                .bytes)
+        let cert = try #require(try AttestationCertificates.parse(object.attestationStatement)?.first)
+        let aaguid = try #require(object.authData.attestedCredentialData?.aaguid)
+        let error = #expect(throws: CTAP2Error.self) {
+            try AttestationCertificates.checkPackedRequirements(cert, aaguid: aaguid)
+        }
+        #expect(error?.code == .invalidCertificate)
     }
 }
