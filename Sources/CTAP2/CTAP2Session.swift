@@ -18,7 +18,7 @@ public actor CTAP2Session {
     /// The connection the session talks over.
     public nonisolated let connection: any AuthenticatorConnection
     /// The timeout of each command when the call does not give one.
-    public var defaultTimeout: Duration
+    public let defaultTimeout: Duration
     /// The last getInfo response, once ``getInfo(timeout:)`` has run.
     public private(set) var info: AuthenticatorInfo?
 
