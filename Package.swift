@@ -116,6 +116,7 @@ let package = Package(
         .testTarget(name: "CTAP2Tests", dependencies: [
             "CTAP2", "CBOR", "Transport",
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: [
             "VirtualAuthenticator", "CTAP2", "CBOR", "Transport", "CTAPHID", "ISO7816", "NFCTransport", "HIDTransport",

@@ -1,0 +1,138 @@
+import CBOR
+import X509
+
+/// An attestation statement format identifier (WebAuthn §8, IANA "WebAuthn Attestation
+/// Statement Format Identifiers").
+public struct AttestationFormat: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The identifier.
+    public var rawValue: String
+    /// Creates a format from its identifier.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// packed (WebAuthn §8.2).
+    public static let packed = AttestationFormat(rawValue: "packed")
+    /// tpm (WebAuthn §8.3).
+    public static let tpm = AttestationFormat(rawValue: "tpm")
+    /// android-key (WebAuthn §8.4).
+    public static let androidKey = AttestationFormat(rawValue: "android-key")
+    /// android-safetynet (WebAuthn §8.5).
+    public static let androidSafetyNet = AttestationFormat(rawValue: "android-safetynet")
+    /// fido-u2f (WebAuthn §8.6).
+    public static let fidoU2F = AttestationFormat(rawValue: "fido-u2f")
+    /// none (WebAuthn §8.7).
+    public static let none = AttestationFormat(rawValue: "none")
+    /// apple (WebAuthn §8.8).
+    public static let apple = AttestationFormat(rawValue: "apple")
+
+    public var description: String { rawValue }
+}
+
+/// How an attestation was made (WebAuthn §6.5.4 "Attestation Types").
+public struct AttestationType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The type's name.
+    public var rawValue: String
+    /// Creates a type from its name.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// No attestation.
+    public static let none = AttestationType(rawValue: "none")
+    /// Self attestation: signed by the credential key itself.
+    public static let selfAttestation = AttestationType(rawValue: "self")
+    /// Basic attestation: signed by an attestation key with a certificate (x5c).
+    public static let basic = AttestationType(rawValue: "basic")
+
+    public var description: String { rawValue }
+}
+
+/// What verifying an attestation statement established. The trust path still has to be
+/// chained to a trusted root by the caller.
+public struct AttestationVerification: Hashable, Sendable {
+    /// The attestation type.
+    public var type: AttestationType
+    /// The attestation certificate first, then its chain as sent (x5c); empty for none and self.
+    public var trustPath: [Certificate]
+}
+
+/// A WebAuthn attestation object (WebAuthn §6.5.4): format, authenticator data and
+/// attestation statement.
+public struct AttestationObject: Hashable, Sendable {
+    /// The text keys of the attestation object map.
+    public enum Key {
+        /// fmt.
+        public static let format: CBORValue = "fmt"
+        /// attStmt.
+        public static let attestationStatement: CBORValue = "attStmt"
+        /// authData.
+        public static let authData: CBORValue = "authData"
+    }
+
+    /// The attestation statement format.
+    public var format: AttestationFormat
+    /// The authenticator data.
+    public var authData: AuthenticatorData
+    /// The attestation statement.
+    public var attestationStatement: CBORMap
+
+    /// Creates an attestation object from its parts.
+    public init(format: AttestationFormat, authData: AuthenticatorData, attestationStatement: CBORMap) {
+        self.format = format
+        self.authData = authData
+        self.attestationStatement = attestationStatement
+    }
+
+    /// Parses an encoded attestation object (text keys `fmt`, `attStmt`, `authData`).
+    public init(cbor bytes: [UInt8]) throws(CTAP2Error) {
+        let map = try ResponseDecoding.decodeMap(bytes, what: "attestation object")
+        let r = FieldReader(map, "attestation object")
+        guard let fmt = try r.text(Key.format, "fmt") else { throw r.missing("fmt") }
+        guard let attStmt = try r.subMap(Key.attestationStatement, "attStmt") else {
+            throw r.missing("attStmt")
+        }
+        guard let authData = try r.bytes(Key.authData, "authData") else { throw r.missing("authData") }
+        self.format = AttestationFormat(rawValue: fmt)
+        self.attestationStatement = attStmt
+        self.authData = try AuthenticatorData(bytes: authData)
+    }
+
+    /// The canonical CBOR encoding, as a relying party receives it.
+    public var cborEncoded: [UInt8] {
+        CBOREncoder.encode(
+            .map([
+                Key.format: .textString(format.rawValue),
+                Key.attestationStatement: .map(attestationStatement),
+                Key.authData: .byteString(authData.bytes),
+            ]))
+    }
+
+    /// Verifies the attestation statement against `clientDataHash` (WebAuthn §8.2 packed,
+    /// §8.6 fido-u2f, §8.7 none). For x5c the leaf signature and the §8.2.1 certificate
+    /// requirements are checked; chaining to a trusted root is left to the caller.
+    public func verify(clientDataHash: [UInt8]) throws(CTAP2Error) -> AttestationVerification {
+        guard clientDataHash.count == 32 else {
+            throw CTAP2Error(
+                .invalidRequest, "The client data hash must be 32 bytes, not \(clientDataHash.count).")
+        }
+        guard let credential = authData.attestedCredentialData else {
+            throw CTAP2Error(.verificationFailed, "The authenticator data holds no attested credential.")
+        }
+        switch format {
+        case .none:
+            guard attestationStatement.isEmpty else {
+                throw CTAP2Error(.verificationFailed, "A none attestation statement must be empty.")
+            }
+            return AttestationVerification(type: .none, trustPath: [])
+        case .packed:
+            return try PackedAttestation.verify(
+                attestationStatement, authData: authData, credential: credential,
+                clientDataHash: clientDataHash)
+        case .fidoU2F:
+            return try FIDOU2FAttestation.verify(
+                attestationStatement, authData: authData, credential: credential,
+                clientDataHash: clientDataHash)
+        default:
+            throw CTAP2Error(
+                .unsupportedAttestationFormat,
+                "Attestation statements in the \(format) format cannot be verified here.")
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import CBOR
+
+/// How this module decodes what an authenticator sends.
+///
+/// Requests go out CTAP2 canonical (``CBOREncoder`` always writes that). Replies are decoded
+/// *leniently*: real keys have shipped non-shortest lengths (python-fido2's recorded
+/// makeCredential reply encodes a 196-byte authData with a two-byte length) and the CTAP 2.1
+/// spec only requires the *authenticator* to accept canonical input. Lenient still rejects
+/// ill-formed CBOR, duplicate map keys, over-deep nesting and lengths past the input.
+enum ResponseDecoding {
+    /// The decoder for authenticator replies, capped at `maxSize` bytes.
+    static func decoder(maxSize: Int = 1 << 20) -> CBORDecoder {
+        CBORDecoder(options: .init(maxDepth: 16, maxInputSize: maxSize, requireCanonical: false))
+    }
+
+    /// Decodes one reply body that must be a CBOR map.
+    static func decodeMap(_ bytes: [UInt8], what: String) throws(CTAP2Error) -> CBORMap {
+        let value: CBORValue
+        do throws(CBORError) {
+            value = try decoder().decode(bytes)
+        } catch {
+            throw CTAP2Error.malformed("The \(what) is not valid CBOR.", error)
+        }
+        guard let map = value.mapValue else {
+            throw CTAP2Error.malformed("The \(what) is not a CBOR map.")
+        }
+        return map
+    }
+}
+
+/// Typed reads of the fields of a decoded map, each failing with a malformed-response error
+/// that names the field.
+struct FieldReader {
+    let map: CBORMap
+    /// What the map is, for messages ("getInfo response").
+    let context: String
+
+    init(_ map: CBORMap, _ context: String) {
+        self.map = map
+        self.context = context
+    }
+
+    func value(_ key: CBORValue) -> CBORValue? { map[key] }
+
+    private func wrongType(_ name: String, _ expected: String) -> CTAP2Error {
+        .malformed("The \(name) field of the \(context) is not \(expected).")
+    }
+
+    func missing(_ name: String) -> CTAP2Error {
+        .malformed("The \(context) lacks its required \(name) field.")
+    }
+
+    func bytes(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> [UInt8]? {
+        guard let v = map[key] else { return nil }
+        guard let b = v.bytesValue else { throw wrongType(name, "a byte string") }
+        return b
+    }
+
+    func text(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> String? {
+        guard let v = map[key] else { return nil }
+        guard let s = v.stringValue else { throw wrongType(name, "a text string") }
+        return s
+    }
+
+    func bool(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> Bool? {
+        guard let v = map[key] else { return nil }
+        guard let b = v.boolValue else { throw wrongType(name, "a Boolean") }
+        return b
+    }
+
+    func uint(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> UInt64? {
+        guard let v = map[key] else { return nil }
+        guard let n = v.uint64Value else { throw wrongType(name, "an unsigned integer") }
+        return n
+    }
+
+    func int(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> Int? {
+        guard let v = map[key] else { return nil }
+        guard let n = v.intValue else { throw wrongType(name, "an integer") }
+        return n
+    }
+
+    func subMap(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> CBORMap? {
+        guard let v = map[key] else { return nil }
+        guard let m = v.mapValue else { throw wrongType(name, "a map") }
+        return m
+    }
+
+    func array(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> [CBORValue]? {
+        guard let v = map[key] else { return nil }
+        guard let a = v.arrayValue else { throw wrongType(name, "an array") }
+        return a
+    }
+
+    func textArray(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> [String]? {
+        guard let items = try array(key, name) else { return nil }
+        var out: [String] = []
+        out.reserveCapacity(items.count)
+        for item in items {
+            guard let s = item.stringValue else { throw wrongType(name, "an array of text strings") }
+            out.append(s)
+        }
+        return out
+    }
+
+    func uintArray(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> [UInt64]? {
+        guard let items = try array(key, name) else { return nil }
+        var out: [UInt64] = []
+        out.reserveCapacity(items.count)
+        for item in items {
+            guard let n = item.uint64Value else { throw wrongType(name, "an array of unsigned integers") }
+            out.append(n)
+        }
+        return out
+    }
+}

@@ -1,1 +1,0 @@
-// The CTAP2 module. See Docs/Architecture.md for what belongs here.

@@ -1,0 +1,172 @@
+import CBOR
+import Logging
+import Transport
+
+/// A CTAP2 conversation with one authenticator over any ``AuthenticatorConnection``
+/// (CTAP 2.1 §6 "Authenticator API").
+///
+/// Commands run one at a time, in the order they were called: the session is an actor and
+/// additionally queues callers, so an `await` inside one transaction never lets another
+/// interleave. Each command has a deadline, forwards keepalive status to the caller, turns a
+/// non-zero status byte into ``CTAP2Error/Code/authenticatorStatus`` carrying the
+/// ``CTAPStatus``, and checks message sizes against the authenticator's maxMsgSize once
+/// ``getInfo(timeout:)`` has been called.
+///
+/// Replies are decoded leniently (see ``ResponseDecoding``): real keys have sent
+/// non-shortest CBOR lengths; ill-formed CBOR is still rejected.
+public actor CTAP2Session {
+    /// The connection the session talks over.
+    public nonisolated let connection: any AuthenticatorConnection
+    /// The timeout of each command when the call does not give one.
+    public let defaultTimeout: Duration
+    /// The last getInfo response, once ``getInfo(timeout:)`` has run.
+    public private(set) var info: AuthenticatorInfo?
+
+    private let logger: Logger
+    private var busy = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    /// The request size limit before getInfo tells otherwise (CTAP 2.1 §6.4 maxMsgSize default).
+    public static let defaultMaxMessageSize = 1024
+    /// The reply size limit before getInfo tells otherwise.
+    static let unknownReplyLimit = 1 << 16
+
+    /// Creates a session over `connection`.
+    public init(
+        connection: any AuthenticatorConnection, defaultTimeout: Duration = .seconds(30),
+        logger: Logger = Logger(label: "securitykey.ctap2")
+    ) {
+        self.connection = connection
+        self.defaultTimeout = defaultTimeout
+        self.logger = logger
+    }
+
+    /// authenticatorGetInfo (§6.4); the result is kept in ``info`` and sets the size limits.
+    public func getInfo(timeout: Duration? = nil) async throws(CTAP2Error) -> AuthenticatorInfo {
+        let body = try await send(.getInfo, parameters: nil, timeout: timeout, keepalive: { _ in })
+        let info = try AuthenticatorInfo(cbor: body)
+        self.info = info
+        return info
+    }
+
+    /// authenticatorMakeCredential (§6.1).
+    public func makeCredential(
+        _ request: MakeCredentialRequest, timeout: Duration? = nil,
+        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
+    ) async throws(CTAP2Error) -> MakeCredentialResponse {
+        let body = try await transact(try request.encoded(), timeout: timeout, keepalive: keepalive)
+        return try MakeCredentialResponse(cbor: body)
+    }
+
+    /// authenticatorGetAssertion (§6.2).
+    public func getAssertion(
+        _ request: GetAssertionRequest, timeout: Duration? = nil,
+        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
+    ) async throws(CTAP2Error) -> GetAssertionResponse {
+        let body = try await transact(try request.encoded(), timeout: timeout, keepalive: keepalive)
+        return try GetAssertionResponse(cbor: body)
+    }
+
+    /// authenticatorGetNextAssertion (§6.3): the next of `numberOfCredentials` assertions.
+    public func getNextAssertion(timeout: Duration? = nil) async throws(CTAP2Error) -> GetAssertionResponse {
+        let body = try await send(.getNextAssertion, parameters: nil, timeout: timeout, keepalive: { _ in })
+        return try GetAssertionResponse(cbor: body)
+    }
+
+    /// authenticatorReset (§6.6): erases every credential and the PIN. Needs a touch.
+    public func reset(
+        timeout: Duration? = nil, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
+    ) async throws(CTAP2Error) {
+        _ = try await send(.reset, parameters: nil, timeout: timeout, keepalive: keepalive)
+    }
+
+    /// authenticatorSelection (§6.9): returns once the user touches this authenticator.
+    public func selection(
+        timeout: Duration? = nil, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
+    ) async throws(CTAP2Error) {
+        _ = try await send(.selection, parameters: nil, timeout: timeout, keepalive: keepalive)
+    }
+
+    /// Sends any CTAP2 command with an optional parameter map and returns the CBOR body of a
+    /// successful reply (empty when the authenticator sent none). For commands this type has
+    /// no method for (clientPIN, credentialManagement, ...).
+    public func send(
+        _ command: CTAP2Command, parameters: CBORMap?, timeout: Duration? = nil,
+        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
+    ) async throws(CTAP2Error) -> [UInt8] {
+        var message = [command.rawValue]
+        if let parameters { message += CBOREncoder.encode(.map(parameters)) }
+        return try await transact(message, timeout: timeout, keepalive: keepalive)
+    }
+
+    /// Sends one encoded message (command byte + CBOR) and returns the reply body after a
+    /// zero status byte.
+    func transact(
+        _ message: [UInt8], timeout: Duration?, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+    ) async throws(CTAP2Error) -> [UInt8] {
+        guard let commandByte = message.first else {
+            throw CTAP2Error(.invalidRequest, "A CTAP2 message needs at least a command byte.")
+        }
+        let command = CTAP2Command(rawValue: commandByte)
+        let requestLimit = info?.maxMsgSize.map { Int(clamping: $0) } ?? Self.defaultMaxMessageSize
+        guard message.count <= requestLimit else {
+            throw CTAP2Error(
+                .messageTooLarge,
+                "The \(command) request is \(message.count) bytes; the authenticator accepts at most \(requestLimit)."
+            )
+        }
+
+        await acquire()
+        defer { release() }
+        if Task.isCancelled {
+            throw CTAP2Error(.cancelled, "The \(command) request was cancelled before it was sent.")
+        }
+
+        logger.debug("CTAP2 request", metadata: ["command": "\(command)", "bytes": "\(message.count)"])
+        let deadline = ContinuousClock.now + (timeout ?? defaultTimeout)
+        let reply: [UInt8]
+        do throws(TransportError) {
+            reply = try await connection.transact(
+                .cbor, payload: message, deadline: deadline, keepalive: keepalive)
+        } catch {
+            logger.debug(
+                "CTAP2 transport failure", metadata: ["command": "\(command)", "code": "\(error.code)"])
+            if error.code == .cancelled {
+                throw CTAP2Error(.cancelled, "The \(command) request was cancelled.", underlying: error)
+            }
+            throw CTAP2Error(.transport, "The \(command) request failed: \(error.message)", underlying: error)
+        }
+
+        guard let statusByte = reply.first else {
+            throw CTAP2Error.malformed("The authenticator answered \(command) with an empty message.")
+        }
+        let replyLimit = info?.maxMsgSize.map { Int(clamping: $0) } ?? Self.unknownReplyLimit
+        guard reply.count <= replyLimit else {
+            throw CTAP2Error(
+                .messageTooLarge,
+                "The \(command) reply is \(reply.count) bytes, more than the authenticator's maxMsgSize of \(replyLimit)."
+            )
+        }
+        let status = CTAPStatus(rawValue: statusByte)
+        logger.debug("CTAP2 reply", metadata: ["command": "\(command)", "status": "\(status)"])
+        guard status == .ok else { throw CTAP2Error.authenticator(status) }
+        return Array(reply.dropFirst())
+    }
+
+    private func acquire() async {
+        if !busy {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    private func release() {
+        if waiters.isEmpty {
+            busy = false
+        } else {
+            // Ownership passes straight to the next caller in line.
+            waiters.removeFirst().resume()
+        }
+    }
+}

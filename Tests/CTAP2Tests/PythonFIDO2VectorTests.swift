@@ -1,0 +1,297 @@
+import CBOR
+import Crypto
+import Testing
+
+@testable import CTAP2
+
+/// python-fido2's recorded vectors (Tests/Vectors/python-fido2-vectors.json); the expected
+/// values below are the ones python-fido2's own tests assert (each entry's `expected`).
+@Suite struct PythonFIDO2VectorTests {
+    @Test(arguments: Vectors.pythonFIDO2.filter { $0.kind == "authenticatorData" })
+    func authenticatorDataParses(_ vector: Vector) throws {
+        let parsed = try AuthenticatorData(bytes: vector.bytes)
+        expectMatches(parsed, try #require(vector.authData), vector.id)
+    }
+
+    @Test func authenticatorDataRejectsTruncation() throws {
+        let vector = try #require(Vectors.python("test_ctap2/module/_AUTH_DATA_MC"))
+        for length in [0, 36, 37 + 17, vector.bytes.count - 1] {
+            let error = #expect(throws: CTAP2Error.self) {
+                try AuthenticatorData(bytes: Array(vector.bytes.prefix(length)))
+            }
+            #expect(error?.code == .malformedResponse)
+        }
+        let error = #expect(throws: CTAP2Error.self) { try AuthenticatorData(bytes: vector.bytes + [0x00]) }
+        #expect(error?.code == .malformedResponse)
+    }
+
+    static let getInfoVectors = Vectors.pythonFIDO2.filter {
+        $0.kind == "ctap2-response-cbor" && ($0.cborDiagnostic?.hasPrefix("{1: [") ?? false)
+    }
+
+    @Test(arguments: getInfoVectors)
+    func getInfoParses(_ vector: Vector) throws {
+        let info = try AuthenticatorInfo(cbor: vector.bytes)
+        // TestInfo.test_parse_bytes
+        #expect(info.versions == ["U2F_V2", "FIDO_2_0"])
+        #expect(info.extensions == ["uvm", "hmac-secret"])
+        #expect(info.aaguid.bytes == Vectors.python("test_ctap2/module/_AAGUID")?.bytes)
+        #expect(info.options == ["rk": true, "up": true, "plat": false, "clientPin": false])
+        #expect(info.maxMsgSize == 1200)
+        #expect(info.pinUVAuthProtocols == [1])
+        #expect(diagnostic(.map(info.fields)) == vector.cborDiagnostic)
+        if vector.id.hasSuffix("_INFO_EXTRA_KEY") {
+            // TestInfo.test_info_with_extra_field: key 99 is unknown and must be kept.
+            #expect(info.unknownFields == [99: 1234])
+        } else {
+            #expect(info.unknownFields.isEmpty)
+        }
+    }
+
+    @Test func getInfoWithAllCTAP22Fields() throws {
+        // A getInfo map using every CTAP 2.2 member, built from the spec's key table.
+        let map: CBORMap = [
+            1: ["FIDO_2_0", "FIDO_2_1", "FIDO_2_2"], 2: ["credProtect"],
+            3: .byteString([UInt8](repeating: 7, count: 16)),
+            4: .map(["rk": true, "clientPin": true]), 5: 2048, 6: [2, 1], 7: 8, 8: 128, 9: ["usb", "nfc"],
+            10: [.map(["alg": -7, "type": "public-key"]), .map(["alg": -8, "type": "public-key"])], 11: 4096,
+            12: false,
+            13: 6, 14: 328_707, 15: 32, 16: 2, 17: 3, 18: 2, 19: .map(["FIDO": 2]), 20: 25, 21: [0x10],
+            22: ["packed", "none"], 23: 1, 24: true, 25: .byteString([1, 2]), 26: ["usb"], 27: true,
+            28: .byteString(Array("https://x".utf8)), 29: 63, 30: .byteString([3]), 31: [1, 2],
+            0x40: "future",
+        ]
+        let info = try AuthenticatorInfo(map: map)
+        #expect(info.versions.count == 3)
+        #expect(info.algorithms.map(\.algorithm) == [.es256, .edDSA])
+        #expect(info.maxSerializedLargeBlobArray == 4096)
+        #expect(info.forcePINChange == false)
+        #expect(info.minPINLength == 6)
+        #expect(info.firmwareVersion == 328_707)
+        #expect(info.maxCredBlobLength == 32)
+        #expect(info.maxRPIDsForSetMinPINLength == 2)
+        #expect(info.preferredPlatformUVAttempts == 3)
+        #expect(info.uvModality == 2)
+        #expect(info.certifications == ["FIDO": 2])
+        #expect(info.remainingDiscoverableCredentials == 25)
+        #expect(info.vendorPrototypeConfigCommands == [0x10])
+        #expect(info.attestationFormats == ["packed", "none"])
+        #expect(info.uvCountSinceLastPINEntry == 1)
+        #expect(info.longTouchForReset == true)
+        #expect(info.encIdentifier == [1, 2])
+        #expect(info.transportsForReset == ["usb"])
+        #expect(info.pinComplexityPolicy == true)
+        #expect(info.pinComplexityPolicyURL == Array("https://x".utf8))
+        #expect(info.maxPINLength == 63)
+        #expect(info.encCredStoreState == [3])
+        #expect(info.authenticatorConfigCommands == [1, 2])
+        #expect(info.unknownFields == [0x40: "future"])
+    }
+
+    @Test func getInfoRejectsWrongTypes() {
+        let bad: [CBORMap] = [
+            [2: ["x"], 3: .byteString([UInt8](repeating: 0, count: 16))],  // no versions
+            [1: ["FIDO_2_0"], 3: .byteString([0])],  // short aaguid
+            [1: ["FIDO_2_0"], 3: .byteString([UInt8](repeating: 0, count: 16)), 5: "big"],
+            [1: [1], 3: .byteString([UInt8](repeating: 0, count: 16))],
+            [1: ["FIDO_2_0"], 3: .byteString([UInt8](repeating: 0, count: 16)), 4: .map(["rk": 1])],
+        ]
+        for map in bad {
+            let error = #expect(throws: CTAP2Error.self) { try AuthenticatorInfo(map: map) }
+            #expect(error?.code == .malformedResponse)
+        }
+    }
+
+    static let makeCredentialVectors = Vectors.pythonFIDO2.filter {
+        $0.kind == "ctap2-response-cbor" && ($0.cborDiagnostic?.hasPrefix("{1: \"") ?? false)
+    }
+
+    @Test(arguments: makeCredentialVectors)
+    func makeCredentialResponseParses(_ vector: Vector) throws {
+        let response = try MakeCredentialResponse(cbor: vector.bytes)
+        // TestCtap2.test_make_credential: fmt packed, att_stmt keys {alg, sig, x5c}.
+        #expect(response.format == .packed)
+        #expect(Set(response.attestationStatement.keys) == ["alg", "sig", "x5c"])
+        #expect(response.attestationStatement["x5c"]?.arrayValue?.count == vector.x5cCount)
+        expectMatches(response.authData, try #require(vector.authData), vector.id)
+        #expect(response.unknownFields.isEmpty)
+    }
+
+    @Test func nonCanonicalRecordedResponseIsAcceptedLeniently() throws {
+        // test_client's _MC_RESP writes the 196-byte authData with a two-byte length.
+        let vector = try #require(Vectors.python("test_client/module/_MC_RESP"))
+        #expect(throws: CBORError.self) { try CBORDecoder(options: .ctap2).decode(vector.bytes) }
+        let response = try MakeCredentialResponse(cbor: vector.bytes)
+        #expect(response.authData.bytes == Vectors.python("test_ctap2/module/_AUTH_DATA_MC")?.bytes)
+    }
+
+    @Test func getAssertionResponseParses() throws {
+        let vector = try #require(Vectors.python("test_ctap2/module/_GA_RESP"))
+        let response = try GetAssertionResponse(cbor: vector.bytes)
+        // TestCtap2.test_get_assertion
+        #expect(response.credential?.id == Vectors.python("test_ctap2/module/_CRED_ID")?.bytes)
+        #expect(response.credential?.type == "public-key")
+        #expect(response.authData.bytes == Vectors.python("test_ctap2/module/_AUTH_DATA_GA")?.bytes)
+        #expect(response.signature == Vectors.python("test_ctap2/module/_SIGNATURE")?.bytes)
+        #expect(response.user == nil)
+        #expect(response.numberOfCredentials == nil)
+        expectMatches(response.authData, try #require(vector.authData), vector.id)
+    }
+
+    // MARK: Attestation statements (python-fido2 tests/test_attestation.py)
+
+    func statementParts(_ test: String) throws -> (
+        sig: [UInt8], x5c: [UInt8], authData: AuthenticatorData, hash: [UInt8]
+    ) {
+        let prefix = "test_attestation/TestAttestationObject.\(test)/"
+        return (
+            try #require(Vectors.python(prefix + "key:'sig'")).bytes,
+            try #require(Vectors.python(prefix + "key:'x5c'")).bytes,
+            try AuthenticatorData(
+                bytes: try #require(Vectors.python(prefix + "arg-of:AuthenticatorData")).bytes),
+            try #require(Vectors.python(prefix + "client_param")).bytes
+        )
+    }
+
+    @Test func packedAttestationVerifies() throws {
+        let p = try statementParts("test_packed_attestation")
+        let statement: CBORMap = ["alg": -7, "sig": .byteString(p.sig), "x5c": [.byteString(p.x5c)]]
+        let object = AttestationObject(format: .packed, authData: p.authData, attestationStatement: statement)
+        let result = try object.verify(clientDataHash: p.hash)
+        #expect(result.type == .basic)
+        #expect(result.trustPath.count == 1)
+        var bad = object
+        bad.attestationStatement["sig"] = .byteString(
+            [UInt8](repeating: UInt8(ascii: "a"), count: p.sig.count))
+        let error = #expect(throws: CTAP2Error.self) { try bad.verify(clientDataHash: p.hash) }
+        #expect(error?.code == .verificationFailed)
+    }
+
+    @Test func fidoU2FAttestationVerifies() throws {
+        let p = try statementParts("test_fido_u2f_attestation")
+        let statement: CBORMap = ["sig": .byteString(p.sig), "x5c": [.byteString(p.x5c)]]
+        let object = AttestationObject(
+            format: .fidoU2F, authData: p.authData, attestationStatement: statement)
+        let result = try object.verify(clientDataHash: p.hash)
+        #expect(result.type == .basic)
+        #expect(result.trustPath.count == 1)
+        var bad = object
+        bad.attestationStatement["sig"] = .byteString(
+            [UInt8](repeating: UInt8(ascii: "a"), count: p.sig.count))
+        let error = #expect(throws: CTAP2Error.self) { try bad.verify(clientDataHash: p.hash) }
+        #expect(error?.code == .verificationFailed)
+    }
+
+    @Test(arguments: ["test_none_attestation", "test_none_windows_hello_attestation"])
+    func noneAttestation(_ test: String) throws {
+        let vector = try #require(
+            Vectors.python("test_attestation/TestAttestationObject.\(test)/arg-of:AuthenticatorData"))
+        let authData = try AuthenticatorData(bytes: vector.bytes)
+        let hash =
+            Array("deadbeef".utf8) + Array("deadbeef".utf8) + Array("deadbeef".utf8) + Array("deadbeef".utf8)
+        let none = AttestationObject(
+            format: AttestationFormat.none, authData: authData, attestationStatement: [:])
+        #expect(try none.verify(clientDataHash: hash).type == AttestationType.none)
+        let notEmpty = AttestationObject(
+            format: AttestationFormat.none, authData: authData, attestationStatement: ["not": "empty"])
+        #expect(throws: CTAP2Error.self) { try notEmpty.verify(clientDataHash: hash) }
+    }
+
+    @Test func packedAttestationFromFullResponseVerifies() throws {
+        // TestAttestationObject.test_packed_attestation in tests/test_ctap2.py.
+        let vector = try #require(
+            Vectors.python("test_ctap2/TestAttestationObject.test_packed_attestation/arg-of:cbor.decode"))
+        let hash = try #require(
+            Vectors.python(
+                "test_ctap2/TestAttestationObject.test_packed_attestation/arg-of:Attestation.for_type(att.fmt)().verify"
+            )
+        ).bytes
+        let object = try MakeCredentialResponse(cbor: vector.bytes).attestationObject
+        #expect(try object.verify(clientDataHash: hash).type == .basic)
+        #expect(throws: CTAP2Error.self) { try object.verify(clientDataHash: flipped(hash)) }
+    }
+
+    // MARK: COSE keys (python-fido2 tests/test_cose.py)
+
+    struct COSECase: Sendable, CustomTestStringConvertible {
+        var test: String
+        var key: @Sendable () throws -> COSEKey
+        var expectedAlgorithm: COSEAlgorithm
+        var testDescription: String { test }
+    }
+
+    static func param(_ test: String, _ label: String) throws -> CBORValue {
+        .byteString(try #require(Vectors.python("test_cose/TestCoseKey.\(test)/key:\(label)")).bytes)
+    }
+
+    static let coseCases: [COSECase] = [
+        COSECase(
+            test: "test_ES256_parse_verify",
+            key: {
+                try COSEKey(cbor: try #require(Vectors.python("test_cose/module/_ES256_KEY")).bytes)
+            }, expectedAlgorithm: .es256),
+        COSECase(
+            test: "test_RS256_parse_verify",
+            key: {
+                try COSEKey(cbor: try #require(Vectors.python("test_cose/module/_RS256_KEY")).bytes)
+            }, expectedAlgorithm: .rs256),
+        COSECase(
+            test: "test_EdDSA_parse_verify",
+            key: {
+                try COSEKey(cbor: try #require(Vectors.python("test_cose/module/_EdDSA_KEY")).bytes)
+            }, expectedAlgorithm: .edDSA),
+        // python-fido2 builds these two from their parameters: {1: 2, 3: -9, -1: 1, ...} and {1: 1, 3: -19, -1: 6, ...}.
+        COSECase(
+            test: "test_ESP256_parse_verify",
+            key: {
+                try COSEKey(map: [
+                    1: 2, 3: -9, -1: 1, -2: param("test_ESP256_parse_verify", "-2"),
+                    -3: param("test_ESP256_parse_verify", "-3"),
+                ])
+            }, expectedAlgorithm: .esp256),
+        COSECase(
+            test: "test_Ed25519_parse_verify",
+            key: {
+                try COSEKey(map: [1: 1, 3: -19, -1: 6, -2: param("test_Ed25519_parse_verify", "-2")])
+            }, expectedAlgorithm: .ed25519),
+    ]
+
+    @Test(arguments: coseCases)
+    func coseKeyVerifies(_ c: COSECase) throws {
+        let key = try c.key()
+        #expect(key.algorithm == c.expectedAlgorithm)
+        let message = try #require(Vectors.python("test_cose/TestCoseKey.\(c.test)/arg-of:key.verify")).bytes
+        let signature = try #require(Vectors.python("test_cose/TestCoseKey.\(c.test)/arg-of:key.verify#2"))
+            .bytes
+        try key.verifySignature(signature, for: message)
+        #expect(throws: CTAP2Error.self) { try key.verifySignature(signature, for: flipped(message)) }
+        #expect(throws: CTAP2Error.self) {
+            try key.verifySignature(flipped(signature, at: signature.count - 1), for: message)
+        }
+        if c.test == "test_RS256_parse_verify" {
+            #expect(key.parameters[-1] == Self.rsaParam("-1"))
+            #expect(key.parameters[-2] == Self.rsaParam("-2"))
+        }
+    }
+
+    static func rsaParam(_ label: String) -> CBORValue? {
+        Vectors.python("test_cose/TestCoseKey.test_RS256_parse_verify/key:\(label)").map {
+            .byteString($0.bytes)
+        }
+    }
+
+    @Test func coseKeyRejectsBadShapes() {
+        let bad: [CBORMap] = [
+            [3: -7],  // no kty
+            [1: 2, 3: -7, -1: 1, -2: .byteString([1, 2]), -3: .byteString([3])],  // short coordinates
+            [
+                1: 2, 3: -7, -1: 1, -2: .byteString([UInt8](repeating: 1, count: 32)),
+                -3: .byteString([UInt8](repeating: 1, count: 32)),
+            ],  // not on the curve
+            [1: 1, 3: -8, -1: 6, -2: "text"],
+        ]
+        for map in bad {
+            #expect(throws: CTAP2Error.self) { try COSEKey(map: map).publicKey() }
+        }
+    }
+}
