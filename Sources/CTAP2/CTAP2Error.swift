@@ -29,6 +29,8 @@ public struct CTAP2Error: Error, Sendable, CustomStringConvertible {
         public static let messageTooLarge = Code(rawValue: "message-too-large")
         /// The operation was cancelled by the caller.
         public static let cancelled = Code(rawValue: "cancelled")
+        /// A PIN/UV auth protocol computation failed (bad key-agreement key, wrong sizes).
+        public static let pinUVAuthProtocol = Code(rawValue: "pin-uv-auth-protocol")
 
         public var description: String { rawValue }
     }

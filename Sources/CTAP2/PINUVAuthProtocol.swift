@@ -12,21 +12,15 @@ public protocol PINUVAuthProtocol: Sendable {
     func kdf(_ z: [UInt8]) -> [UInt8]
 
     /// Encrypts a multiple of 16 bytes with the shared secret.
-    func encrypt(key: [UInt8], _ plaintext: [UInt8]) throws(PINUVAuthProtocolFailure) -> [UInt8]
+    func encrypt(key: [UInt8], _ plaintext: [UInt8]) throws(CTAP2Error) -> [UInt8]
 
     /// Decrypts what ``encrypt(key:_:)`` produced.
-    func decrypt(key: [UInt8], _ ciphertext: [UInt8]) throws(PINUVAuthProtocolFailure) -> [UInt8]
+    func decrypt(key: [UInt8], _ ciphertext: [UInt8]) throws(CTAP2Error) -> [UInt8]
 
     /// Computes the pinUvAuthParam of `message` with a shared secret or a pinUvAuthToken.
     func authenticate(key: [UInt8], _ message: [UInt8]) -> [UInt8]
 }
 
-/// Why a PIN/UV auth protocol operation failed; the session turns it into its own error.
-public struct PINUVAuthProtocolFailure: Error, Hashable, Sendable {
-    /// One sentence.
-    public var message: String
-    init(_ message: String) { self.message = message }
-}
 
 extension PINUVAuthProtocol {
     /// Whether `signature` is the pinUvAuthParam of `message` (constant time).
@@ -40,21 +34,21 @@ extension PINUVAuthProtocol {
     /// the platform's public coordinates and the shared secret (§6.5.6 `encapsulate`).
     public func encapsulate(
         peerX: [UInt8], peerY: [UInt8]
-    ) throws(PINUVAuthProtocolFailure) -> (x: [UInt8], y: [UInt8], sharedSecret: [UInt8]) {
+    ) throws(CTAP2Error) -> (x: [UInt8], y: [UInt8], sharedSecret: [UInt8]) {
         try encapsulate(peerX: peerX, peerY: peerY, using: P256.KeyAgreement.PrivateKey())
     }
 
     /// ``encapsulate(peerX:peerY:)`` with a given platform key (for known-answer tests).
     public func encapsulate(
         peerX: [UInt8], peerY: [UInt8], using privateKey: P256.KeyAgreement.PrivateKey
-    ) throws(PINUVAuthProtocolFailure) -> (x: [UInt8], y: [UInt8], sharedSecret: [UInt8]) {
+    ) throws(CTAP2Error) -> (x: [UInt8], y: [UInt8], sharedSecret: [UInt8]) {
         guard peerX.count == 32, peerY.count == 32,
             let peer = try? P256.KeyAgreement.PublicKey(x963Representation: [0x04] + peerX + peerY)
         else {
-            throw PINUVAuthProtocolFailure("The authenticator's key-agreement key is not a valid P-256 point.")
+            throw CTAP2Error(.pinUVAuthProtocol, "The authenticator's key-agreement key is not a valid P-256 point.")
         }
         guard let shared = try? privateKey.sharedSecretFromKeyAgreement(with: peer) else {
-            throw PINUVAuthProtocolFailure("ECDH with the authenticator's key-agreement key failed.")
+            throw CTAP2Error(.pinUVAuthProtocol, "ECDH with the authenticator's key-agreement key failed.")
         }
         var z = shared.withUnsafeBytes { [UInt8]($0) }
         defer { z.wipe() }
@@ -73,11 +67,11 @@ public struct PINUVAuthProtocolOne: PINUVAuthProtocol {
 
     public func kdf(_ z: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: z)) }
 
-    public func encrypt(key: [UInt8], _ plaintext: [UInt8]) throws(PINUVAuthProtocolFailure) -> [UInt8] {
+    public func encrypt(key: [UInt8], _ plaintext: [UInt8]) throws(CTAP2Error) -> [UInt8] {
         try AESCBC.run(encrypt: true, key: key, iv: [UInt8](repeating: 0, count: 16), plaintext)
     }
 
-    public func decrypt(key: [UInt8], _ ciphertext: [UInt8]) throws(PINUVAuthProtocolFailure) -> [UInt8] {
+    public func decrypt(key: [UInt8], _ ciphertext: [UInt8]) throws(CTAP2Error) -> [UInt8] {
         try AESCBC.run(encrypt: false, key: key, iv: [UInt8](repeating: 0, count: 16), ciphertext)
     }
 
@@ -104,7 +98,7 @@ public struct PINUVAuthProtocolTwo: PINUVAuthProtocol {
         return derive("CTAP2 HMAC key") + derive("CTAP2 AES key")
     }
 
-    public func encrypt(key: [UInt8], _ plaintext: [UInt8]) throws(PINUVAuthProtocolFailure) -> [UInt8] {
+    public func encrypt(key: [UInt8], _ plaintext: [UInt8]) throws(CTAP2Error) -> [UInt8] {
         var iv = [UInt8](repeating: 0, count: 16)
         var generator = SystemRandomNumberGenerator()
         for i in iv.indices { iv[i] = generator.next() }
@@ -112,14 +106,14 @@ public struct PINUVAuthProtocolTwo: PINUVAuthProtocol {
     }
 
     /// ``encrypt(key:_:)`` with a given IV (for known-answer tests).
-    public func encrypt(key: [UInt8], _ plaintext: [UInt8], iv: [UInt8]) throws(PINUVAuthProtocolFailure) -> [UInt8] {
-        guard key.count == 64 else { throw PINUVAuthProtocolFailure("Protocol two needs a 64-byte shared secret.") }
+    public func encrypt(key: [UInt8], _ plaintext: [UInt8], iv: [UInt8]) throws(CTAP2Error) -> [UInt8] {
+        guard key.count == 64 else { throw CTAP2Error(.pinUVAuthProtocol, "Protocol two needs a 64-byte shared secret.") }
         return iv + (try AESCBC.run(encrypt: true, key: Array(key[32...]), iv: iv, plaintext))
     }
 
-    public func decrypt(key: [UInt8], _ ciphertext: [UInt8]) throws(PINUVAuthProtocolFailure) -> [UInt8] {
-        guard key.count == 64 else { throw PINUVAuthProtocolFailure("Protocol two needs a 64-byte shared secret.") }
-        guard ciphertext.count >= 16 else { throw PINUVAuthProtocolFailure("The ciphertext is shorter than its IV.") }
+    public func decrypt(key: [UInt8], _ ciphertext: [UInt8]) throws(CTAP2Error) -> [UInt8] {
+        guard key.count == 64 else { throw CTAP2Error(.pinUVAuthProtocol, "Protocol two needs a 64-byte shared secret.") }
+        guard ciphertext.count >= 16 else { throw CTAP2Error(.pinUVAuthProtocol, "The ciphertext is shorter than its IV.") }
         return try AESCBC.run(
             encrypt: false, key: Array(key[32...]), iv: Array(ciphertext[..<16]), Array(ciphertext[16...]))
     }
@@ -132,10 +126,10 @@ public struct PINUVAuthProtocolTwo: PINUVAuthProtocol {
 }
 
 enum AESCBC {
-    static func run(encrypt: Bool, key: [UInt8], iv: [UInt8], _ input: [UInt8]) throws(PINUVAuthProtocolFailure) -> [UInt8] {
-        guard key.count == 32 else { throw PINUVAuthProtocolFailure("AES-256-CBC needs a 32-byte key.") }
+    static func run(encrypt: Bool, key: [UInt8], iv: [UInt8], _ input: [UInt8]) throws(CTAP2Error) -> [UInt8] {
+        guard key.count == 32 else { throw CTAP2Error(.pinUVAuthProtocol, "AES-256-CBC needs a 32-byte key.") }
         guard input.count % 16 == 0 else {
-            throw PINUVAuthProtocolFailure("AES-256-CBC input must be a multiple of 16 bytes.")
+            throw CTAP2Error(.pinUVAuthProtocol, "AES-256-CBC input must be a multiple of 16 bytes.")
         }
         do {
             let ivValue = try AES._CBC.IV(ivBytes: iv)
@@ -146,7 +140,7 @@ enum AESCBC {
                 : try AES._CBC.decrypt(input, using: symmetric, iv: ivValue, noPadding: true)
             return [UInt8](out)
         } catch {
-            throw PINUVAuthProtocolFailure("AES-256-CBC failed: \(error).")
+            throw CTAP2Error(.pinUVAuthProtocol, "AES-256-CBC failed: \(error).")
         }
     }
 }

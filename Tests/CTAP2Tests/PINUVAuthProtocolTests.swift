@@ -84,11 +84,14 @@ struct PINUVAuthProtocolTests {
     }
 
     @Test func rejectsBadInput() {
-        #expect(throws: PINUVAuthProtocolFailure.self) { try PINUVAuthProtocolOne().encrypt(key: [UInt8](repeating: 0, count: 32), [1, 2, 3]) }
-        #expect(throws: PINUVAuthProtocolFailure.self) { try PINUVAuthProtocolTwo().decrypt(key: [UInt8](repeating: 0, count: 64), [1, 2]) }
-        #expect(throws: PINUVAuthProtocolFailure.self) {
-            try PINUVAuthProtocolOne().encapsulate(peerX: [UInt8](repeating: 1, count: 32), peerY: [UInt8](repeating: 2, count: 32))
-        }
+        let errors = [
+            #expect(throws: CTAP2Error.self) { try PINUVAuthProtocolOne().encrypt(key: [UInt8](repeating: 0, count: 32), [1, 2, 3]) },
+            #expect(throws: CTAP2Error.self) { try PINUVAuthProtocolTwo().decrypt(key: [UInt8](repeating: 0, count: 64), [1, 2]) },
+            #expect(throws: CTAP2Error.self) {
+                try PINUVAuthProtocolOne().encapsulate(peerX: [UInt8](repeating: 1, count: 32), peerY: [UInt8](repeating: 2, count: 32))
+            },
+        ]
+        #expect(errors.allSatisfy { $0?.code == .pinUVAuthProtocol })
     }
 
     /// Protocol two has no recorded vectors, so python-fido2's PinProtocolV2 computes the
