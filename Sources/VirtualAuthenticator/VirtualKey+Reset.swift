@@ -14,7 +14,7 @@ extension VirtualKey {
         state.credentials = []
         state.credentialCounters = [:]
         try persist()
-        logger.info("Virtual key reset")
+        logger.debug("Virtual key reset")
         return nil
     }
 
