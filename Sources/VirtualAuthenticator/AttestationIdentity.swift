@@ -58,7 +58,8 @@ enum AttestationIdentity {
             let aaguidValue = aaguidSerializer.serializedBytes
             let leafCertificate = try Certificate(
                 version: .v3, serialNumber: Certificate.SerialNumber(),
-                publicKey: .init(attestationKey.publicKey), notValidBefore: notBefore, notValidAfter: notAfter,
+                publicKey: .init(attestationKey.publicKey), notValidBefore: notBefore,
+                notValidAfter: notAfter,
                 issuer: rootName, subject: leafName, signatureAlgorithm: .ecdsaWithSHA256,
                 extensions: try Certificate.Extensions {
                     Critical(BasicConstraints.notCertificateAuthority)

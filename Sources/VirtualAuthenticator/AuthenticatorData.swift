@@ -25,11 +25,16 @@ struct AuthenticatorData {
         if !extensions.isEmpty { flags.insert(.extensionData) }
         var out = rpIDHash
         out.append(flags.rawValue)
-        out += [UInt8(signCount >> 24), UInt8(truncatingIfNeeded: signCount >> 16),
-                UInt8(truncatingIfNeeded: signCount >> 8), UInt8(truncatingIfNeeded: signCount)]
+        out += [
+            UInt8(signCount >> 24), UInt8(truncatingIfNeeded: signCount >> 16),
+            UInt8(truncatingIfNeeded: signCount >> 8), UInt8(truncatingIfNeeded: signCount),
+        ]
         if let attested = attestedCredential {
             out += attested.aaguid
-            out += [UInt8(attested.credentialID.count >> 8), UInt8(truncatingIfNeeded: attested.credentialID.count)]
+            out += [
+                UInt8(attested.credentialID.count >> 8),
+                UInt8(truncatingIfNeeded: attested.credentialID.count),
+            ]
             out += attested.credentialID
             out += CBOREncoder.encode(.map(attested.publicKey))
         }

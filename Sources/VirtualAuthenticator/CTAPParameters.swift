@@ -22,7 +22,8 @@ struct CTAPParameters {
         do {
             value = try CBORDecoder(options: .ctap2).decode(parameters)
         } catch {
-            throw .rejected(.invalidCBOR, "\(context) parameters are not CTAP2 canonical CBOR: \(error.message)")
+            throw .rejected(
+                .invalidCBOR, "\(context) parameters are not CTAP2 canonical CBOR: \(error.message)")
         }
         guard let map = value.mapValue else {
             throw .rejected(.cborUnexpectedType, "\(context) parameters are not a CBOR map.")
@@ -56,7 +57,8 @@ struct CTAPParameters {
         return s
     }
 
-    func nested(_ key: Int, _ name: String, required: Bool = false) throws(VirtualKeyError) -> CTAPParameters? {
+    func nested(_ key: Int, _ name: String, required: Bool = false) throws(VirtualKeyError) -> CTAPParameters?
+    {
         guard let v = try value(key, .int(key), required: required) else { return nil }
         guard let m = v.mapValue else { throw typeError(key, "a map") }
         return CTAPParameters(m, context: name)
@@ -110,7 +112,8 @@ struct CredentialDescriptor {
     ) throws(VirtualKeyError) -> [CredentialDescriptor] {
         guard items.count <= maxCount else {
             throw .rejected(
-                .limitExceeded, "\(context) has \(items.count) credentials; at most \(maxCount) are accepted.")
+                .limitExceeded, "\(context) has \(items.count) credentials; at most \(maxCount) are accepted."
+            )
         }
         var result: [CredentialDescriptor] = []
         for item in items {
@@ -118,12 +121,14 @@ struct CredentialDescriptor {
                 throw .rejected(.cborUnexpectedType, "An entry of \(context) is not a map.")
             }
             let p = CTAPParameters(m, context: "a credential descriptor")
-            guard let type = try p.text("type", required: true), let id = try p.bytes("id", required: true) else {
+            guard let type = try p.text("type", required: true), let id = try p.bytes("id", required: true)
+            else {
                 throw .rejected(.missingParameter, "A credential descriptor lacks its type or id.")
             }
             guard id.count <= maxIDLength else {
                 throw .rejected(
-                    .invalidLength, "A credential ID is \(id.count) bytes; at most \(maxIDLength) are accepted.")
+                    .invalidLength,
+                    "A credential ID is \(id.count) bytes; at most \(maxIDLength) are accepted.")
             }
             result.append(CredentialDescriptor(type: type, id: id))
         }

@@ -33,7 +33,9 @@ struct CredentialPrivateKey {
             guard let k = try? P384.Signing.PrivateKey(rawRepresentation: derive(48)) else { return nil }
             key = .p384(k)
         case .edDSA:
-            guard let k = try? Curve25519.Signing.PrivateKey(rawRepresentation: derive(32)) else { return nil }
+            guard let k = try? Curve25519.Signing.PrivateKey(rawRepresentation: derive(32)) else {
+                return nil
+            }
             key = .ed25519(k)
         default:
             return nil

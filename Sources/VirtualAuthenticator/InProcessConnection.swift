@@ -34,7 +34,8 @@ public actor InProcessConnection: AuthenticatorConnection {
     ) async throws(TransportError) -> [UInt8] {
         guard !isClosed else { throw TransportError(.closed, "The in-process connection is closed.") }
         guard command == .cbor || command == .u2f else {
-            throw TransportError(.notSupported, "The in-process connection carries only CTAP2 and U2F messages.")
+            throw TransportError(
+                .notSupported, "The in-process connection carries only CTAP2 and U2F messages.")
         }
         if Task.isCancelled { throw TransportError(.cancelled, "The request was cancelled.") }
         let handler = self.handler

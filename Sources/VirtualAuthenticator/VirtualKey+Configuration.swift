@@ -100,7 +100,8 @@ extension VirtualKey {
 
         func validate() throws(VirtualKeyError) {
             if let aaguid, aaguid.count != 16 {
-                throw VirtualKeyError(.invalidConfiguration, "The AAGUID must be 16 bytes, not \(aaguid.count).")
+                throw VirtualKeyError(
+                    .invalidConfiguration, "The AAGUID must be 16 bytes, not \(aaguid.count).")
             }
             if algorithms.isEmpty {
                 throw VirtualKeyError(.invalidConfiguration, "At least one algorithm must be supported.")
@@ -111,10 +112,12 @@ extension VirtualKey {
             if maxCredentialIdLength < CredentialID.length {
                 throw VirtualKeyError(
                     .invalidConfiguration,
-                    "maxCredentialIdLength must be at least \(CredentialID.length), the length of this key's credential IDs.")
+                    "maxCredentialIdLength must be at least \(CredentialID.length), the length of this key's credential IDs."
+                )
             }
             if maxMsgSize < 1 || maxCredentialCountInList < 1 || maxDiscoverableCredentials < 0 {
-                throw VirtualKeyError(.invalidConfiguration, "Message size, list and storage limits must be positive.")
+                throw VirtualKeyError(
+                    .invalidConfiguration, "Message size, list and storage limits must be positive.")
             }
             if keepaliveInterval <= .zero {
                 throw VirtualKeyError(.invalidConfiguration, "The keepalive interval must be positive.")

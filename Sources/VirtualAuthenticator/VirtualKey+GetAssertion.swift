@@ -138,7 +138,9 @@ extension VirtualKey {
         ).bytes
         let signature = try credential.key.sign(authData + clientDataHash)
         var response = CBORMap()
-        response[AssertionResponseMember.credential] = .map(["id": .byteString(credential.id), "type": "public-key"])
+        response[AssertionResponseMember.credential] = .map([
+            "id": .byteString(credential.id), "type": "public-key",
+        ])
         response[AssertionResponseMember.authData] = .byteString(authData)
         response[AssertionResponseMember.signature] = .byteString(signature)
         if let stored = credential.discoverable {

@@ -145,7 +145,8 @@ extension VirtualKey {
                 throw .rejected(.cborUnexpectedType, "An entry of pubKeyCredParams is not a map.")
             }
             let entry = CTAPParameters(m, context: "pubKeyCredParams")
-            guard let type = try entry.text("type", required: true), let alg = try entry.integer("alg", required: true)
+            guard let type = try entry.text("type", required: true),
+                let alg = try entry.integer("alg", required: true)
             else { throw .rejected(.missingParameter, "A pubKeyCredParams entry lacks type or alg.") }
             let algorithm = COSEAlgorithm(rawValue: alg)
             if chosen == nil, type == "public-key", configuration.algorithms.contains(algorithm) {
@@ -160,7 +161,8 @@ extension VirtualKey {
 
     /// pinUvAuthParam handling of a key without clientPIN (§6.1.2 steps 1–2, §6.2.2 steps 1–2).
     func checkPinUvAuth(
-        _ param: [UInt8]?, protocol pinProtocol: UInt64?, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+        _ param: [UInt8]?, protocol pinProtocol: UInt64?,
+        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(VirtualKeyError) {
         guard let param else { return }
         if param.isEmpty {
@@ -184,7 +186,9 @@ extension VirtualKey {
         case .none:
             return ("none", CBORMap())
         case .selfAttestation:
-            return ("packed", ["alg": .int(key.algorithm.rawValue), "sig": .byteString(try key.sign(signed))])
+            return (
+                "packed", ["alg": .int(key.algorithm.rawValue), "sig": .byteString(try key.sign(signed))]
+            )
         case .packed:
             let signature: [UInt8]
             do {

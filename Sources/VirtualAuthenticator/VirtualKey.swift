@@ -172,7 +172,8 @@ public actor VirtualKey: CTAPMessageHandler {
         let deadline = start + configuration.userPresenceTimeout
         while true {
             if Task.isCancelled {
-                throw .rejected(.keepaliveCancel, "The request was cancelled while waiting for user presence.")
+                throw .rejected(
+                    .keepaliveCancel, "The request was cancelled while waiting for user presence.")
             }
             switch userPresence {
             case .approve:
@@ -191,7 +192,8 @@ public actor VirtualKey: CTAPMessageHandler {
             do {
                 try await Task.sleep(for: configuration.keepaliveInterval)
             } catch {
-                throw .rejected(.keepaliveCancel, "The request was cancelled while waiting for user presence.")
+                throw .rejected(
+                    .keepaliveCancel, "The request was cancelled while waiting for user presence.")
             }
         }
     }

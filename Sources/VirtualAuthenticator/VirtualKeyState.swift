@@ -94,7 +94,8 @@ extension VirtualKeyState {
         guard version == Self.formatVersion else {
             throw VirtualKeyError(
                 .stateFileVersion,
-                "The state file has format version \(version); this build reads version \(Self.formatVersion).")
+                "The state file has format version \(version); this build reads version \(Self.formatVersion)."
+            )
         }
         func field(_ name: String) throws(VirtualKeyError) -> CBORValue {
             guard let v = map[name] else {
@@ -130,7 +131,8 @@ extension VirtualKeyState {
         credentialCounters = [:]
         for entry in counters {
             guard let id = entry.key.bytesValue else {
-                throw VirtualKeyError(.stateFileCorrupt, "A credential counter is not keyed by a credential ID.")
+                throw VirtualKeyError(
+                    .stateFileCorrupt, "A credential counter is not keyed by a credential ID.")
             }
             credentialCounters[id] = try counter(entry.value, "credential counter")
         }
@@ -201,7 +203,8 @@ extension DiscoverableCredential {
         }
         self.init(
             id: id, rpID: rpID, rpName: try optionalText(Field.rpName), userID: userID,
-            userName: try optionalText(Field.userName), userDisplayName: try optionalText(Field.userDisplayName),
+            userName: try optionalText(Field.userName),
+            userDisplayName: try optionalText(Field.userDisplayName),
             algorithm: COSEAlgorithm(rawValue: alg), seed: seed, signatureCounter: UInt32(counter),
             sequence: sequence)
     }

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // At file scope `read` and `write` name the C functions, not the methods below.
@@ -38,7 +38,8 @@ struct VirtualKeyStateFile: Sendable {
             throw VirtualKeyError(.stateFileForeign, "The state file \(path) is not a regular file.")
         }
         guard info.st_size >= 0, info.st_size <= Self.maxSize else {
-            throw VirtualKeyError(.stateFileForeign, "The state file \(path) is too large to be a virtual key state.")
+            throw VirtualKeyError(
+                .stateFileForeign, "The state file \(path) is too large to be a virtual key state.")
         }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var done = 0

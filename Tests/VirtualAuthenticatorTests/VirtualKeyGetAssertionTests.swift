@@ -40,14 +40,19 @@ struct VirtualKeyGetAssertionTests {
                     == Spec.noCredentials)
         }
         #expect(
-            try await send(key, Spec.getAssertion, getAssertionRequest(allowList: [Array(id.dropLast())])).status
+            try await send(key, Spec.getAssertion, getAssertionRequest(allowList: [Array(id.dropLast())]))
+                .status
                 == Spec.noCredentials)
         #expect(
-            try await send(key, Spec.getAssertion, getAssertionRequest(allowList: [[UInt8](repeating: 0, count: id.count)]))
-                .status == Spec.noCredentials)
+            try await send(
+                key, Spec.getAssertion,
+                getAssertionRequest(allowList: [[UInt8](repeating: 0, count: id.count)])
+            )
+            .status == Spec.noCredentials)
         // Another relying party: the rpIdHash is the associated data.
         #expect(
-            try await send(key, Spec.getAssertion, getAssertionRequest(rpID: "evil.example", allowList: [id])).status
+            try await send(key, Spec.getAssertion, getAssertionRequest(rpID: "evil.example", allowList: [id]))
+                .status
                 == Spec.noCredentials)
         // Another key (another wrapping key) does not know it.
         let other = try makeKey()
@@ -55,14 +60,17 @@ struct VirtualKeyGetAssertionTests {
             try await send(other, Spec.getAssertion, getAssertionRequest(allowList: [id])).status
                 == Spec.noCredentials)
         // The genuine ID still works.
-        #expect(try await send(key, Spec.getAssertion, getAssertionRequest(allowList: [id])).status == Spec.ok)
+        #expect(
+            try await send(key, Spec.getAssertion, getAssertionRequest(allowList: [id])).status == Spec.ok)
     }
 
     @Test func noCredentialsWithoutAllowListOrStoredCredential() async throws {
         let key = try makeKey()
         _ = try await register(key)
         #expect(try await send(key, Spec.getAssertion, getAssertionRequest()).status == Spec.noCredentials)
-        #expect(try await send(key, Spec.getAssertion, getAssertionRequest(allowList: [])).status == Spec.noCredentials)
+        #expect(
+            try await send(key, Spec.getAssertion, getAssertionRequest(allowList: [])).status
+                == Spec.noCredentials)
     }
 
     @Test func silentAssertionSkipsPresence() async throws {
@@ -70,7 +78,8 @@ struct VirtualKeyGetAssertionTests {
         await key.setUserPresence(.approve)
         let (id, _) = try await register(key)
         await key.setUserPresence(.never)
-        let reply = try await send(key, Spec.getAssertion, getAssertionRequest(allowList: [id], options: ["up": false]))
+        let reply = try await send(
+            key, Spec.getAssertion, getAssertionRequest(allowList: [id], options: ["up": false]))
         #expect(reply.status == Spec.ok)
         let authData = try ParsedAuthData(try #require(reply.body?[2]?.bytesValue))
         #expect(!authData.userPresent)
@@ -82,7 +91,8 @@ struct VirtualKeyGetAssertionTests {
         let second = try await register(key, userID: [0xB2], algorithm: Spec.edDSA, rk: true)
         _ = try await register(key, rpID: "other.example", userID: [0xC3], rk: true)
         let clientDataHash = randomClientDataHash()
-        let reply = try await send(key, Spec.getAssertion, getAssertionRequest(clientDataHash: clientDataHash))
+        let reply = try await send(
+            key, Spec.getAssertion, getAssertionRequest(clientDataHash: clientDataHash))
         #expect(reply.status == Spec.ok)
         let body = try #require(reply.body)
         #expect(body[5] == 2)
@@ -90,8 +100,10 @@ struct VirtualKeyGetAssertionTests {
         #expect(body[1]?.mapValue?["id"] == .byteString(second.id))
         #expect(body[4] == .map(["id": .byteString([0xB2])]), "No names without user verification.")
         let authData1 = try #require(body[2]?.bytesValue)
-        #expect(try verify(signature: try #require(body[3]?.bytesValue), data: authData1 + clientDataHash,
-                           coseKey: second.publicKey))
+        #expect(
+            try verify(
+                signature: try #require(body[3]?.bytesValue), data: authData1 + clientDataHash,
+                coseKey: second.publicKey))
 
         let next = try await send(key, Spec.getNextAssertion)
         #expect(next.status == Spec.ok)
@@ -100,8 +112,10 @@ struct VirtualKeyGetAssertionTests {
         #expect(nextBody[4] == .map(["id": .byteString([0xA1])]))
         #expect(nextBody[5] == nil)
         let authData2 = try #require(nextBody[2]?.bytesValue)
-        #expect(try verify(signature: try #require(nextBody[3]?.bytesValue), data: authData2 + clientDataHash,
-                           coseKey: first.publicKey))
+        #expect(
+            try verify(
+                signature: try #require(nextBody[3]?.bytesValue), data: authData2 + clientDataHash,
+                coseKey: first.publicKey))
         #expect(try ParsedAuthData(authData2).signCount > ParsedAuthData(authData1).signCount)
 
         // The list is exhausted.

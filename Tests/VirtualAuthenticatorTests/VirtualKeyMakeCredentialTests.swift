@@ -9,7 +9,9 @@ import X509
 struct VirtualKeyMakeCredentialTests {
     @Test(arguments: [Spec.es256, Spec.edDSA, Spec.es384])
     func packedAttestationVerifies(_ algorithm: Int) async throws {
-        let aaguid: [UInt8] = [0xF8, 0xA0, 0x11, 0xF3, 0x8C, 0x0A, 0x4D, 0x15, 0x80, 0x06, 0x17, 0x11, 0x1F, 0x9E, 0xDC, 0x7D]
+        let aaguid: [UInt8] = [
+            0xF8, 0xA0, 0x11, 0xF3, 0x8C, 0x0A, 0x4D, 0x15, 0x80, 0x06, 0x17, 0x11, 0x1F, 0x9E, 0xDC, 0x7D,
+        ]
         let key = try makeKey(.init(aaguid: aaguid))
         let clientDataHash = randomClientDataHash()
         let reply = try await send(
@@ -51,7 +53,8 @@ struct VirtualKeyMakeCredentialTests {
         #expect(attributes.contains { $0.hasPrefix("CN=") && $0.count > 3 })
         let basicConstraints = try #require(try leaf.extensions.basicConstraints)
         #expect(basicConstraints == .notCertificateAuthority)
-        let aaguidExtension = try #require(leaf.extensions.first { $0.oid == [1, 3, 6, 1, 4, 1, 45724, 1, 1, 4] })
+        let aaguidExtension = try #require(
+            leaf.extensions.first { $0.oid == [1, 3, 6, 1, 4, 1, 45724, 1, 1, 4] })
         #expect(!aaguidExtension.critical)
         // An OCTET STRING (tag 0x04, length 16) holding the AAGUID.
         #expect(Array(aaguidExtension.value) == [0x04, 0x10] + aaguid)
@@ -70,7 +73,8 @@ struct VirtualKeyMakeCredentialTests {
         let key = try makeKey(.init(attestation: .selfAttestation))
         let clientDataHash = randomClientDataHash()
         let reply = try await send(
-            key, Spec.makeCredential, makeCredentialRequest(clientDataHash: clientDataHash, algorithms: [Spec.edDSA]))
+            key, Spec.makeCredential,
+            makeCredentialRequest(clientDataHash: clientDataHash, algorithms: [Spec.edDSA]))
         #expect(reply.status == Spec.ok)
         let body = try #require(reply.body)
         #expect(body[1] == "packed")
@@ -102,8 +106,10 @@ struct VirtualKeyMakeCredentialTests {
         await key.setUserPresence(.approve)
         // The same ID excludes nothing for another relying party.
         #expect(
-            try await send(key, Spec.makeCredential, makeCredentialRequest(rpID: "other.example", excludeList: [id]))
-                .status == Spec.ok)
+            try await send(
+                key, Spec.makeCredential, makeCredentialRequest(rpID: "other.example", excludeList: [id])
+            )
+            .status == Spec.ok)
     }
 
     @Test func discoverableCredentialsReplacePerUserAndFill() async throws {

@@ -16,9 +16,11 @@ final class KeepaliveRecorder: Sendable {
 @Suite("VirtualKey user presence, cancellation and reset")
 struct VirtualKeyPresenceTests {
     @Test func delayedPresenceSendsKeepalives() async throws {
-        let key = try makeKey(.init(keepaliveInterval: .milliseconds(20)), userPresence: .approveAfter(.milliseconds(150)))
+        let key = try makeKey(
+            .init(keepaliveInterval: .milliseconds(20)), userPresence: .approveAfter(.milliseconds(150)))
         let recorder = KeepaliveRecorder()
-        let reply = try await send(key, Spec.makeCredential, makeCredentialRequest(), keepalive: recorder.callback)
+        let reply = try await send(
+            key, Spec.makeCredential, makeCredentialRequest(), keepalive: recorder.callback)
         #expect(reply.status == Spec.ok)
         let statuses = recorder.all
         #expect(!statuses.isEmpty)
@@ -34,13 +36,17 @@ struct VirtualKeyPresenceTests {
 
     @Test func deniedPresence() async throws {
         let key = try makeKey(userPresence: .deny)
-        #expect(try await send(key, Spec.makeCredential, makeCredentialRequest()).status == Spec.operationDenied)
+        #expect(
+            try await send(key, Spec.makeCredential, makeCredentialRequest()).status == Spec.operationDenied)
     }
 
     @Test func neverAnsweredTimesOut() async throws {
         let key = try makeKey(
-            .init(userPresenceTimeout: .milliseconds(100), keepaliveInterval: .milliseconds(20)), userPresence: .never)
-        #expect(try await send(key, Spec.makeCredential, makeCredentialRequest()).status == Spec.userActionTimeout)
+            .init(userPresenceTimeout: .milliseconds(100), keepaliveInterval: .milliseconds(20)),
+            userPresence: .never)
+        #expect(
+            try await send(key, Spec.makeCredential, makeCredentialRequest()).status == Spec.userActionTimeout
+        )
     }
 
     @Test func cancellationAnswersKeepaliveCancel() async throws {
@@ -78,7 +84,9 @@ struct VirtualKeyPresenceTests {
         await key.setUserPresence(.approve)
         #expect(try await send(key, Spec.reset).status == Spec.ok)
         // Both kinds of credential are gone.
-        #expect(try await send(key, Spec.getAssertion, getAssertionRequest(allowList: [id])).status == Spec.noCredentials)
+        #expect(
+            try await send(key, Spec.getAssertion, getAssertionRequest(allowList: [id])).status
+                == Spec.noCredentials)
         #expect(try await send(key, Spec.getAssertion, getAssertionRequest()).status == Spec.noCredentials)
         #expect(await key.discoverableCredentialCount == 0)
     }
@@ -102,7 +110,9 @@ struct VirtualKeyPresenceTests {
         try await connection.wink()
         #expect(await key.winkCount == 1)
         await connection.close()
-        await #expect(throws: TransportError.self) { try await connection.transact(.cbor, payload: [Spec.getInfo]) }
+        await #expect(throws: TransportError.self) {
+            try await connection.transact(.cbor, payload: [Spec.getInfo])
+        }
     }
 
     @Test func inProcessConnectionDeadlineAndCancel() async throws {
@@ -111,14 +121,17 @@ struct VirtualKeyPresenceTests {
         let recorder = KeepaliveRecorder()
         do {
             _ = try await connection.transact(
-                .cbor, payload: [Spec.selection], deadline: .now + .milliseconds(100), keepalive: recorder.callback)
+                .cbor, payload: [Spec.selection], deadline: .now + .milliseconds(100),
+                keepalive: recorder.callback)
             Issue.record("The transaction should have timed out.")
         } catch {
             #expect(error.code == .timeout)
         }
         #expect(recorder.all.contains(.userPresenceNeeded))
         let task = Task {
-            try await connection.transact(.cbor, payload: [Spec.selection], deadline: .now + .seconds(30)) { _ in }
+            try await connection.transact(.cbor, payload: [Spec.selection], deadline: .now + .seconds(30)) {
+                _ in
+            }
         }
         try await Task.sleep(for: .milliseconds(30))
         task.cancel()

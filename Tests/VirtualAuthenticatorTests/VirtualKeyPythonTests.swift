@@ -40,7 +40,9 @@ struct VirtualKeyPythonTests {
 
     @Test func pythonFido2AcceptsTheKey() async throws {
         guard let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"] else {
-            Issue.record("SECURITYKEY_PYTHON is not set: point it at a Python with python-fido2 (e.g. .venv/bin/python3).")
+            Issue.record(
+                "SECURITYKEY_PYTHON is not set: point it at a Python with python-fido2 (e.g. .venv/bin/python3)."
+            )
             return
         }
         let aaguid: [UInt8] = Array(0xA0..<0xB0)
@@ -57,7 +59,8 @@ struct VirtualKeyPythonTests {
         let gaHash = randomClientDataHash()
         let ga = await key.handleCBOR(
             [Spec.getAssertion]
-                + CBOREncoder.encode(.map(getAssertionRequest(clientDataHash: gaHash, allowList: [credentialID]))),
+                + CBOREncoder.encode(
+                    .map(getAssertionRequest(clientDataHash: gaHash, allowList: [credentialID]))),
             keepalive: { _ in })
         try #require(ga.first == Spec.ok)
         let challenge = randomClientDataHash()

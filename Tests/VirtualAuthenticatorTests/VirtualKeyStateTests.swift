@@ -34,8 +34,10 @@ struct VirtualKeyStateTests {
                 getAssertionRequest(clientDataHash: clientDataHash, allowList: [nonDiscoverable.id]))
             #expect(reply.status == Spec.ok)
             let authData = try #require(reply.body?[2]?.bytesValue)
-            #expect(try verify(signature: try #require(reply.body?[3]?.bytesValue), data: authData + clientDataHash,
-                               coseKey: nonDiscoverable.publicKey))
+            #expect(
+                try verify(
+                    signature: try #require(reply.body?[3]?.bytesValue), data: authData + clientDataHash,
+                    coseKey: nonDiscoverable.publicKey))
             // The counter continued from the first run (2 registrations before).
             #expect(try ParsedAuthData(authData).signCount == 3)
             let found = try await send(second, Spec.getAssertion, getAssertionRequest())
@@ -59,11 +61,20 @@ struct VirtualKeyStateTests {
     @Test(arguments: [
         ("foreign text", Array("{\"hello\": 1}".utf8), "state-file-foreign"),
         ("empty", [], "state-file-foreign"),
-        ("foreign CBOR map", CBOREncoder.encode(.map(["magic": "something else", "version": 1])), "state-file-foreign"),
-        ("newer version", CBOREncoder.encode(.map(["magic": "securitykey virtual authenticator state", "version": 99])),
-         "state-file-version"),
-        ("missing fields", CBOREncoder.encode(.map(["magic": "securitykey virtual authenticator state", "version": 1])),
-         "state-file-corrupt"),
+        (
+            "foreign CBOR map", CBOREncoder.encode(.map(["magic": "something else", "version": 1])),
+            "state-file-foreign"
+        ),
+        (
+            "newer version",
+            CBOREncoder.encode(.map(["magic": "securitykey virtual authenticator state", "version": 99])),
+            "state-file-version"
+        ),
+        (
+            "missing fields",
+            CBOREncoder.encode(.map(["magic": "securitykey virtual authenticator state", "version": 1])),
+            "state-file-corrupt"
+        ),
     ])
     func badFilesAreRefusedAndLeftUntouched(_ name: String, _ content: [UInt8], _ code: String) async throws {
         try await Self.withDirectory { directory in

@@ -182,7 +182,8 @@ func register(
 ) async throws -> (id: [UInt8], publicKey: CBORMap) {
     let reply = try await send(
         key, Spec.makeCredential,
-        makeCredentialRequest(rpID: rpID, userID: userID, algorithms: [algorithm], options: rk ? ["rk": true] : nil))
+        makeCredentialRequest(
+            rpID: rpID, userID: userID, algorithms: [algorithm], options: rk ? ["rk": true] : nil))
     try #require(reply.status == Spec.ok)
     let authData = try ParsedAuthData(try #require(reply.body?[2]?.bytesValue))
     return (try #require(authData.credentialID), try #require(authData.publicKey))
@@ -208,8 +209,11 @@ struct VirtualKeyTests {
         #expect(info[6] == nil, "No pinUvAuthProtocols without clientPIN.")
         #expect(info[8] == 64)
         #expect(info[9] == ["nfc", "usb"])
-        #expect(info[0x0A] == [.map(["type": "public-key", "alg": -7]), .map(["type": "public-key", "alg": -8]),
-                               .map(["type": "public-key", "alg": -35])])
+        #expect(
+            info[0x0A] == [
+                .map(["type": "public-key", "alg": -7]), .map(["type": "public-key", "alg": -8]),
+                .map(["type": "public-key", "alg": -35]),
+            ])
         #expect(info[0x0E] == .int(0x050702))
     }
 
@@ -315,11 +319,14 @@ struct VirtualKeyTests {
         let authData = try ParsedAuthData(try #require(reply.body?[2]?.bytesValue))
         #expect(authData.publicKey?[3] == .int(Spec.edDSA))
 
-        request[4] = [.map(["type": "public-key", "alg": .int(Spec.rs256)]), .map(["type": "other", "alg": -7])]
+        request[4] = [
+            .map(["type": "public-key", "alg": .int(Spec.rs256)]), .map(["type": "other", "alg": -7]),
+        ]
         #expect(try await send(key, Spec.makeCredential, request).status == Spec.unsupportedAlgorithm)
         let es256Only = try makeKey(.init(algorithms: [.es256]))
         #expect(
-            try await send(es256Only, Spec.makeCredential, makeCredentialRequest(algorithms: [Spec.edDSA])).status
+            try await send(es256Only, Spec.makeCredential, makeCredentialRequest(algorithms: [Spec.edDSA]))
+                .status
                 == Spec.unsupportedAlgorithm)
     }
 
@@ -349,22 +356,30 @@ struct VirtualKeyTests {
     @Test func lengthsAndLimits() async throws {
         let key = try makeKey(.init(maxMsgSize: 300))
         #expect(
-            try await send(key, Spec.makeCredential, makeCredentialRequest(userID: Array(repeating: 7, count: 65)))
-                .status == Spec.invalidLength)
+            try await send(
+                key, Spec.makeCredential, makeCredentialRequest(userID: Array(repeating: 7, count: 65))
+            )
+            .status == Spec.invalidLength)
         #expect(
-            try await send(key, Spec.makeCredential, makeCredentialRequest(userID: Array(repeating: 7, count: 64)))
-                .status == Spec.ok)
+            try await send(
+                key, Spec.makeCredential, makeCredentialRequest(userID: Array(repeating: 7, count: 64))
+            )
+            .status == Spec.ok)
         #expect(
             try await send(key, Spec.makeCredential, makeCredentialRequest(clientDataHash: [1, 2, 3])).status
                 == Spec.invalidLength)
         #expect(
-            try await send(key, Spec.getAssertion, getAssertionRequest(allowList: [Array(repeating: 1, count: 65)]))
-                .status == Spec.invalidLength)
+            try await send(
+                key, Spec.getAssertion, getAssertionRequest(allowList: [Array(repeating: 1, count: 65)])
+            )
+            .status == Spec.invalidLength)
         let nine = (0..<9).map { [UInt8]([UInt8($0)]) }
         #expect(
-            try await send(key, Spec.getAssertion, getAssertionRequest(allowList: nine)).status == Spec.limitExceeded)
+            try await send(key, Spec.getAssertion, getAssertionRequest(allowList: nine)).status
+                == Spec.limitExceeded)
         #expect(
-            try await send(try makeKey(), Spec.makeCredential, makeCredentialRequest(excludeList: nine)).status
+            try await send(try makeKey(), Spec.makeCredential, makeCredentialRequest(excludeList: nine))
+                .status
                 == Spec.limitExceeded)
         let big = makeCredentialRequest(userName: String(repeating: "x", count: 400))
         #expect(try await send(key, Spec.makeCredential, big).status == Spec.requestTooLarge)
@@ -397,6 +412,8 @@ struct VirtualKeyTests {
         #expect(throws: VirtualKeyError.self) {
             try VirtualKey(configuration: .init(algorithms: [COSEAlgorithm(rawValue: Spec.rs256)]))
         }
-        #expect(throws: VirtualKeyError.self) { try VirtualKey(configuration: .init(maxCredentialIdLength: 32)) }
+        #expect(throws: VirtualKeyError.self) {
+            try VirtualKey(configuration: .init(maxCredentialIdLength: 32))
+        }
     }
 }

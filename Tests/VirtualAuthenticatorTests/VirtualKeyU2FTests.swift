@@ -33,7 +33,9 @@ struct VirtualKeyU2FTests {
         rest.removeFirst(certificateLength)
         let attestationKey = try #require(P256.Signing.PublicKey(certificate.publicKey))
         let signed = [0x00] + application + challenge + keyHandle + publicKey
-        #expect(attestationKey.isValidSignature(try P256.Signing.ECDSASignature(derRepresentation: rest), for: signed))
+        #expect(
+            attestationKey.isValidSignature(
+                try P256.Signing.ECDSASignature(derRepresentation: rest), for: signed))
 
         // Check-only: a valid handle answers "conditions not satisfied".
         let authData = challenge + application + [UInt8(keyHandle.count)] + keyHandle
@@ -50,15 +52,19 @@ struct VirtualKeyU2FTests {
         let credentialKey = try P256.Signing.PublicKey(x963Representation: publicKey)
         let assertionSignature = try P256.Signing.ECDSASignature(
             derRepresentation: Array(signature[5..<(signature.count - 2)]))
-        #expect(credentialKey.isValidSignature(assertionSignature, for: application + [0x01] + counter + challenge))
+        #expect(
+            credentialKey.isValidSignature(
+                assertionSignature, for: application + [0x01] + counter + challenge))
 
         // The U2F registration is usable from CTAP2 for the matching rpId.
         let clientDataHash = randomClientDataHash()
         let ctap2 = try await send(
-            key, Spec.getAssertion, getAssertionRequest(clientDataHash: clientDataHash, allowList: [keyHandle]))
+            key, Spec.getAssertion,
+            getAssertionRequest(clientDataHash: clientDataHash, allowList: [keyHandle]))
         #expect(ctap2.status == Spec.ok)
         let ctap2AuthData = try #require(ctap2.body?[2]?.bytesValue)
-        let ctap2Signature = try P256.Signing.ECDSASignature(derRepresentation: try #require(ctap2.body?[3]?.bytesValue))
+        let ctap2Signature = try P256.Signing.ECDSASignature(
+            derRepresentation: try #require(ctap2.body?[3]?.bytesValue))
         #expect(credentialKey.isValidSignature(ctap2Signature, for: ctap2AuthData + clientDataHash))
     }
 
