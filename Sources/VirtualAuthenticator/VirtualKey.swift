@@ -114,10 +114,11 @@ public actor VirtualKey: CTAPMessageHandler {
         let parameters = message[1...]
         if command != .getNextAssertion { pendingAssertions = nil }
         do throws(VirtualKeyError) {
-            guard parameters.count <= configuration.maxMsgSize else {
+            // maxMsgSize bounds the whole message, command byte included (CTAP 2.1 §6.4).
+            guard message.count <= configuration.maxMsgSize else {
                 throw VirtualKeyError.rejected(
                     .requestTooLarge,
-                    "The request is \(parameters.count) bytes; maxMsgSize is \(configuration.maxMsgSize).")
+                    "The request is \(message.count) bytes; maxMsgSize is \(configuration.maxMsgSize).")
             }
             let response: CBORMap?
             switch command {

@@ -140,6 +140,11 @@ struct VirtualKeyGetAssertionTests {
         #expect(try await send(key, Spec.getNextAssertion).status == Spec.ok)
         await key.advanceClock(by: .seconds(31))
         #expect(try await send(key, Spec.getNextAssertion).status == Spec.notAllowed)
+
+        // A power cycle loses the list too.
+        #expect(try await send(key, Spec.getAssertion, getAssertionRequest()).status == Spec.ok)
+        await key.powerCycle()
+        #expect(try await send(key, Spec.getNextAssertion).status == Spec.notAllowed)
     }
 
     @Test func perCredentialCounters() async throws {

@@ -417,3 +417,15 @@ struct VirtualKeyTests {
         }
     }
 }
+
+@Suite("VirtualKey message size limit")
+struct VirtualKeyMessageSizeTests {
+    @Test func maxMsgSizeCountsTheWholeMessage() async throws {
+        let request = makeCredentialRequest()
+        let size = 1 + CBOREncoder.encode(.map(request)).count
+        let exact = try makeKey(.init(maxMsgSize: size))
+        #expect(try await send(exact, Spec.makeCredential, request).status == Spec.ok)
+        let smaller = try makeKey(.init(maxMsgSize: size - 1))
+        #expect(try await send(smaller, Spec.makeCredential, request).status == Spec.requestTooLarge)
+    }
+}
