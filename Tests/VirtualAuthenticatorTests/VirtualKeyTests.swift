@@ -429,3 +429,41 @@ struct VirtualKeyMessageSizeTests {
         #expect(try await send(smaller, Spec.makeCredential, request).status == Spec.requestTooLarge)
     }
 }
+
+@Suite("VirtualKey hostile requests")
+struct VirtualKeyHostileRequestTests {
+    /// Every truncation and every single-bit flip of valid requests is answered with one status
+    /// byte, or with OK and a well-formed canonical CBOR map; nothing traps.
+    @Test(arguments: [Spec.makeCredential, Spec.getAssertion])
+    func truncatedAndFlippedRequests(_ command: UInt8) async throws {
+        let key = try makeKey()
+        let (id, _) = try await register(key)
+        let parameters =
+            command == Spec.makeCredential
+            ? makeCredentialRequest(excludeList: [[1, 2, 3]], options: ["rk": false])
+            : getAssertionRequest(allowList: [id], options: ["up": true])
+        let valid = [command] + CBOREncoder.encode(.map(parameters))
+        var variants: [[UInt8]] = (1..<valid.count).map { Array(valid[0..<$0]) }
+        for index in 1..<valid.count {
+            for bit in [0, 3, 7] {
+                var flipped = valid
+                flipped[index] ^= UInt8(1 << bit)
+                variants.append(flipped)
+            }
+        }
+        for message in variants {
+            let reply = await key.handleCBOR(message, keepalive: { _ in })
+            let status = try #require(reply.first)
+            if status == Spec.ok {
+                #expect(try CBORDecoder(options: .ctap2).decode(Array(reply.dropFirst())).mapValue != nil)
+            } else {
+                #expect(reply.count == 1)
+            }
+        }
+        // Truncations are never accepted.
+        for length in 1..<valid.count {
+            let reply = await key.handleCBOR(Array(valid[0..<length]), keepalive: { _ in })
+            #expect(reply.first != Spec.ok)
+        }
+    }
+}
