@@ -123,7 +123,12 @@ struct VirtualKeyMakeCredentialTests {
             key, Spec.makeCredential, makeCredentialRequest(userID: [3], options: ["rk": true]))
         #expect(full.status == Spec.keyStoreFull)
         // Replacing an existing user still works when full.
-        _ = try await register(key, userID: [2], rk: true)
+        let replaced = try await register(key, userID: [2], algorithm: Spec.edDSA, rk: true)
+        let stored = await key.discoverableCredentials
+        #expect(stored.map(\.userID) == [[1], [2]])
+        #expect(stored.last?.id == replaced.id)
+        #expect(stored.last?.algorithm == .edDSA)
+        #expect(stored.allSatisfy { $0.rpID == "example.org" && $0.userName == "alice" })
         let reply = try await send(key, Spec.getAssertion, getAssertionRequest())
         #expect(reply.body?[5] == 2)
     }
