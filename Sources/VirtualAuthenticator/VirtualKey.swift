@@ -51,11 +51,14 @@ public actor VirtualKey: CTAPMessageHandler {
     ///   - configuration: identity, limits and behaviour.
     ///   - stateFile: where to keep state; nil keeps it in memory. A missing file is created
     ///     (mode 0600); an existing file that is not a valid state is refused, never overwritten.
+    ///   - stateFileAccess: ``StateFileAccess/readOnly`` loads an existing file (a fixture checked
+    ///     into a CI repository) and keeps every later change in memory only.
     ///   - userPresence: the initial user presence policy.
     ///   - logger: receives commands and statuses at `debug`; secrets are never logged.
     public init(
         configuration: Configuration = Configuration(),
         stateFile: String? = nil,
+        stateFileAccess: StateFileAccess = .readWrite,
         userPresence: UserPresencePolicy = .approve,
         logger: Logger = Logger(label: "securitykey.virtual-authenticator")
     ) throws(VirtualKeyError) {
@@ -68,6 +71,8 @@ public actor VirtualKey: CTAPMessageHandler {
                 throw VirtualKeyError(
                     .stateMismatch, "The state file \(file.path) belongs to a key with another AAGUID.")
             }
+        } else if let file, stateFileAccess == .readOnly {
+            throw VirtualKeyError(.stateFileIO, "The read-only state file \(file.path) does not exist.")
         } else {
             loaded = try AttestationIdentity.newState(aaguid: configuration.aaguid ?? randomBytes(16))
             try file?.write(loaded.encoded())
@@ -83,11 +88,19 @@ public actor VirtualKey: CTAPMessageHandler {
         self.attestationRootCertificateDER = loaded.rootCertificate
         self.attestationCertificateDER = loaded.attestationCertificate
         self.state = loaded
-        self.stateFile = file
+        self.stateFile = stateFileAccess == .readWrite ? file : nil
         self.attestationKey = key
         self.userPresence = userPresence
         self.logger = logger
         self.poweredUp = .now
+    }
+
+    /// Whether a state file is written back.
+    public enum StateFileAccess: Sendable, Hashable {
+        /// Load the file (or create it) and save every change to it.
+        case readWrite
+        /// Load an existing file and never write to it; changes live in memory only.
+        case readOnly
     }
 
     /// Changes how user presence is answered; a request already waiting sees the change.

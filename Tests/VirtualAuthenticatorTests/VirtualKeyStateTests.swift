@@ -112,3 +112,37 @@ struct VirtualKeyStateTests {
         }
     }
 }
+
+@Suite("VirtualKey read-only state fixtures")
+struct VirtualKeyReadOnlyStateTests {
+    @Test func readOnlyStateIsNeverWritten() async throws {
+        try await VirtualKeyStateTests.withDirectory { directory in
+            let path = directory + "/fixture.state"
+            let original = try VirtualKey(stateFile: path)
+            let fixtureCredential = try await register(original, userID: [1], rk: true)
+            let fixture = try #require(FileManager.default.contents(atPath: path))
+
+            let readOnly = try VirtualKey(stateFile: path, stateFileAccess: .readOnly)
+            #expect(readOnly.aaguid == original.aaguid)
+            _ = try await register(readOnly, userID: [2], rk: true)
+            #expect(await readOnly.discoverableCredentials.count == 2)
+            let reply = try await send(
+                readOnly, Spec.getAssertion, getAssertionRequest(allowList: [fixtureCredential.id]))
+            #expect(reply.status == Spec.ok)
+            #expect(FileManager.default.contents(atPath: path) == fixture)
+
+            let again = try VirtualKey(stateFile: path, stateFileAccess: .readOnly)
+            #expect(await again.discoverableCredentials.map(\.userID) == [[1]])
+        }
+    }
+
+    @Test func readOnlyStateMustExist() async throws {
+        try await VirtualKeyStateTests.withDirectory { directory in
+            let path = directory + "/missing.state"
+            #expect(throws: VirtualKeyError.self) {
+                try VirtualKey(stateFile: path, stateFileAccess: .readOnly)
+            }
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+    }
+}
