@@ -1,0 +1,87 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// Makes the attestation identity of a new state: a self-signed root CA and an attestation
+/// certificate that follows WebAuthn §8.2.1 "Packed Attestation Statement Certificate
+/// Requirements", issued by that root. The root's private key is discarded once it has signed.
+enum AttestationIdentity {
+    /// id-fido-gen-ce-aaguid (WebAuthn §8.2.1).
+    static let aaguidExtensionOID: ASN1ObjectIdentifier = [1, 3, 6, 1, 4, 1, 45724, 1, 1, 4]
+    static let organization = "securitykey Virtual Authenticator"
+
+    /// A fresh state: random secrets, the given AAGUID, a new attestation chain.
+    static func newState(aaguid: [UInt8]) throws(VirtualKeyError) -> VirtualKeyState {
+        let attestationKey = P256.Signing.PrivateKey()
+        let (root, leaf) = try makeCertificates(aaguid: aaguid, attestationKey: attestationKey)
+        return VirtualKeyState(
+            aaguid: aaguid, wrappingKey: randomBytes(32),
+            attestationKey: Array(attestationKey.rawRepresentation),
+            attestationCertificate: leaf, rootCertificate: root,
+            signatureCounter: 0, credentialCounters: [:], credentials: [], nextSequence: 0)
+    }
+
+    static func makeCertificates(
+        aaguid: [UInt8], attestationKey: P256.Signing.PrivateKey
+    ) throws(VirtualKeyError) -> (root: [UInt8], leaf: [UInt8]) {
+        do {
+            let rootKey = P256.Signing.PrivateKey()
+            let now = Date()
+            let notBefore = now.addingTimeInterval(-86_400)
+            // Far in the future: a fixed state file checked into CI must keep working for years.
+            let notAfter = now.addingTimeInterval(30 * 365 * 86_400)
+            let hex = aaguid.map { ($0 < 0x10 ? "0" : "") + String($0, radix: 16) }.joined()
+            let rootName = try DistinguishedName {
+                CountryName("US")
+                OrganizationName(organization)
+                CommonName("securitykey Virtual Authenticator Root CA \(hex.prefix(8))")
+            }
+            let rootCertificate = try Certificate(
+                version: .v3, serialNumber: Certificate.SerialNumber(),
+                publicKey: .init(rootKey.publicKey), notValidBefore: notBefore, notValidAfter: notAfter,
+                issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                    Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                    SubjectKeyIdentifier(hash: Certificate.PublicKey(rootKey.publicKey))
+                },
+                issuerPrivateKey: .init(rootKey))
+            let leafName = try DistinguishedName {
+                CountryName("US")
+                OrganizationName(organization)
+                OrganizationalUnitName("Authenticator Attestation")
+                CommonName("securitykey Virtual Authenticator \(hex)")
+            }
+            var aaguidSerializer = DER.Serializer()
+            try aaguidSerializer.serialize(ASN1OctetString(contentBytes: aaguid[...]))
+            let aaguidValue = aaguidSerializer.serializedBytes
+            let leafCertificate = try Certificate(
+                version: .v3, serialNumber: Certificate.SerialNumber(),
+                publicKey: .init(attestationKey.publicKey), notValidBefore: notBefore,
+                notValidAfter: notAfter,
+                issuer: rootName, subject: leafName, signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.notCertificateAuthority)
+                    Certificate.Extension(oid: aaguidExtensionOID, critical: false, value: aaguidValue[...])
+                },
+                issuerPrivateKey: .init(rootKey))
+            return (try der(rootCertificate), try der(leafCertificate))
+        } catch let error as VirtualKeyError {
+            throw error
+        } catch {
+            throw VirtualKeyError(.crypto, "Creating the attestation certificates failed.", underlying: error)
+        }
+    }
+
+    private static func der(_ certificate: Certificate) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return serializer.serializedBytes
+    }
+
+    /// PEM text of a DER certificate.
+    static func pem(_ der: [UInt8]) -> String {
+        PEMDocument(type: "CERTIFICATE", derBytes: der).pemString
+    }
+}

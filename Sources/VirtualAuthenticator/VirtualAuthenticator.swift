@@ -1,1 +1,0 @@
-// The VirtualAuthenticator module. See Docs/Architecture.md for what belongs here.

@@ -1,0 +1,156 @@
+import CBOR
+import Crypto
+import Transport
+
+extension VirtualKey {
+    /// authenticatorGetAssertion parameters (CTAP 2.1 §6.2).
+    enum GetAssertionParameter {
+        static let rpID = 0x01
+        static let clientDataHash = 0x02
+        static let allowList = 0x03
+        static let extensions = 0x04
+        static let options = 0x05
+        static let pinUvAuthParam = 0x06
+        static let pinUvAuthProtocol = 0x07
+    }
+
+    /// authenticatorGetAssertion and GetNextAssertion response members (CTAP 2.1 §6.2 "Response").
+    enum AssertionResponseMember {
+        static let credential = 0x01
+        static let authData = 0x02
+        static let signature = 0x03
+        static let user = 0x04
+        static let numberOfCredentials = 0x05
+    }
+
+    /// What getNextAssertion continues with (CTAP 2.1 §6.3).
+    struct PendingAssertions {
+        var rpIDHash: [UInt8]
+        var clientDataHash: [UInt8]
+        var flags: AuthenticatorData.Flags
+        var remaining: [ResolvedCredential]
+        var lastUsed: ContinuousClock.Instant
+    }
+
+    /// authenticatorGetAssertion (CTAP 2.1 §6.2.2), without PIN/UV auth tokens.
+    func getAssertion(
+        _ raw: ArraySlice<UInt8>, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+    ) async throws(VirtualKeyError) -> CBORMap {
+        typealias P = GetAssertionParameter
+        let p = try CTAPParameters(request: raw, context: "getAssertion")
+        guard
+            let rpID = try p.text(P.rpID, required: true),
+            let clientDataHash = try p.bytes(P.clientDataHash, required: true)
+        else { throw .rejected(.missingParameter, "getAssertion lacks a required parameter.") }
+        let allowItems = try p.array(P.allowList)
+        let extensions = try p.nested(P.extensions, "extensions")
+        let options = try p.nested(P.options, "options")
+        let pinUvAuthParam = try p.bytes(P.pinUvAuthParam)
+        let pinUvAuthProtocol = try p.unsigned(P.pinUvAuthProtocol)
+
+        guard clientDataHash.count == Self.clientDataHashLength else {
+            throw .rejected(.invalidLength, "clientDataHash is \(clientDataHash.count) bytes, not 32.")
+        }
+        try await checkPinUvAuth(pinUvAuthParam, protocol: pinUvAuthProtocol, keepalive: keepalive)
+        if try options?.bool("rk") != nil {
+            throw .rejected(.unsupportedOption, "The rk option is not valid for getAssertion.")
+        }
+        let up = try options?.bool("up") ?? true
+        let uv = try options?.bool("uv") ?? false
+        if uv && !configuration.hasBuiltInUserVerification {
+            throw .rejected(.invalidOption, "This key has no built-in user verification.")
+        }
+        // Unknown extensions are ignored (§6.2.2 step 8); none is implemented yet.
+        _ = extensions
+
+        let rpIDHash = Array(SHA256.hash(data: Array(rpID.utf8)))
+        var found: [ResolvedCredential] = []
+        let allowList = try allowItems.map { (items) throws(VirtualKeyError) in
+            try CredentialDescriptor.list(
+                items, context: "allowList", maxCount: configuration.maxCredentialCountInList,
+                maxIDLength: configuration.maxCredentialIdLength)
+        }
+        if let allowList, !allowList.isEmpty {
+            for descriptor in allowList where descriptor.type == "public-key" {
+                if let credential = resolve(descriptor.id, rpID: rpID, rpIDHash: rpIDHash) {
+                    found = [credential]
+                    break
+                }
+            }
+        } else {
+            // Discoverable credentials, most recently created first (§6.2.2 step 12).
+            for stored in state.credentials.reversed() where stored.rpID == rpID {
+                if let key = CredentialPrivateKey(algorithm: stored.algorithm, seed: stored.seed) {
+                    found.append(ResolvedCredential(id: stored.id, key: key, discoverable: stored))
+                }
+            }
+        }
+        guard let first = found.first else {
+            throw .rejected(.noCredentials, "No credential on this key matches the request.")
+        }
+
+        var flags: AuthenticatorData.Flags = []
+        if up {
+            try await collectUserPresence(keepalive: keepalive)
+            flags.insert(.userPresent)
+        }
+        if uv { flags.insert(.userVerified) }
+
+        let discovered = allowList?.isEmpty ?? true
+        var response = try assertion(
+            first, rpIDHash: rpIDHash, clientDataHash: clientDataHash, flags: flags)
+        if discovered && found.count > 1 {
+            response[AssertionResponseMember.numberOfCredentials] = .int(found.count)
+            pendingAssertions = PendingAssertions(
+                rpIDHash: rpIDHash, clientDataHash: clientDataHash, flags: flags,
+                remaining: Array(found.dropFirst()), lastUsed: now)
+        }
+        try persist()
+        return response
+    }
+
+    /// authenticatorGetNextAssertion (CTAP 2.1 §6.3).
+    func getNextAssertion() throws(VirtualKeyError) -> CBORMap {
+        guard var pending = pendingAssertions, !pending.remaining.isEmpty else {
+            throw .rejected(.notAllowed, "There is no getAssertion to continue.")
+        }
+        guard now - pending.lastUsed < configuration.getNextAssertionWindow else {
+            pendingAssertions = nil
+            throw .rejected(.notAllowed, "The getNextAssertion window has closed.")
+        }
+        let next = pending.remaining.removeFirst()
+        pending.lastUsed = now
+        pendingAssertions = pending.remaining.isEmpty ? nil : pending
+        let response = try assertion(
+            next, rpIDHash: pending.rpIDHash, clientDataHash: pending.clientDataHash, flags: pending.flags)
+        try persist()
+        return response
+    }
+
+    /// One assertion response: credential, authData, signature and, for a discoverable
+    /// credential, the user (names only after user verification, §6.2.2 step 12).
+    func assertion(
+        _ credential: ResolvedCredential, rpIDHash: [UInt8], clientDataHash: [UInt8],
+        flags: AuthenticatorData.Flags
+    ) throws(VirtualKeyError) -> CBORMap {
+        let authData = AuthenticatorData(
+            rpIDHash: rpIDHash, flags: flags, signCount: nextSignatureCount(credentialID: credential.id)
+        ).bytes
+        let signature = try credential.key.sign(authData + clientDataHash)
+        var response = CBORMap()
+        response[AssertionResponseMember.credential] = .map([
+            "id": .byteString(credential.id), "type": "public-key",
+        ])
+        response[AssertionResponseMember.authData] = .byteString(authData)
+        response[AssertionResponseMember.signature] = .byteString(signature)
+        if let stored = credential.discoverable {
+            var user: CBORMap = ["id": .byteString(stored.userID)]
+            if flags.contains(.userVerified) {
+                if let name = stored.userName { user["name"] = .textString(name) }
+                if let displayName = stored.userDisplayName { user["displayName"] = .textString(displayName) }
+            }
+            response[AssertionResponseMember.user] = .map(user)
+        }
+        return response
+    }
+}

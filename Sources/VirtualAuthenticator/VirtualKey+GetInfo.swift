@@ -1,0 +1,45 @@
+import CBOR
+
+extension VirtualKey {
+    /// authenticatorGetInfo response members (CTAP 2.1 §6.4).
+    enum GetInfoMember {
+        static let versions = 0x01
+        static let extensions = 0x02
+        static let aaguid = 0x03
+        static let options = 0x04
+        static let maxMsgSize = 0x05
+        static let maxCredentialCountInList = 0x07
+        static let maxCredentialIdLength = 0x08
+        static let transports = 0x09
+        static let algorithms = 0x0A
+        static let firmwareVersion = 0x0E
+    }
+
+    /// Extension identifiers this key processes; none yet (credProtect and hmac-secret will be
+    /// listed here when implemented).
+    static let supportedExtensions: [String] = []
+
+    /// authenticatorGetInfo (CTAP 2.1 §6.4). No PIN/UV auth protocols are listed: clientPIN is
+    /// not implemented, so `clientPin` is absent from the options.
+    func getInfo() -> CBORMap {
+        var options = CBORMap()
+        for (name, value) in configuration.options { options[.textString(name)] = .boolean(value) }
+        var info = CBORMap()
+        info[GetInfoMember.versions] = .array(configuration.versions.map { .textString($0) })
+        if !Self.supportedExtensions.isEmpty {
+            info[GetInfoMember.extensions] = .array(Self.supportedExtensions.map { .textString($0) })
+        }
+        info[GetInfoMember.aaguid] = .byteString(aaguid)
+        info[GetInfoMember.options] = .map(options)
+        info[GetInfoMember.maxMsgSize] = .int(configuration.maxMsgSize)
+        info[GetInfoMember.maxCredentialCountInList] = .int(configuration.maxCredentialCountInList)
+        info[GetInfoMember.maxCredentialIdLength] = .int(configuration.maxCredentialIdLength)
+        info[GetInfoMember.transports] = .array(configuration.transports.map { .textString($0) })
+        info[GetInfoMember.algorithms] = .array(
+            configuration.algorithms.map { .map(["type": "public-key", "alg": .int($0.rawValue)]) })
+        if let firmware = configuration.firmwareVersion {
+            info[GetInfoMember.firmwareVersion] = .int(firmware)
+        }
+        return info
+    }
+}

@@ -1,0 +1,224 @@
+import CBOR
+import Crypto
+import Transport
+
+extension VirtualKey {
+    /// authenticatorMakeCredential parameters (CTAP 2.1 §6.1).
+    enum MakeCredentialParameter {
+        static let clientDataHash = 0x01
+        static let rp = 0x02
+        static let user = 0x03
+        static let pubKeyCredParams = 0x04
+        static let excludeList = 0x05
+        static let extensions = 0x06
+        static let options = 0x07
+        static let pinUvAuthParam = 0x08
+        static let pinUvAuthProtocol = 0x09
+        static let enterpriseAttestation = 0x0A
+    }
+
+    /// authenticatorMakeCredential response members (CTAP 2.1 §6.1 "Response").
+    enum MakeCredentialResponseMember {
+        static let fmt = 0x01
+        static let authData = 0x02
+        static let attStmt = 0x03
+    }
+
+    /// The longest user handle WebAuthn allows (§5.4.3 "user.id").
+    static let maxUserIDLength = 64
+    /// The clientDataHash length (SHA-256).
+    static let clientDataHashLength = 32
+
+    /// authenticatorMakeCredential (CTAP 2.1 §6.1.2), without PIN/UV auth tokens.
+    func makeCredential(
+        _ raw: ArraySlice<UInt8>, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+    ) async throws(VirtualKeyError) -> CBORMap {
+        typealias P = MakeCredentialParameter
+        let p = try CTAPParameters(request: raw, context: "makeCredential")
+        guard
+            let clientDataHash = try p.bytes(P.clientDataHash, required: true),
+            let rp = try p.nested(P.rp, "rp", required: true),
+            let user = try p.nested(P.user, "user", required: true),
+            let credParams = try p.array(P.pubKeyCredParams, required: true)
+        else { throw .rejected(.missingParameter, "makeCredential lacks a required parameter.") }
+        let excludeItems = try p.array(P.excludeList)
+        let extensions = try p.nested(P.extensions, "extensions")
+        let options = try p.nested(P.options, "options")
+        let pinUvAuthParam = try p.bytes(P.pinUvAuthParam)
+        let pinUvAuthProtocol = try p.unsigned(P.pinUvAuthProtocol)
+        let enterpriseAttestation = try p.unsigned(P.enterpriseAttestation)
+
+        guard clientDataHash.count == Self.clientDataHashLength else {
+            throw .rejected(.invalidLength, "clientDataHash is \(clientDataHash.count) bytes, not 32.")
+        }
+        guard let rpID = try rp.text("id", required: true) else {
+            throw .rejected(.missingParameter, "rp lacks its id.")
+        }
+        let rpName = try rp.text("name")
+        guard let userID = try user.bytes("id", required: true) else {
+            throw .rejected(.missingParameter, "user lacks its id.")
+        }
+        guard userID.count <= Self.maxUserIDLength else {
+            throw .rejected(.invalidLength, "user.id is \(userID.count) bytes; at most 64 are allowed.")
+        }
+        let userName = try user.text("name")
+        let userDisplayName = try user.text("displayName")
+
+        let algorithm = try chooseAlgorithm(credParams)
+        try await checkPinUvAuth(pinUvAuthParam, protocol: pinUvAuthProtocol, keepalive: keepalive)
+
+        let rk = try options?.bool("rk") ?? false
+        if try options?.bool("up") == false {
+            throw .rejected(.invalidOption, "makeCredential cannot be done without user presence.")
+        }
+        let uv = try options?.bool("uv") ?? false
+        if uv && !configuration.hasBuiltInUserVerification {
+            throw .rejected(.invalidOption, "This key has no built-in user verification.")
+        }
+        if rk && !configuration.supportsDiscoverableCredentials {
+            throw .rejected(.unsupportedOption, "This key does not store discoverable credentials.")
+        }
+        if enterpriseAttestation != nil {
+            throw .rejected(.invalidParameter, "Enterprise attestation is not supported.")
+        }
+
+        let rpIDHash = Array(SHA256.hash(data: Array(rpID.utf8)))
+        if let excludeItems {
+            let excluded = try CredentialDescriptor.list(
+                excludeItems, context: "excludeList", maxCount: configuration.maxCredentialCountInList,
+                maxIDLength: configuration.maxCredentialIdLength)
+            for descriptor in excluded where descriptor.type == "public-key" {
+                if resolve(descriptor.id, rpID: rpID, rpIDHash: rpIDHash) != nil {
+                    // The spec asks for presence first so a page cannot probe silently (§6.1.2 step 7).
+                    try await collectUserPresence(keepalive: keepalive)
+                    throw .rejected(.credentialExcluded, "A credential in excludeList is on this key.")
+                }
+            }
+        }
+        // Unknown extensions are ignored (§6.1.2 step 10); none is implemented yet.
+        _ = extensions
+
+        try await collectUserPresence(keepalive: keepalive)
+
+        guard let generated = CredentialPrivateKey.generate(algorithm: algorithm) else {
+            throw .rejected(.other, "A key for \(algorithm) could not be made.")
+        }
+        let (seed, key) = generated
+        let credentialID = try CredentialID.seal(
+            algorithm: algorithm, seed: seed, rpIDHash: rpIDHash, wrappingKey: wrappingKey)
+        if rk {
+            let replacing = state.credentials.contains { $0.rpID == rpID && $0.userID == userID }
+            if !replacing && state.credentials.count >= configuration.maxDiscoverableCredentials {
+                throw .rejected(.keyStoreFull, "No room for another discoverable credential.")
+            }
+            state.credentials.removeAll { $0.rpID == rpID && $0.userID == userID }
+            state.credentials.append(
+                DiscoverableCredential(
+                    id: credentialID, rpID: rpID, rpName: rpName, userID: userID, userName: userName,
+                    userDisplayName: userDisplayName, algorithm: algorithm, seed: seed, signatureCounter: 0,
+                    sequence: state.nextSequence))
+            state.nextSequence += 1
+        }
+        let signCount: UInt32 =
+            configuration.signatureCounter == .global ? nextSignatureCount(credentialID: credentialID) : 0
+        var flags: AuthenticatorData.Flags = .userPresent
+        if uv { flags.insert(.userVerified) }
+        let authData = AuthenticatorData(
+            rpIDHash: rpIDHash, flags: flags, signCount: signCount,
+            attestedCredential: (aaguid, credentialID, key.cosePublicKey)
+        ).bytes
+        let (format, statement) = try attest(authData: authData, clientDataHash: clientDataHash, key: key)
+        try persist()
+
+        var response = CBORMap()
+        response[MakeCredentialResponseMember.fmt] = .textString(format)
+        response[MakeCredentialResponseMember.authData] = .byteString(authData)
+        response[MakeCredentialResponseMember.attStmt] = .map(statement)
+        return response
+    }
+
+    /// The first supported algorithm of pubKeyCredParams; other types are skipped (§6.1.2 step 3).
+    func chooseAlgorithm(_ items: [CBORValue]) throws(VirtualKeyError) -> COSEAlgorithm {
+        var chosen: COSEAlgorithm?
+        for item in items {
+            guard let m = item.mapValue else {
+                throw .rejected(.cborUnexpectedType, "An entry of pubKeyCredParams is not a map.")
+            }
+            let entry = CTAPParameters(m, context: "pubKeyCredParams")
+            guard let type = try entry.text("type", required: true),
+                let alg = try entry.integer("alg", required: true)
+            else { throw .rejected(.missingParameter, "A pubKeyCredParams entry lacks type or alg.") }
+            let algorithm = COSEAlgorithm(rawValue: alg)
+            if chosen == nil, type == "public-key", configuration.algorithms.contains(algorithm) {
+                chosen = algorithm
+            }
+        }
+        guard let chosen else {
+            throw .rejected(.unsupportedAlgorithm, "None of the requested algorithms is supported.")
+        }
+        return chosen
+    }
+
+    /// pinUvAuthParam handling of a key without clientPIN (§6.1.2 steps 1–2, §6.2.2 steps 1–2).
+    func checkPinUvAuth(
+        _ param: [UInt8]?, protocol pinProtocol: UInt64?,
+        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+    ) async throws(VirtualKeyError) {
+        guard let param else { return }
+        if param.isEmpty {
+            // Platforms send an empty pinUvAuthParam to have the user pick a key by touching it
+            // and to learn whether a PIN is set.
+            try await collectUserPresence(keepalive: keepalive)
+            throw .rejected(.pinNotSet, "No PIN is set on this key.")
+        }
+        guard pinProtocol != nil else {
+            throw .rejected(.missingParameter, "pinUvAuthParam came without pinUvAuthProtocol.")
+        }
+        throw .rejected(.invalidParameter, "This key supports no PIN/UV auth protocol.")
+    }
+
+    /// The attestation statement in the configured format (WebAuthn §8.2, §8.7).
+    func attest(
+        authData: [UInt8], clientDataHash: [UInt8], key: CredentialPrivateKey
+    ) throws(VirtualKeyError) -> (String, CBORMap) {
+        let signed = authData + clientDataHash
+        switch configuration.attestation {
+        case .none:
+            return ("none", CBORMap())
+        case .selfAttestation:
+            return (
+                "packed", ["alg": .int(key.algorithm.rawValue), "sig": .byteString(try key.sign(signed))]
+            )
+        case .packed:
+            let signature: [UInt8]
+            do {
+                signature = Array(try attestationKey.signature(for: signed).derRepresentation)
+            } catch {
+                throw VirtualKeyError(.crypto, "Signing with the attestation key failed.", underlying: error)
+            }
+            return (
+                "packed",
+                [
+                    "alg": .int(COSEAlgorithm.es256.rawValue), "sig": .byteString(signature),
+                    "x5c": [.byteString(attestationCertificateDER)],
+                ]
+            )
+        }
+    }
+
+    /// The credential behind `id` for this relying party, or nil when the ID is not this key's.
+    func resolve(_ id: [UInt8], rpID: String, rpIDHash: [UInt8]) -> ResolvedCredential? {
+        guard let opened = CredentialID.open(id, rpIDHash: rpIDHash, wrappingKey: wrappingKey),
+            let key = CredentialPrivateKey(algorithm: opened.algorithm, seed: opened.seed)
+        else { return nil }
+        let stored = state.credentials.first { $0.id == id && $0.rpID == rpID }
+        return ResolvedCredential(id: id, key: key, discoverable: stored)
+    }
+}
+
+/// A credential found for a request: its ID, key and, if discoverable, what was stored with it.
+struct ResolvedCredential {
+    let id: [UInt8]
+    let key: CredentialPrivateKey
+    let discoverable: DiscoverableCredential?
+}

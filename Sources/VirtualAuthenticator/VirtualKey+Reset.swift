@@ -1,0 +1,30 @@
+import CBOR
+import Transport
+
+extension VirtualKey {
+    /// authenticatorReset (CTAP 2.1 §6.6): only within the power-up window and with user
+    /// presence. Credentials die with the old wrapping key; the attestation identity and the
+    /// global signature counter stay.
+    func reset(keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async throws(VirtualKeyError)
+        -> CBORMap?
+    {
+        guard now - poweredUp < configuration.resetWindow else {
+            throw .rejected(.notAllowed, "Reset is allowed only just after the key is plugged in.")
+        }
+        try await collectUserPresence(keepalive: keepalive)
+        state.wrappingKey = randomBytes(32)
+        state.credentials = []
+        state.credentialCounters = [:]
+        try persist()
+        logger.debug("Virtual key reset")
+        return nil
+    }
+
+    /// authenticatorSelection (CTAP 2.1 §6.9): the user picks this key by touching it.
+    func selection(keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async throws(VirtualKeyError)
+        -> CBORMap?
+    {
+        try await collectUserPresence(keepalive: keepalive)
+        return nil
+    }
+}

@@ -1,0 +1,211 @@
+import CBOR
+
+/// Everything a virtual key remembers: identity, secrets, counters and discoverable
+/// credentials. Serialized as one CTAP2-canonical CBOR map with a magic string and a format
+/// version, so a foreign or newer file is recognised and refused rather than misread.
+struct VirtualKeyState: Sendable, Equatable {
+    static let magic = "securitykey virtual authenticator state"
+    static let formatVersion = 1
+
+    /// The AAGUID, also written into the attestation certificate.
+    var aaguid: [UInt8]
+    /// The AES-256-GCM key sealing credential IDs; replaced by reset.
+    var wrappingKey: [UInt8]
+    /// The P-256 attestation private key (raw scalar).
+    var attestationKey: [UInt8]
+    /// The attestation certificate (DER), issued by the root below.
+    var attestationCertificate: [UInt8]
+    /// The self-signed root CA certificate (DER) that verifiers trust.
+    var rootCertificate: [UInt8]
+    /// The global signature counter.
+    var signatureCounter: UInt32
+    /// Per-credential counters of non-discoverable credentials, by credential ID.
+    var credentialCounters: [[UInt8]: UInt32]
+    /// Discoverable credentials, oldest first.
+    var credentials: [DiscoverableCredential]
+    /// Creation order for the next discoverable credential.
+    var nextSequence: UInt64
+}
+
+/// A stored discoverable credential (CTAP 2.1 §6.1.2 step 17).
+struct DiscoverableCredential: Sendable, Equatable {
+    var id: [UInt8]
+    var rpID: String
+    var rpName: String?
+    var userID: [UInt8]
+    var userName: String?
+    var userDisplayName: String?
+    var algorithm: COSEAlgorithm
+    var seed: [UInt8]
+    var signatureCounter: UInt32
+    var sequence: UInt64
+}
+
+extension VirtualKeyState {
+    private enum Field {
+        static let magic = "magic"
+        static let version = "version"
+        static let aaguid = "aaguid"
+        static let wrappingKey = "wrappingKey"
+        static let attestationKey = "attestationKey"
+        static let attestationCertificate = "attestationCertificate"
+        static let rootCertificate = "rootCertificate"
+        static let signatureCounter = "signatureCounter"
+        static let credentialCounters = "credentialCounters"
+        static let credentials = "credentials"
+        static let nextSequence = "nextSequence"
+    }
+
+    /// The canonical CBOR encoding written to the state file.
+    func encoded() -> [UInt8] {
+        var counters = CBORMap()
+        for (id, counter) in credentialCounters { counters[.byteString(id)] = .unsigned(UInt64(counter)) }
+        var map = CBORMap()
+        map[Field.magic] = .textString(Self.magic)
+        map[Field.version] = .int(Self.formatVersion)
+        map[Field.aaguid] = .byteString(aaguid)
+        map[Field.wrappingKey] = .byteString(wrappingKey)
+        map[Field.attestationKey] = .byteString(attestationKey)
+        map[Field.attestationCertificate] = .byteString(attestationCertificate)
+        map[Field.rootCertificate] = .byteString(rootCertificate)
+        map[Field.signatureCounter] = .unsigned(UInt64(signatureCounter))
+        map[Field.credentialCounters] = .map(counters)
+        map[Field.credentials] = .array(credentials.map { .map($0.encoded()) })
+        map[Field.nextSequence] = .unsigned(nextSequence)
+        return CBOREncoder.encode(.map(map))
+    }
+
+    /// Decodes a state file, refusing anything foreign, newer or damaged.
+    init(decoding bytes: [UInt8]) throws(VirtualKeyError) {
+        let value: CBORValue
+        do {
+            value = try CBORDecoder(options: .ctap2).decode(bytes)
+        } catch {
+            throw VirtualKeyError(
+                .stateFileForeign, "The file is not a virtual authenticator state file (it is not CBOR).",
+                underlying: error)
+        }
+        guard let map = value.mapValue, map[Field.magic]?.stringValue == Self.magic else {
+            throw VirtualKeyError(.stateFileForeign, "The file is not a virtual authenticator state file.")
+        }
+        guard let version = map[Field.version]?.intValue else {
+            throw VirtualKeyError(.stateFileCorrupt, "The state file has no format version.")
+        }
+        guard version == Self.formatVersion else {
+            throw VirtualKeyError(
+                .stateFileVersion,
+                "The state file has format version \(version); this build reads version \(Self.formatVersion)."
+            )
+        }
+        func field(_ name: String) throws(VirtualKeyError) -> CBORValue {
+            guard let v = map[name] else {
+                throw VirtualKeyError(.stateFileCorrupt, "The state file lacks its \(name) field.")
+            }
+            return v
+        }
+        func data(_ name: String, count: Int? = nil) throws(VirtualKeyError) -> [UInt8] {
+            guard let b = try field(name).bytesValue, count.map({ b.count == $0 }) ?? !b.isEmpty else {
+                throw VirtualKeyError(.stateFileCorrupt, "The state file's \(name) field is damaged.")
+            }
+            return b
+        }
+        func counter(_ v: CBORValue?, _ name: String) throws(VirtualKeyError) -> UInt32 {
+            guard let n = v?.uint64Value, n <= UInt64(UInt32.max) else {
+                throw VirtualKeyError(.stateFileCorrupt, "The state file's \(name) is not a 32-bit counter.")
+            }
+            return UInt32(n)
+        }
+        aaguid = try data(Field.aaguid, count: 16)
+        wrappingKey = try data(Field.wrappingKey, count: 32)
+        attestationKey = try data(Field.attestationKey, count: 32)
+        attestationCertificate = try data(Field.attestationCertificate)
+        rootCertificate = try data(Field.rootCertificate)
+        signatureCounter = try counter(map[Field.signatureCounter], Field.signatureCounter)
+        guard let next = try field(Field.nextSequence).uint64Value else {
+            throw VirtualKeyError(.stateFileCorrupt, "The state file's nextSequence is not a number.")
+        }
+        nextSequence = next
+        guard let counters = try field(Field.credentialCounters).mapValue else {
+            throw VirtualKeyError(.stateFileCorrupt, "The state file's credentialCounters is not a map.")
+        }
+        credentialCounters = [:]
+        for entry in counters {
+            guard let id = entry.key.bytesValue else {
+                throw VirtualKeyError(
+                    .stateFileCorrupt, "A credential counter is not keyed by a credential ID.")
+            }
+            credentialCounters[id] = try counter(entry.value, "credential counter")
+        }
+        guard let list = try field(Field.credentials).arrayValue else {
+            throw VirtualKeyError(.stateFileCorrupt, "The state file's credentials is not a list.")
+        }
+        credentials = []
+        for item in list {
+            guard let m = item.mapValue else {
+                throw VirtualKeyError(.stateFileCorrupt, "A stored credential is not a map.")
+            }
+            credentials.append(try DiscoverableCredential(decoding: m))
+        }
+    }
+}
+
+extension DiscoverableCredential {
+    private enum Field {
+        static let id = "id"
+        static let rpID = "rpId"
+        static let rpName = "rpName"
+        static let userID = "userId"
+        static let userName = "userName"
+        static let userDisplayName = "userDisplayName"
+        static let algorithm = "alg"
+        static let seed = "seed"
+        static let signatureCounter = "signatureCounter"
+        static let sequence = "sequence"
+    }
+
+    func encoded() -> CBORMap {
+        var map = CBORMap()
+        map[Field.id] = .byteString(id)
+        map[Field.rpID] = .textString(rpID)
+        if let rpName { map[Field.rpName] = .textString(rpName) }
+        map[Field.userID] = .byteString(userID)
+        if let userName { map[Field.userName] = .textString(userName) }
+        if let userDisplayName { map[Field.userDisplayName] = .textString(userDisplayName) }
+        map[Field.algorithm] = .int(algorithm.rawValue)
+        map[Field.seed] = .byteString(seed)
+        map[Field.signatureCounter] = .unsigned(UInt64(signatureCounter))
+        map[Field.sequence] = .unsigned(sequence)
+        return map
+    }
+
+    init(decoding map: CBORMap) throws(VirtualKeyError) {
+        func damaged(_ name: String) -> VirtualKeyError {
+            VirtualKeyError(.stateFileCorrupt, "A stored credential's \(name) field is missing or damaged.")
+        }
+        func optionalText(_ name: String) throws(VirtualKeyError) -> String? {
+            guard let v = map[name] else { return nil }
+            guard let s = v.stringValue else { throw damaged(name) }
+            return s
+        }
+        guard let id = map[Field.id]?.bytesValue, !id.isEmpty else { throw damaged(Field.id) }
+        guard let rpID = map[Field.rpID]?.stringValue else { throw damaged(Field.rpID) }
+        guard let userID = map[Field.userID]?.bytesValue else { throw damaged(Field.userID) }
+        guard let alg = map[Field.algorithm]?.intValue else { throw damaged(Field.algorithm) }
+        guard let seed = map[Field.seed]?.bytesValue, seed.count == CredentialPrivateKey.seedLength else {
+            throw damaged(Field.seed)
+        }
+        guard let counter = map[Field.signatureCounter]?.uint64Value, counter <= UInt64(UInt32.max) else {
+            throw damaged(Field.signatureCounter)
+        }
+        guard let sequence = map[Field.sequence]?.uint64Value else { throw damaged(Field.sequence) }
+        guard CredentialPrivateKey(algorithm: COSEAlgorithm(rawValue: alg), seed: seed) != nil else {
+            throw damaged(Field.seed)
+        }
+        self.init(
+            id: id, rpID: rpID, rpName: try optionalText(Field.rpName), userID: userID,
+            userName: try optionalText(Field.userName),
+            userDisplayName: try optionalText(Field.userDisplayName),
+            algorithm: COSEAlgorithm(rawValue: alg), seed: seed, signatureCounter: UInt32(counter),
+            sequence: sequence)
+    }
+}
