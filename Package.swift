@@ -123,6 +123,11 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
+        .testTarget(name: "IntegrationTests", dependencies: [
+            "CTAP2", "CBOR", "Transport", "VirtualAuthenticator",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"),
+        ], swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [
             "SecurityKeys",
             .product(name: "Crypto", package: "swift-crypto"),
