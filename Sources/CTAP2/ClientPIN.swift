@@ -121,7 +121,7 @@ public struct ClientPIN: Sendable {
             pinUVAuthProtocol: version, subCommand: .setPIN, keyAgreement: secret.platformKeyAgreement,
             pinUVAuthParam: try secret.authenticate(newPINEnc), newPINEnc: newPINEnc)
         _ = try await send(request, timeout, context: .newPIN)
-        logger.info("The PIN was set.")
+        logger.debug("The PIN was set.")
     }
 
     /// changePIN: replaces the PIN; `currentPIN` proves the user knows the old one.
@@ -142,7 +142,7 @@ public struct ClientPIN: Sendable {
             pinUVAuthParam: try secret.authenticate(newPINEnc + pinHashEnc), newPINEnc: newPINEnc,
             pinHashEnc: pinHashEnc)
         _ = try await send(request, timeout, context: .changePIN)
-        logger.info("The PIN was changed.")
+        logger.debug("The PIN was changed.")
     }
 
     // MARK: Tokens
@@ -293,6 +293,10 @@ public struct ClientPIN: Sendable {
             return mapped(.pinBlocked, "The PIN is blocked: no attempts are left, and only resetting the key (which erases its credentials) makes it usable again.")
         case .pinNotSet:
             return mapped(.pinNotSet, "No PIN is set on this key: set one first.")
+        case .notAllowed where context == .newPIN:
+            return CTAP2Error(
+                .authenticatorStatus, "A PIN is already set on this key: change it instead.", status: status,
+                underlying: error)
         case .pinPolicyViolation where context == .pinToken:
             return mapped(.pinChangeRequired, "The key requires a new PIN before it can be used: change the PIN first.")
         case .pinPolicyViolation:
