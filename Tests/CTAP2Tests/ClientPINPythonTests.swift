@@ -210,4 +210,98 @@ for sc in cfg["scenarios"]:
     results[sc["name"]] = entry
 print(json.dumps(results))
 """#
+
+    /// The pinUvAuthParam of credentialManagement, authenticatorConfig, largeBlobs and
+    /// bioEnrollment requests that python-fido2 builds with the same token: each command's own
+    /// message layout (CTAP 2.1 §6.7, §6.8, §6.10.2, §6.11).
+    @Test(arguments: [1, 2])
+    func commandParamsMatchPythonFIDO2(version: Int) throws {
+        let output = try runPython(
+            Self.commandHarness, [#"{"token": ""# + hexString(ClientPINTestsAuthenticator.token) + #""}"#])
+        let decoded = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: [String]])
+        let requests = try #require(decoded[String(version)]).compactMap(hexBytes)
+        try #require(requests.count == 6)
+        let proto: any PINUVAuthProtocol = version == 2 ? PINUVAuthProtocolTwo() : PINUVAuthProtocolOne()
+        let token = PINUVAuthToken(
+            token: ClientPINTestsAuthenticator.token, pinUVAuthProtocol: proto,
+            permissions: [.credentialManagement, .authenticatorConfiguration, .largeBlobWrite, .bioEnrollment],
+            rpID: nil)
+        var commands: [UInt8] = []
+        for request in requests {
+            let map = try #require(try CBORDecoder().decode(Array(request.dropFirst())).mapValue)
+            let command = try #require(request.first)
+            commands.append(command)
+            let ours: [UInt8]
+            let theirs: [UInt8]?
+            switch command {
+            case 0x0A:
+                ours = try token.credentialManagementParam(
+                    subCommand: UInt8(try #require(map[1]?.uint64Value)), parameters: map[2]?.mapValue)
+                theirs = map[4]?.bytesValue
+                #expect(map[3]?.uint64Value == UInt64(version))
+            case 0x0D:
+                ours = try token.configParam(
+                    subCommand: UInt8(try #require(map[1]?.uint64Value)), parameters: map[2]?.mapValue)
+                theirs = map[4]?.bytesValue
+                #expect(map[3]?.uint64Value == UInt64(version))
+            case 0x0C:
+                ours = try token.largeBlobsWriteParam(
+                    offset: UInt32(try #require(map[3]?.uint64Value)), fragment: try #require(map[2]?.bytesValue))
+                theirs = map[5]?.bytesValue
+                #expect(map[6]?.uint64Value == UInt64(version))
+            case 0x09:
+                ours = try token.bioEnrollmentParam(
+                    modality: UInt8(try #require(map[1]?.uint64Value)), subCommand: UInt8(try #require(map[2]?.uint64Value)),
+                    parameters: map[3]?.mapValue)
+                theirs = map[5]?.bytesValue
+                #expect(map[4]?.uint64Value == UInt64(version))
+            default:
+                Issue.record("unexpected command \(command)")
+                continue
+            }
+            #expect(ours == theirs, "command 0x\(String(command, radix: 16))")
+        }
+        #expect(commands == [0x0A, 0x0A, 0x0D, 0x0D, 0x0C, 0x09])
+    }
+
+    static let commandHarness = #"""
+import json, sys
+from fido2 import cbor
+from fido2.ctap2 import Ctap2
+from fido2.ctap2.pin import PinProtocolV1, PinProtocolV2
+from fido2.ctap2.credman import CredentialManagement
+from fido2.ctap2.config import Config
+from fido2.ctap2.blob import LargeBlobs
+from fido2.ctap2.bio import FPBioEnrollment
+
+cfg = json.loads(sys.argv[1])
+token = bytes.fromhex(cfg["token"])
+
+class Device:
+    capabilities = 0x04
+    def __init__(self, version):
+        self.version, self.requests = version, []
+    def call(self, cmd, data, event=None, on_keepalive=None):
+        if data[0] == 0x04:
+            return b"\0" + cbor.encode({1: ["FIDO_2_1"], 3: b"\0" * 16, 5: 2048, 6: [self.version], 0x0B: 1024,
+                4: {"clientPin": True, "pinUvAuthToken": True, "credMgmt": True, "authnrCfg": True,
+                    "largeBlobs": True, "bioEnroll": True, "setMinPINLength": True, "alwaysUv": False}})
+        if data[0] == 0x09 and cbor.decode(data[1:]).get(6):
+            return b"\0" + cbor.encode({1: 1})
+        self.requests.append(data.hex())
+        return b"\0"
+
+out = {}
+for v, proto in ((1, PinProtocolV1), (2, PinProtocolV2)):
+    dev = Device(v)
+    ctap = Ctap2(dev)
+    CredentialManagement(ctap, proto(), token).get_metadata()
+    CredentialManagement(ctap, proto(), token).delete_cred({"type": "public-key", "id": bytes(range(16))})
+    Config(ctap, proto(), token).toggle_always_uv()
+    Config(ctap, proto(), token).set_min_pin_length(min_pin_length=8, rp_ids=["example.com"])
+    LargeBlobs(ctap, proto(), token).write_blob_array([{1: b"\1" * 20, 2: b"\2" * 12, 3: 9}])
+    FPBioEnrollment(ctap, proto(), token).remove_enrollment(b"\7\7")
+    out[str(v)] = dev.requests
+print(json.dumps(out))
+"""#
 }
