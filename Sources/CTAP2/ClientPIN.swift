@@ -43,7 +43,9 @@ public struct ClientPIN: Sendable {
     /// The protocol to use with a key: two whenever the key lists it, else one (CTAP 2.1
     /// §6.5.4; protocol two is the stronger one). A CTAP 2.0 key that offers clientPin without
     /// a pinUvAuthProtocols list gets one, the only protocol CTAP 2.0 had.
-    public static func preferredProtocol(for info: AuthenticatorInfo) throws(CTAP2Error) -> any PINUVAuthProtocol {
+    public static func preferredProtocol(for info: AuthenticatorInfo) throws(CTAP2Error)
+        -> any PINUVAuthProtocol
+    {
         let offered = info.pinUVAuthProtocols
         if offered.contains(2) { return PINUVAuthProtocolTwo() }
         if offered.contains(1) { return PINUVAuthProtocolOne() }
@@ -66,7 +68,8 @@ public struct ClientPIN: Sendable {
 
     /// getPINRetries: costs no attempt.
     public func pinRetries(timeout: Duration? = nil) async throws(CTAP2Error) -> PINRetries {
-        let response = try await send(ClientPINRequest(pinUVAuthProtocol: version, subCommand: .getPINRetries), timeout)
+        let response = try await send(
+            ClientPINRequest(pinUVAuthProtocol: version, subCommand: .getPINRetries), timeout)
         guard let retries = response.pinRetries else {
             throw CTAP2Error.malformed("The getPINRetries response lacks pinRetries.")
         }
@@ -75,7 +78,8 @@ public struct ClientPIN: Sendable {
 
     /// getUVRetries: built-in UV attempts left; costs no attempt.
     public func uvRetries(timeout: Duration? = nil) async throws(CTAP2Error) -> Int {
-        let response = try await send(ClientPINRequest(pinUVAuthProtocol: version, subCommand: .getUVRetries), timeout)
+        let response = try await send(
+            ClientPINRequest(pinUVAuthProtocol: version, subCommand: .getUVRetries), timeout)
         guard let retries = response.uvRetries else {
             throw CTAP2Error.malformed("The getUVRetries response lacks uvRetries.")
         }
@@ -102,7 +106,8 @@ public struct ClientPIN: Sendable {
         defer { result.sharedSecret.wipe() }
         return PINUVSharedSecret(
             pinUVAuthProtocol: pinUVAuthProtocol,
-            platformKeyAgreement: PINUVSharedSecret.coseKey(x: result.x, y: result.y), secret: result.sharedSecret)
+            platformKeyAgreement: PINUVSharedSecret.coseKey(x: result.x, y: result.y),
+            secret: result.sharedSecret)
     }
 
     // MARK: Setting and changing the PIN
@@ -125,7 +130,9 @@ public struct ClientPIN: Sendable {
     }
 
     /// changePIN: replaces the PIN; `currentPIN` proves the user knows the old one.
-    public func changePIN(from currentPIN: String, to newPIN: String, timeout: Duration? = nil) async throws(CTAP2Error) {
+    public func changePIN(from currentPIN: String, to newPIN: String, timeout: Duration? = nil)
+        async throws(CTAP2Error)
+    {
         try requireClientPIN()
         var newBytes = try PINPolicy.newPINBytes(newPIN, info: info)
         defer { newBytes.wipe() }
@@ -176,7 +183,8 @@ public struct ClientPIN: Sendable {
             keyAgreement: secret.platformKeyAgreement, pinHashEnc: try secret.encrypt(pinHash),
             permissions: withPermissions ? permissions : nil, rpID: withPermissions ? rpID : nil)
         let response = try await send(request, timeout, context: .pinToken)
-        return try token(from: response, secret: secret, permissions: permissions, rpID: withPermissions ? rpID : nil)
+        return try token(
+            from: response, secret: secret, permissions: permissions, rpID: withPermissions ? rpID : nil)
     }
 
     /// A pinUvAuthToken for `permissions`, bound to `rpID` where given, obtained with the key's
@@ -188,7 +196,8 @@ public struct ClientPIN: Sendable {
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> PINUVAuthToken {
         guard info.isEnabled("pinUvAuthToken"), info.options["uv"] != nil else {
-            throw CTAP2Error(.pinUVNotSupported, "The key offers no built-in user verification for PIN/UV tokens.")
+            throw CTAP2Error(
+                .pinUVNotSupported, "The key offers no built-in user verification for PIN/UV tokens.")
         }
         guard !permissions.isEmpty else {
             throw CTAP2Error(.invalidRequest, "A PIN/UV token needs at least one permission.")
@@ -250,7 +259,8 @@ public struct ClientPIN: Sendable {
         }
         var bytes = try secret.decrypt(encrypted)
         defer { bytes.wipe() }
-        return PINUVAuthToken(token: bytes, pinUVAuthProtocol: pinUVAuthProtocol, permissions: permissions, rpID: rpID)
+        return PINUVAuthToken(
+            token: bytes, pinUVAuthProtocol: pinUVAuthProtocol, permissions: permissions, rpID: rpID)
     }
 
     private func send(
@@ -260,11 +270,13 @@ public struct ClientPIN: Sendable {
         logger.debug("clientPIN", metadata: ["subCommand": "\(request.subCommand)"])
         let body: [UInt8]
         do throws(CTAP2Error) {
-            body = try await session.send(.clientPIN, parameters: request.cbor, timeout: timeout, keepalive: keepalive)
+            body = try await session.send(
+                .clientPIN, parameters: request.cbor, timeout: timeout, keepalive: keepalive)
         } catch {
             let explained = await explain(error, context: context, timeout: timeout)
             logger.debug(
-                "clientPIN failed", metadata: ["subCommand": "\(request.subCommand)", "code": "\(explained.code)"])
+                "clientPIN failed",
+                metadata: ["subCommand": "\(request.subCommand)", "code": "\(explained.code)"])
             throw explained
         }
         return try ClientPINResponse(cbor: body)
@@ -281,7 +293,8 @@ public struct ClientPIN: Sendable {
             let retries = try? await pinRetries(timeout: timeout)
             let left = retries.map { " \($0.retries) attempt\($0.retries == 1 ? "" : "s") left." } ?? ""
             let cycle =
-                retries?.powerCycleRequired == true ? " Remove and re-insert the key before trying again." : ""
+                retries?.powerCycleRequired == true
+                ? " Remove and re-insert the key before trying again." : ""
             return mapped(.pinInvalid, "The PIN is wrong." + left + cycle, retries: retries?.retries)
         case .pinInvalid:
             return mapped(.pinInvalid, "The PIN is wrong.")
@@ -290,7 +303,10 @@ public struct ClientPIN: Sendable {
                 .pinAuthBlocked,
                 "Too many wrong PINs: remove and re-insert the key before trying again.")
         case .pinBlocked:
-            return mapped(.pinBlocked, "The PIN is blocked: no attempts are left, and only resetting the key (which erases its credentials) makes it usable again.")
+            return mapped(
+                .pinBlocked,
+                "The PIN is blocked: no attempts are left, and only resetting the key (which erases its credentials) makes it usable again."
+            )
         case .pinNotSet:
             return mapped(.pinNotSet, "No PIN is set on this key: set one first.")
         case .notAllowed where context == .newPIN:
@@ -298,9 +314,11 @@ public struct ClientPIN: Sendable {
                 .authenticatorStatus, "A PIN is already set on this key: change it instead.", status: status,
                 underlying: error)
         case .pinPolicyViolation where context == .pinToken:
-            return mapped(.pinChangeRequired, "The key requires a new PIN before it can be used: change the PIN first.")
+            return mapped(
+                .pinChangeRequired, "The key requires a new PIN before it can be used: change the PIN first.")
         case .pinPolicyViolation:
-            return mapped(.pinPolicyViolation, "The new PIN does not meet this key's PIN policy; choose another.")
+            return mapped(
+                .pinPolicyViolation, "The new PIN does not meet this key's PIN policy; choose another.")
         case .uvInvalid where context != .counter:
             let retries = try? await uvRetries(timeout: timeout)
             let left = retries.map { " \($0) attempt\($0 == 1 ? "" : "s") left." } ?? ""
@@ -310,11 +328,15 @@ public struct ClientPIN: Sendable {
         case .uvBlocked:
             return mapped(.uvBlocked, "Built-in user verification is blocked: use the PIN instead.")
         case .pinAuthInvalid:
-            return mapped(.pinAuthInvalid, "The key refused the PIN/UV authentication: get a new PIN/UV token and try again.")
+            return mapped(
+                .pinAuthInvalid,
+                "The key refused the PIN/UV authentication: get a new PIN/UV token and try again.")
         case .pinUvAuthTokenRequired:
             return mapped(.pinRequired, "This operation needs the key's PIN or built-in user verification.")
         case .unauthorizedPermission:
-            return mapped(.unauthorizedPermission, "The PIN/UV token does not permit this operation: get a token with the right permission.")
+            return mapped(
+                .unauthorizedPermission,
+                "The PIN/UV token does not permit this operation: get a token with the right permission.")
         default:
             return error
         }

@@ -30,7 +30,8 @@ public enum PINPolicy {
         {
             bytes.wipe()
             throw CTAP2Error(
-                .pinPolicyViolation, "The new PIN is too long: this key accepts at most \(maxPINLength) characters.")
+                .pinPolicyViolation,
+                "The new PIN is too long: this key accepts at most \(maxPINLength) characters.")
         }
         return bytes
     }
@@ -49,7 +50,8 @@ public enum PINPolicy {
         return out
     }
 
-    private static func checkedBytes(_ pin: String, minimum: Int, what: String) throws(CTAP2Error) -> [UInt8] {
+    private static func checkedBytes(_ pin: String, minimum: Int, what: String) throws(CTAP2Error) -> [UInt8]
+    {
         var bytes = normalizedBytes(pin)
         let count = codePoints(bytes)
         if count < minimum {

@@ -7,21 +7,27 @@ extension PINUVAuthToken {
     /// The message of a makeCredential or getAssertion pinUvAuthParam: the client data hash.
     public func pinUVAuthParam(clientDataHash: [UInt8]) throws(CTAP2Error) -> [UInt8] {
         guard clientDataHash.count == 32 else {
-            throw CTAP2Error(.invalidRequest, "The client data hash must be 32 bytes, not \(clientDataHash.count).")
+            throw CTAP2Error(
+                .invalidRequest, "The client data hash must be 32 bytes, not \(clientDataHash.count).")
         }
         return try authenticate(clientDataHash)
     }
 
     /// authenticatorCredentialManagement (§6.8): subCommand ‖ CBOR(subCommandParams).
-    public func credentialManagementParam(subCommand: UInt8, parameters: CBORMap?) throws(CTAP2Error) -> [UInt8] {
+    public func credentialManagementParam(subCommand: UInt8, parameters: CBORMap?) throws(CTAP2Error)
+        -> [UInt8]
+    {
         try check(permission: .credentialManagement, rpID: nil)
         return try authenticate([subCommand] + (parameters.map { CBOREncoder.encode(.map($0)) } ?? []))
     }
 
     /// authenticatorBioEnrollment (§6.7): modality ‖ subCommand ‖ CBOR(subCommandParams).
-    public func bioEnrollmentParam(modality: UInt8, subCommand: UInt8, parameters: CBORMap?) throws(CTAP2Error) -> [UInt8] {
+    public func bioEnrollmentParam(modality: UInt8, subCommand: UInt8, parameters: CBORMap?)
+        throws(CTAP2Error) -> [UInt8]
+    {
         try check(permission: .bioEnrollment, rpID: nil)
-        return try authenticate([modality, subCommand] + (parameters.map { CBOREncoder.encode(.map($0)) } ?? []))
+        return try authenticate(
+            [modality, subCommand] + (parameters.map { CBOREncoder.encode(.map($0)) } ?? []))
     }
 
     /// authenticatorConfig (§6.11): 32×0xff ‖ 0x0d ‖ subCommand ‖ CBOR(subCommandParams).

@@ -50,9 +50,12 @@ public final class PINUVAuthToken: Sendable, CustomStringConvertible {
         guard permissions.contains(permission) else {
             throw CTAP2Error(
                 .unauthorizedPermission,
-                "The PIN/UV token was issued for \(permissions), not \(permission); get a token with that permission.")
+                "The PIN/UV token was issued for \(permissions), not \(permission); get a token with that permission."
+            )
         }
-        if PINUVAuthTokenPermissions.rpBound.contains(permission), let bound = self.rpID, let rpID, bound != rpID {
+        if PINUVAuthTokenPermissions.rpBound.contains(permission), let bound = self.rpID, let rpID,
+            bound != rpID
+        {
             throw CTAP2Error(
                 .unauthorizedPermission,
                 "The PIN/UV token is bound to the relying party \(bound), not \(rpID).")

@@ -85,7 +85,10 @@ final class ClientPINTestsAuthenticator: AuthenticatorConnection {
         case 0x02:
             let point = Array(deviceKey.publicKey.x963Representation)
             return reply([
-                1: .map([1: 2, 3: -25, -1: 1, -2: .byteString(Array(point[1..<33])), -3: .byteString(Array(point[33...]))])
+                1: .map([
+                    1: 2, 3: -25, -1: 1, -2: .byteString(Array(point[1..<33])),
+                    -3: .byteString(Array(point[33...])),
+                ])
             ])
         default: break
         }
@@ -114,7 +117,9 @@ final class ClientPINTestsAuthenticator: AuthenticatorConnection {
         case 0x05, 0x09:
             guard let hashEnc = request[6]?.bytesValue else { return [CTAPStatus.missingParameter.rawValue] }
             if sub == 0x09 {
-                guard let permissions = request[9]?.uint64Value else { return [CTAPStatus.missingParameter.rawValue] }
+                guard let permissions = request[9]?.uint64Value else {
+                    return [CTAPStatus.missingParameter.rawValue]
+                }
                 guard permissions != 0 else { return [CTAPStatus.invalidParameter.rawValue] }
             }
             if let failure = checkPIN(hashEnc, shared, proto, &s) { return failure }
@@ -220,7 +225,8 @@ struct CapturingLogHandler: LogHandler {
 @Suite struct ClientPINTests {
     static let pin = "1234"
 
-    func session(_ fake: ClientPINTestsAuthenticator, logger: Logger = Logger(label: "test")) -> CTAP2Session {
+    func session(_ fake: ClientPINTestsAuthenticator, logger: Logger = Logger(label: "test")) -> CTAP2Session
+    {
         CTAP2Session(connection: fake, logger: logger)
     }
 
@@ -261,8 +267,10 @@ struct CapturingLogHandler: LogHandler {
         // The key's view: HMAC with its own token over the client data hash (§6.5.6/§6.5.7).
         let hash = [UInt8](repeating: 0x42, count: 32)
         let expected = Array(
-            HMAC<SHA256>.authenticationCode(for: hash, using: SymmetricKey(data: ClientPINTestsAuthenticator.token)))
-        #expect(try token.pinUVAuthParam(clientDataHash: hash) == Array(expected.prefix(version == 1 ? 16 : 32)))
+            HMAC<SHA256>.authenticationCode(
+                for: hash, using: SymmetricKey(data: ClientPINTestsAuthenticator.token)))
+        #expect(
+            try token.pinUVAuthParam(clientDataHash: hash) == Array(expected.prefix(version == 1 ? 16 : 32)))
         #expect(fake.subcommands == [0x02, 0x03, 0x02, 0x04, 0x02, 0x09])
     }
 
@@ -270,7 +278,8 @@ struct CapturingLogHandler: LogHandler {
         let fake = try ClientPINTestsAuthenticator(pin: Self.pin)
         let info = try clientPINInfo(protocols: [1], options: ["clientPin": true])
         let client = try ClientPIN(session: session(fake), info: info)
-        let token = try await client.pinUVAuthToken(pin: Self.pin, permissions: [.getAssertion], rpID: "example.com")
+        let token = try await client.pinUVAuthToken(
+            pin: Self.pin, permissions: [.getAssertion], rpID: "example.com")
         #expect(fake.subcommands == [0x02, 0x05])
         #expect(token.rpID == nil)
         fake.state.withLock { #expect($0.issuedPermissions.map(\.0) == [nil]) }
@@ -454,7 +463,9 @@ struct CapturingLogHandler: LogHandler {
         let fake = try ClientPINTestsAuthenticator(pin: Self.pin)
         let info = try clientPINInfo(extra: [0x0D: 6])
         let client = try ClientPIN(session: session(fake), info: info)
-        let error = await #expect(throws: CTAP2Error.self) { try await client.changePIN(from: Self.pin, to: "12345") }
+        let error = await #expect(throws: CTAP2Error.self) {
+            try await client.changePIN(from: Self.pin, to: "12345")
+        }
         #expect(error?.code == .pinPolicyViolation)
         #expect(fake.requests.isEmpty)
         // The current PIN may be shorter than a minPINLength raised after it was set.
@@ -489,7 +500,10 @@ struct CapturingLogHandler: LogHandler {
         // U+00E9 is C3 A9 in UTF-8; U+1F600 is F0 9F 98 80.
         fake.state.withLock { #expect($0.receivedPINs == [[0x63, 0x61, 0x66, 0xC3, 0xA9, 0x31]]) }
         emoji.state.withLock {
-            #expect($0.receivedPINs == [Array(repeating: [0xF0, 0x9F, 0x98, 0x80] as [UInt8], count: 4).flatMap { $0 }])
+            #expect(
+                $0.receivedPINs == [
+                    Array(repeating: [0xF0, 0x9F, 0x98, 0x80] as [UInt8], count: 4).flatMap { $0 }
+                ])
         }
     }
 
@@ -508,7 +522,8 @@ struct CapturingLogHandler: LogHandler {
         // {1: 2, 2: 6, 9: 0x21, 10: "example.com"} in canonical CBOR.
         #expect(
             request.encoded()
-                == [0x06, 0xA4, 0x01, 0x02, 0x02, 0x06, 0x09, 0x18, 0x21, 0x0A, 0x6B] + Array("example.com".utf8))
+                == [0x06, 0xA4, 0x01, 0x02, 0x02, 0x06, 0x09, 0x18, 0x21, 0x0A, 0x6B]
+                + Array("example.com".utf8))
     }
 
     @Test func emptyPermissionsAreRefused() async throws {
@@ -525,11 +540,13 @@ struct CapturingLogHandler: LogHandler {
         let token = PINUVAuthToken(
             token: ClientPINTestsAuthenticator.token, pinUVAuthProtocol: PINUVAuthProtocolTwo(),
             permissions: [.getAssertion], rpID: "example.com")
-        var assertion = GetAssertionRequest(rpID: "example.com", clientDataHash: [UInt8](repeating: 1, count: 32))
+        var assertion = GetAssertionRequest(
+            rpID: "example.com", clientDataHash: [UInt8](repeating: 1, count: 32))
         try assertion.authorize(with: token)
         #expect(assertion.pinUVAuthProtocol == 2)
         #expect(assertion.pinUVAuthParam?.count == 32)
-        var other = GetAssertionRequest(rpID: "evil.example", clientDataHash: [UInt8](repeating: 1, count: 32))
+        var other = GetAssertionRequest(
+            rpID: "evil.example", clientDataHash: [UInt8](repeating: 1, count: 32))
         #expect(throws: CTAP2Error.self) { try other.authorize(with: token) }
         var registration = MakeCredentialRequest(
             clientDataHash: [UInt8](repeating: 1, count: 32), rp: RelyingPartyEntity(id: "example.com"),
@@ -559,13 +576,15 @@ struct CapturingLogHandler: LogHandler {
         var logger = Logger(label: "capture") { _ in CapturingLogHandler(sink: sink) }
         logger.logLevel = .trace
         let fake = try ClientPINTestsAuthenticator { $0.uvSucceeds = true }
-        let client = try ClientPIN(session: session(fake, logger: logger), info: clientPINInfo(), logger: logger)
+        let client = try ClientPIN(
+            session: session(fake, logger: logger), info: clientPINInfo(), logger: logger)
         try await client.setPIN("31415926")
         try await client.changePIN(from: "31415926", to: "27182818")
         _ = await #expect(throws: CTAP2Error.self) {
             try await client.pinUVAuthToken(pin: "11223344", permissions: [.getAssertion])
         }
-        _ = try await client.pinUVAuthToken(pin: "27182818", permissions: [.getAssertion], rpID: "example.com")
+        _ = try await client.pinUVAuthToken(
+            pin: "27182818", permissions: [.getAssertion], rpID: "example.com")
         _ = try await client.uvAuthToken(permissions: [.credentialManagement])
         let log = sink.text
         #expect(log.contains("clientPIN"), "the capture saw nothing: \(log)")
