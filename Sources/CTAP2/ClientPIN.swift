@@ -40,6 +40,20 @@ public struct ClientPIN: Sendable {
         self.logger = logger
     }
 
+    /// Uses `session` with the info it already holds, asking the key with getInfo first when
+    /// it holds none.
+    public init(
+        session: CTAP2Session, logger: Logger = Logger(label: "securitykey.ctap2.clientpin")
+    ) async throws(CTAP2Error) {
+        let info: AuthenticatorInfo
+        if let cached = await session.info {
+            info = cached
+        } else {
+            info = try await session.getInfo()
+        }
+        try self.init(session: session, info: info, logger: logger)
+    }
+
     /// The protocol to use with a key: two whenever the key lists it, else one (CTAP 2.1
     /// §6.5.4; protocol two is the stronger one). A CTAP 2.0 key that offers clientPin without
     /// a pinUvAuthProtocols list gets one, the only protocol CTAP 2.0 had.

@@ -440,6 +440,81 @@ struct CapturingLogHandler: LogHandler {
         #expect(fake.subcommands == [0x07])
     }
 
+    // MARK: Hostile replies
+
+    static let validKeyAgreement: CBORMap = {
+        let point = Array(
+            ((try? P256.KeyAgreement.PrivateKey(rawRepresentation: ClientPINTestsAuthenticator.deviceScalar))
+                ?? P256.KeyAgreement.PrivateKey()).publicKey.x963Representation)
+        return [
+            1: 2, 3: -25, -1: 1, -2: .byteString(Array(point[1..<33])), -3: .byteString(Array(point[33...])),
+        ]
+    }()
+
+    static func keyAgreementReply(_ edit: (inout CBORMap) -> Void) -> [UInt8] {
+        var key = validKeyAgreement
+        edit(&key)
+        return [0x00] + CBOREncoder.encode(.map([1: .map(key)]))
+    }
+
+    static let hostileKeyAgreements: [(String, [UInt8])] = [
+        ("no keyAgreement", [0x00, 0xA0]),
+        ("keyAgreement not a map", [0x00] + CBOREncoder.encode(.map([1: 5]))),
+        ("OKP key", keyAgreementReply { $0[1] = 1 }),
+        ("P-384 curve", keyAgreementReply { $0[-1] = 2 }),
+        ("short x", keyAgreementReply { $0[-2] = .byteString([1, 2, 3]) }),
+        ("y missing", keyAgreementReply { $0[-3] = nil }),
+        ("point off the curve", keyAgreementReply { $0[-3] = .byteString([UInt8](repeating: 1, count: 32)) }),
+        ("not CBOR", [0x00, 0xFF, 0xFF]),
+    ]
+
+    @Test(arguments: hostileKeyAgreements)
+    func hostileKeyAgreementIsRejected(name: String, reply: [UInt8]) async throws {
+        let conn = ReplayConnection([.success(reply)])
+        let client = try ClientPIN(session: CTAP2Session(connection: conn), info: clientPINInfo())
+        let error = await #expect(throws: CTAP2Error.self, "\(name)") {
+            try await client.pinUVAuthToken(pin: Self.pin, permissions: [.getAssertion])
+        }
+        #expect(error?.code == .malformedResponse || error?.code == .pinUVAuthProtocol, "\(name)")
+        #expect(conn.requests.count == 1, "no PIN may follow a bad key agreement (\(name))")
+    }
+
+    @Test(arguments: [
+        [0x00, 0xA0],  // no token
+        [0x00] + CBOREncoder.encode(.map([2: .byteString([UInt8](repeating: 0, count: 47))])),
+        [0x00] + CBOREncoder.encode(.map([2: .byteString([UInt8](repeating: 0, count: 64))])),
+        [0x00] + CBOREncoder.encode(.map([2: "text"])),
+    ])
+    func hostileTokenReplyIsRejected(reply: [UInt8]) async throws {
+        let conn = ReplayConnection([.success(Self.keyAgreementReply { _ in }), .success(reply)])
+        let client = try ClientPIN(
+            session: CTAP2Session(connection: conn), info: clientPINInfo(protocols: [2]))
+        let error = await #expect(throws: CTAP2Error.self) {
+            try await client.pinUVAuthToken(pin: Self.pin, permissions: [.getAssertion])
+        }
+        #expect(error?.code == .malformedResponse)
+    }
+
+    @Test(arguments: [
+        [0x00, 0xA0],
+        [0x00] + CBOREncoder.encode(.map([3: -1])),
+        [0x00] + CBOREncoder.encode(.map([3: 8, 4: 1])),
+    ])
+    func hostileRetriesReplyIsRejected(reply: [UInt8]) async throws {
+        let client = try ClientPIN(
+            session: CTAP2Session(connection: ReplayConnection([.success(reply)])), info: clientPINInfo())
+        let error = await #expect(throws: CTAP2Error.self) { try await client.pinRetries() }
+        #expect(error?.code == .malformedResponse)
+    }
+
+    @Test func infoIsReadWhenTheSessionHasNone() async throws {
+        let info = try #require(Vectors.python("test_ctap2/module/_INFO")).bytes
+        let conn = ReplayConnection([.success([0x00] + info)])
+        let client = try await ClientPIN(session: CTAP2Session(connection: conn))
+        #expect(conn.requests == [[0x04]])
+        #expect(client.pinUVAuthProtocol.version == 1)
+    }
+
     // MARK: PIN rules, refused without any device call
 
     @Test(arguments: [
