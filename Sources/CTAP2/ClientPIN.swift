@@ -8,8 +8,8 @@ import Transport
 ///
 /// Rules this type keeps:
 /// - A PIN that breaks ``PINPolicy`` is refused before the key is asked.
-/// - It never sends a PIN the caller did not hand it, never retries one, and never sends one
-///   after the key reported a blocked state; reading retry counters (which costs no attempt)
+/// - It never sends a PIN the caller did not hand it in that call and never retries one, so
+///   a blocked state ends the call; reading retry counters (which costs no attempt)
 ///   is the only extra request it makes, to tell the user how many attempts are left.
 /// - PINs, PIN hashes, shared secrets and tokens are wiped after use where Swift allows and
 ///   never logged; the log names subcommands and status codes only.
