@@ -117,6 +117,7 @@ let package = Package(
             "CTAP2", "CBOR", "Transport",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: [
             "VirtualAuthenticator", "CTAP2", "CBOR", "Transport", "CTAPHID", "ISO7816", "NFCTransport", "HIDTransport",

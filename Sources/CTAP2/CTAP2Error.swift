@@ -31,6 +31,39 @@ public struct CTAP2Error: Error, Sendable, CustomStringConvertible {
         public static let cancelled = Code(rawValue: "cancelled")
         /// A PIN/UV auth protocol computation failed (bad key-agreement key, wrong sizes).
         public static let pinUVAuthProtocol = Code(rawValue: "pin-uv-auth-protocol")
+        /// The PIN was wrong; ``CTAP2Error/retriesLeft`` says how many attempts remain
+        /// (CTAP2_ERR_PIN_INVALID).
+        public static let pinInvalid = Code(rawValue: "pin-invalid")
+        /// Too many wrong PINs in a row: the key must be removed and re-inserted before the
+        /// next attempt (CTAP2_ERR_PIN_AUTH_BLOCKED).
+        public static let pinAuthBlocked = Code(rawValue: "pin-auth-blocked")
+        /// No PIN attempts remain: only a reset makes the key usable again (CTAP2_ERR_PIN_BLOCKED).
+        public static let pinBlocked = Code(rawValue: "pin-blocked")
+        /// The key has no PIN yet; set one first (CTAP2_ERR_PIN_NOT_SET).
+        public static let pinNotSet = Code(rawValue: "pin-not-set")
+        /// The new PIN breaks the PIN rules (length, or the key's policy); nothing was changed
+        /// (CTAP2_ERR_PIN_POLICY_VIOLATION, or refused before the key was asked).
+        public static let pinPolicyViolation = Code(rawValue: "pin-policy-violation")
+        /// The key demands a new PIN before its PIN can be used (getInfo forcePINChange).
+        public static let pinChangeRequired = Code(rawValue: "pin-change-required")
+        /// The key does not offer what was asked of its PIN/UV features (no clientPin, no
+        /// built-in UV, no shared PIN/UV auth protocol).
+        public static let pinUVNotSupported = Code(rawValue: "pin-uv-not-supported")
+        /// A pinUvAuthParam or token was refused, for example because the token expired
+        /// (CTAP2_ERR_PIN_AUTH_INVALID): get a new token.
+        public static let pinAuthInvalid = Code(rawValue: "pin-auth-invalid")
+        /// The operation needs a PIN or built-in user verification (CTAP2_ERR_PUAT_REQUIRED).
+        public static let pinRequired = Code(rawValue: "pin-required")
+        /// The token lacks the permission or RP ID this command needs
+        /// (CTAP2_ERR_UNAUTHORIZED_PERMISSION, or refused before the key was asked).
+        public static let unauthorizedPermission = Code(rawValue: "unauthorized-permission")
+        /// Built-in user verification failed; ``CTAP2Error/retriesLeft`` says how many attempts
+        /// remain (CTAP2_ERR_UV_INVALID).
+        public static let uvInvalid = Code(rawValue: "uv-invalid")
+        /// Built-in user verification is blocked; fall back to the PIN (CTAP2_ERR_UV_BLOCKED).
+        public static let uvBlocked = Code(rawValue: "uv-blocked")
+        /// A ``PINUVAuthToken`` or shared secret was used after it was wiped.
+        public static let secretWiped = Code(rawValue: "secret-wiped")
 
         public var description: String { rawValue }
     }
@@ -43,16 +76,20 @@ public struct CTAP2Error: Error, Sendable, CustomStringConvertible {
     public var status: CTAPStatus?
     /// The underlying error (a ``CBORError``, a ``TransportError``, ...), where there is one.
     public var underlying: (any Error & Sendable)?
+    /// PIN or UV attempts left, for ``Code/pinInvalid`` and ``Code/uvInvalid`` when the key
+    /// reported them.
+    public var retriesLeft: Int?
 
     /// Creates an error.
     public init(
         _ code: Code, _ message: String, status: CTAPStatus? = nil,
-        underlying: (any Error & Sendable)? = nil
+        underlying: (any Error & Sendable)? = nil, retriesLeft: Int? = nil
     ) {
         self.code = code
         self.message = message
         self.status = status
         self.underlying = underlying
+        self.retriesLeft = retriesLeft
     }
 
     /// The error for a non-zero status byte from the authenticator.
