@@ -10,7 +10,7 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "securitykey",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "SecurityKeys", targets: ["SecurityKeys"]),
         .library(name: "CTAP2", targets: ["CTAP2"]),
