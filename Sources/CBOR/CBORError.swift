@@ -13,7 +13,8 @@ public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let reservedAdditionalInformation = Code(rawValue: "reserved-additional-information")
         /// An indefinite-length item where CTAP2 forbids them.
         public static let indefiniteLength = Code(rawValue: "indefinite-length")
-        /// An integer or length not in its shortest form, or a float not in preferred form.
+        /// An integer, length or tag not in its shortest form, a float not in the shortest form
+        /// that keeps its value, or a NaN other than `f97e00`.
         public static let nonCanonicalEncoding = Code(rawValue: "non-canonical-encoding")
         /// A map has the same key twice.
         public static let duplicateMapKey = Code(rawValue: "duplicate-map-key")
@@ -33,6 +34,10 @@ public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidChunk = Code(rawValue: "invalid-chunk")
         /// A two-byte simple value below 32 (RFC 8949 §3.3).
         public static let invalidSimpleValue = Code(rawValue: "invalid-simple-value")
+        /// A tag where the options forbid them (CTAP2 messages contain none).
+        public static let tagNotAllowed = Code(rawValue: "tag-not-allowed")
+        /// Tag 0, 1, 2 or 3 around content of the wrong type (RFC 8949 §3.4).
+        public static let invalidTagContent = Code(rawValue: "invalid-tag-content")
         /// The value cannot be encoded (for example a CTAP2 message nested too deep).
         public static let unencodable = Code(rawValue: "unencodable")
 

@@ -28,6 +28,40 @@ public enum CBORValue: Hashable, Sendable {
     case simple(UInt8)
     /// Major type 7, a half, single or double precision float.
     case float(Double)
+
+    public static func == (lhs: CBORValue, rhs: CBORValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.unsigned(let a), .unsigned(let b)): a == b
+        case (.negative(let a), .negative(let b)): a == b
+        case (.byteString(let a), .byteString(let b)): a == b
+        case (.textString(let a), .textString(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.map(let a), .map(let b)): a == b
+        case (.tagged(let t, let a), .tagged(let u, let b)): t == u && a == b
+        case (.boolean(let a), .boolean(let b)): a == b
+        case (.null, .null), (.undefined, .undefined): true
+        case (.simple(let a), .simple(let b)): a == b
+        case (.float(let a), .float(let b)): (a.isNaN && b.isNaN) || a.bitPattern == b.bitPattern
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .unsigned(let n): hasher.combine(0 as UInt8); hasher.combine(n)
+        case .negative(let n): hasher.combine(1 as UInt8); hasher.combine(n)
+        case .byteString(let b): hasher.combine(2 as UInt8); hasher.combine(b)
+        case .textString(let t): hasher.combine(3 as UInt8); hasher.combine(t)
+        case .array(let a): hasher.combine(4 as UInt8); hasher.combine(a)
+        case .map(let m): hasher.combine(5 as UInt8); hasher.combine(m)
+        case .tagged(let t, let v): hasher.combine(6 as UInt8); hasher.combine(t); hasher.combine(v)
+        case .boolean(let b): hasher.combine(7 as UInt8); hasher.combine(b)
+        case .null: hasher.combine(8 as UInt8)
+        case .undefined: hasher.combine(9 as UInt8)
+        case .simple(let v): hasher.combine(10 as UInt8); hasher.combine(v)
+        case .float(let d): hasher.combine(11 as UInt8); hasher.combine(d.isNaN ? Double.nan.bitPattern : d.bitPattern)
+        }
+    }
 }
 
 extension CBORValue {
@@ -134,7 +168,10 @@ public struct CBORMap: Hashable, Sendable, ExpressibleByDictionaryLiteral, Seque
     /// An empty map.
     public init() { entries = [] }
 
-    /// A map with these entries, in this order (duplicates are kept; the decoder rejects them).
+    /// A map with these entries, in this order.
+    ///
+    /// Duplicate keys are kept as given and the encoder writes them all, which no conforming
+    /// decoder accepts; the decoder never produces them.
     public init(entries: [Entry]) { self.entries = entries }
 
     public init(dictionaryLiteral elements: (CBORValue, CBORValue)...) {
