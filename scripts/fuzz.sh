@@ -24,8 +24,12 @@ binary="$scratch/cbor-decoder-fuzzer"
 sources=(Sources/CBOR/*.swift Fuzz/CBORDecoderFuzzer.swift)
 if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary" 2>/dev/null)" ]; then
     echo "fuzz: building $binary"
+    # The linker warns about every ASan symbol it cannot export; show its output only on failure.
     "$swiftc" -O -parse-as-library -module-name CBORFuzz -sanitize=fuzzer,address \
-        -module-cache-path "$scratch/module-cache" "${sources[@]}" -o "$binary"
+        -module-cache-path "$scratch/module-cache" "${sources[@]}" -o "$binary" >"$scratch/build.log" 2>&1 || {
+        cat "$scratch/build.log" >&2
+        exit 1
+    }
 fi
 
 # Seeds from the vector files: every hex item of rfc8949-cbor.json and python-fido2's responses.
