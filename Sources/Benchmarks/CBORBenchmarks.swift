@@ -33,7 +33,7 @@ enum CBORBenchmarks {
         .map(["alg": .int(alg), "type": "public-key"])
     }
 
-    /// A getInfo response (CTAP 2.1 §6.4) shaped like a current YubiKey 5's, about 600 bytes.
+    /// A getInfo response (CTAP 2.1 §6.4) shaped like a current YubiKey 5's with CTAP 2.2 members, about 600 bytes.
     static var getInfoResponse: CBORMap {
         [
             0x01: ["U2F_V2", "FIDO_2_0", "FIDO_2_1_PRE", "FIDO_2_1"],
@@ -50,7 +50,7 @@ enum CBORBenchmarks {
             0x07: 8,
             0x08: 128,
             0x09: ["nfc", "usb"],
-            0x0A: [publicKeyAlgorithm(-7), publicKeyAlgorithm(-8)],
+            0x0A: [publicKeyAlgorithm(-7), publicKeyAlgorithm(-8), publicKeyAlgorithm(-35), publicKeyAlgorithm(-257)],
             0x0B: 1024,
             0x0C: false,
             0x0D: 4,
@@ -61,6 +61,13 @@ enum CBORBenchmarks {
             0x12: 2,
             0x13: .map(["FIDO": 2, "FIPS-CMVP-2": 2, "FIPS-CMVP-2-PHY": 3]),
             0x14: 25,
+            0x16: ["packed", "none"],
+            0x17: 0,
+            0x18: false,
+            0x19: .byteString((0..<16).map { UInt8(truncatingIfNeeded: $0 &* 91 &+ 17) }),
+            0x1A: ["usb"],
+            0x1B: false,
+            0x1D: 63,
         ]
     }
 

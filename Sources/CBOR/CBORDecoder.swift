@@ -128,6 +128,9 @@ extension CBORDecoder {
     /// before its elements are actually read.
     static let reserveLimit = 64
 
+    /// Lenient mode finds repeated keys by linear search in maps up to this size.
+    static let linearKeySearchLimit = 16
+
     struct Reader {
         let bytes: ArraySlice<UInt8>
         let options: Options
@@ -254,7 +257,9 @@ extension CBORDecoder {
         }
 
         static func text(_ utf8: ArraySlice<UInt8>, at offset: Int) throws(CBORError) -> String {
-            guard let text = String(validating: utf8, as: UTF8.self) else {
+            // Validating from a buffer takes the standard library's fast path.
+            let validated = utf8.withContiguousStorageIfAvailable { String(validating: $0, as: UTF8.self) }
+            guard let text = validated ?? String(validating: utf8, as: UTF8.self) else {
                 throw CBORError(.invalidUTF8, at: offset, "A CBOR text string is not valid UTF-8.")
             }
             return text
@@ -313,8 +318,9 @@ extension CBORDecoder {
         mutating func readMap(head: Head, depth: Int) throws(CBORError) -> CBORMap {
             var entries: [CBORMap.Entry] = []
             // Strict mode proves keys distinct by their strictly increasing encodings; lenient
-            // input may spell one key two ways (`01` and `1801`), so compare decoded values.
-            var seen = Set<CBORValue>()
+            // input may spell one key two ways (`01` and `1801`), so compare decoded values:
+            // one by one in small maps, through a set once a map grows.
+            var seen: Set<CBORValue>?
             var previousKey: ArraySlice<UInt8>?
             var count: Int?
             if let n = head.argument {
@@ -342,7 +348,14 @@ extension CBORDecoder {
                     }
                     previousKey = keyBytes
                 } else {
-                    guard seen.insert(key).inserted else {
+                    let duplicate: Bool
+                    if entries.count < CBORDecoder.linearKeySearchLimit {
+                        duplicate = entries.contains { $0.key == key }
+                    } else {
+                        if seen == nil { seen = Set(entries.map(\.key)) }
+                        duplicate = seen?.insert(key).inserted == false
+                    }
+                    if duplicate {
                         throw CBORError(.duplicateMapKey, at: keyStart, "A CBOR map has the same key twice.")
                     }
                 }
