@@ -35,8 +35,9 @@ public struct CBORDecoder: Sendable {
         /// Largest input accepted, in bytes.
         public var maxInputSize: Int
         /// When true, reject what CTAP2 forbids: indefinite lengths, non-shortest integer,
-        /// length and float forms, and map keys out of canonical order. When false
-        /// (lenient), accept any well-formed input; duplicate map keys are still rejected.
+        /// length, tag and float forms, NaN other than `f97e00`, and map keys out of canonical
+        /// order. When false (lenient), accept any well-formed input; duplicate map keys are
+        /// rejected either way.
         public var requireCanonical: Bool
         /// Whether tagged items (major type 6) are accepted. CTAP2 messages contain none.
         public var allowTags: Bool

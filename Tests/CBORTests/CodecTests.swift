@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func maxDepthIsTheDeepestNestingAccepted() throws {
-        for depth in [1, 5, 32] {
+        for depth in [1, 5, 32, CBORDecoder.Options.depthCeiling] {
             let decoder = CBORDecoder(options: .init(maxDepth: depth))
             let fits = [UInt8](repeating: 0x81, count: depth) + [0x00]
             let deeper = [UInt8](repeating: 0x81, count: depth + 1) + [0x00]
@@ -99,7 +99,7 @@ import Testing
         #expect(try Self.lenient.decode(lengthFirst) == .map([-1: 0, 24: 0]))
     }
 
-    @Test func duplicateKeysAreRejectedInBothModes() {
+    @Test func duplicateKeysAreRejectedInBothModes() throws {
         let same: [UInt8] = [0xA2, 0x01, 0x00, 0x01, 0x00]
         #expect(Self.code(same, Self.strict) == .duplicateMapKey)
         #expect(Self.code(same, Self.lenient) == .duplicateMapKey)
@@ -109,6 +109,12 @@ import Testing
         #expect(Self.code(respelled, Self.strict) == .nonCanonicalEncoding)
         let error = #expect(throws: CBORError.self) { try Self.strict.decode(same) }
         #expect(error?.offset == 3)
+
+        // Larger maps take another path in lenient mode: 40 keys 0...39, then 30 again as 181e.
+        let distinct: [UInt8] = (0..<40).flatMap { (n: UInt64) -> [UInt8] in CBOREncoder.encode(.unsigned(n)) + [0xF6] }
+        #expect(try Self.lenient.decode([0xB8, 40] + distinct).mapValue?.count == 40)
+        let repeated: [UInt8] = [0xB8, 41] + distinct + [0x18, 0x1E, 0xF6]
+        #expect(Self.code(repeated, Self.lenient) == .duplicateMapKey)
     }
 
     @Test func nonShortestFormsAreStrictErrorsAndLenientValues() throws {
