@@ -7,7 +7,9 @@ enum CBORBenchmarks {
         run: run)
 
     static func run() {
-        let inputs: [(String, CBORValue)] = [("getInfo", .map(getInfoResponse)), ("makeCredential", .map(makeCredentialResponse))]
+        let inputs: [(String, CBORValue)] = [
+            ("getInfo", .map(getInfoResponse)), ("makeCredential", .map(makeCredentialResponse)),
+        ]
         for (name, value) in inputs {
             let bytes = CBOREncoder.encode(value)
             let strict = CBORDecoder(options: .ctap2)
@@ -38,7 +40,8 @@ enum CBORBenchmarks {
         [
             0x01: ["U2F_V2", "FIDO_2_0", "FIDO_2_1_PRE", "FIDO_2_1"],
             0x02: ["credProtect", "hmac-secret", "largeBlobKey", "credBlob", "minPinLength"],
-            0x03: .byteString(Array(repeating: 0, count: 6) + [0x2F, 0xC0, 0x57, 0x9F, 0x81, 0x13, 0x47, 0xEA, 0xB1, 0x16]),
+            0x03: .byteString(
+                Array(repeating: 0, count: 6) + [0x2F, 0xC0, 0x57, 0x9F, 0x81, 0x13, 0x47, 0xEA, 0xB1, 0x16]),
             0x04: .map([
                 "rk": true, "up": true, "uv": true, "plat": false, "uvToken": true, "alwaysUv": false,
                 "credMgmt": true, "authnrCfg": true, "bioEnroll": true, "clientPin": true,
@@ -50,7 +53,10 @@ enum CBORBenchmarks {
             0x07: 8,
             0x08: 128,
             0x09: ["nfc", "usb"],
-            0x0A: [publicKeyAlgorithm(-7), publicKeyAlgorithm(-8), publicKeyAlgorithm(-35), publicKeyAlgorithm(-257)],
+            0x0A: [
+                publicKeyAlgorithm(-7), publicKeyAlgorithm(-8), publicKeyAlgorithm(-35),
+                publicKeyAlgorithm(-257),
+            ],
             0x0B: 1024,
             0x0C: false,
             0x0D: 4,
@@ -81,12 +87,15 @@ enum CBORBenchmarks {
                 -2: .byteString((0..<32).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }),
                 -3: .byteString((0..<32).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }),
             ]))
-        let aaguid: [UInt8] = [0xF8, 0xA0, 0x11, 0xF3, 0x8C, 0x0A, 0x4D, 0x15, 0x80, 0x06, 0x17, 0x11, 0x1F, 0x9E, 0xDC, 0x7D]
+        let aaguid: [UInt8] = [
+            0xF8, 0xA0, 0x11, 0xF3, 0x8C, 0x0A, 0x4D, 0x15, 0x80, 0x06, 0x17, 0x11, 0x1F, 0x9E, 0xDC, 0x7D,
+        ]
         var authenticatorData = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 1) }  // rpIdHash
         authenticatorData += [0x41, 0x00, 0x00, 0x00, 0x03]  // flags UP|AT, signCount 3
         authenticatorData += aaguid + [0x00, UInt8(credentialID.count)] + credentialID + coseKey
         // A DER ECDSA signature is 70 to 72 bytes.
-        let signature: [UInt8] = [0x30, 0x45, 0x02, 0x20] + (0..<32).map { UInt8($0 | 0x40) }
+        let signature: [UInt8] =
+            [0x30, 0x45, 0x02, 0x20] + (0..<32).map { UInt8($0 | 0x40) }
             + [0x02, 0x21, 0x00] + (0..<32).map { UInt8($0 | 0x80) }
         return [
             0x01: "packed",

@@ -340,7 +340,8 @@ extension CBORDecoder {
                     let keyBytes = bytes[keyStart..<position]
                     if let previous = previousKey {
                         if previous == keyBytes {
-                            throw CBORError(.duplicateMapKey, at: keyStart, "A CBOR map has the same key twice.")
+                            throw CBORError(
+                                .duplicateMapKey, at: keyStart, "A CBOR map has the same key twice.")
                         }
                         guard CBOREncoder.canonicalOrder(previous, keyBytes) else {
                             throw CBORError(
@@ -370,7 +371,8 @@ extension CBORDecoder {
         mutating func readTagged(head: Head, depth: Int) throws(CBORError) -> CBORValue {
             guard let tag = head.argument else {
                 throw CBORError(
-                    .reservedAdditionalInformation, at: head.offset, "A tag cannot have an indefinite length.")
+                    .reservedAdditionalInformation, at: head.offset, "A tag cannot have an indefinite length."
+                )
             }
             guard options.allowTags else {
                 throw CBORError(.tagNotAllowed, at: head.offset, "CTAP2 messages must not contain CBOR tags.")
@@ -424,7 +426,8 @@ extension CBORDecoder {
                 if options.requireCanonical, f.isNaN || HalfFloat.exactBits(of: f) != nil {
                     throw CBORError(
                         .nonCanonicalEncoding, at: head.offset,
-                        "A single-precision float fits in half precision, which CTAP2 canonical form requires.")
+                        "A single-precision float fits in half precision, which CTAP2 canonical form requires."
+                    )
                 }
                 return .float(Double(f))
             case 27:
@@ -432,12 +435,14 @@ extension CBORDecoder {
                 if options.requireCanonical, d.isNaN || Double(Float(d)) == d {
                     throw CBORError(
                         .nonCanonicalEncoding, at: head.offset,
-                        "A double-precision float fits in a shorter form, which CTAP2 canonical form requires.")
+                        "A double-precision float fits in a shorter form, which CTAP2 canonical form requires."
+                    )
                 }
                 return .float(d)
             default:
                 throw CBORError(
-                    .unexpectedBreak, at: head.offset, "A CBOR break appears outside an indefinite-length item.")
+                    .unexpectedBreak, at: head.offset,
+                    "A CBOR break appears outside an indefinite-length item.")
             }
         }
     }

@@ -137,7 +137,8 @@ enum HalfFloat {
         switch exponent {
         case 0: return sign * mantissa * 0x1p-24
         case 31: return mantissa == 0 ? sign * .infinity : .nan
-        default: return sign * (1 + mantissa / 1024) * Double(sign: .plus, exponent: exponent - 15, significand: 1)
+        default:
+            return sign * (1 + mantissa / 1024) * Double(sign: .plus, exponent: exponent - 15, significand: 1)
         }
     }
 

@@ -47,19 +47,24 @@ public enum CBORValue: Hashable, Sendable {
     }
 
     public func hash(into hasher: inout Hasher) {
+        // The major type, then what distinguishes values within it; floats hash as they compare.
+        hasher.combine(majorType)
         switch self {
-        case .unsigned(let n): hasher.combine(0 as UInt8); hasher.combine(n)
-        case .negative(let n): hasher.combine(1 as UInt8); hasher.combine(n)
-        case .byteString(let b): hasher.combine(2 as UInt8); hasher.combine(b)
-        case .textString(let t): hasher.combine(3 as UInt8); hasher.combine(t)
-        case .array(let a): hasher.combine(4 as UInt8); hasher.combine(a)
-        case .map(let m): hasher.combine(5 as UInt8); hasher.combine(m)
-        case .tagged(let t, let v): hasher.combine(6 as UInt8); hasher.combine(t); hasher.combine(v)
-        case .boolean(let b): hasher.combine(7 as UInt8); hasher.combine(b)
-        case .null: hasher.combine(8 as UInt8)
-        case .undefined: hasher.combine(9 as UInt8)
-        case .simple(let v): hasher.combine(10 as UInt8); hasher.combine(v)
-        case .float(let d): hasher.combine(11 as UInt8); hasher.combine(d.isNaN ? Double.nan.bitPattern : d.bitPattern)
+        case .unsigned(let n), .negative(let n): hasher.combine(n)
+        case .byteString(let b): hasher.combine(b)
+        case .textString(let t): hasher.combine(t)
+        case .array(let a): hasher.combine(a)
+        case .map(let m): hasher.combine(m)
+        case .tagged(let t, let v):
+            hasher.combine(t)
+            hasher.combine(v)
+        case .boolean(let b): hasher.combine(b ? 21 as UInt16 : 20)
+        case .null: hasher.combine(22 as UInt16)
+        case .undefined: hasher.combine(23 as UInt16)
+        case .simple(let v): hasher.combine(UInt16(v))
+        case .float(let d):
+            hasher.combine(256 as UInt16)
+            hasher.combine(d.isNaN ? Double.nan.bitPattern : d.bitPattern)
         }
     }
 }

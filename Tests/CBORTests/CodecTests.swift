@@ -20,7 +20,9 @@ import Testing
 
     @Test func tenThousandNestedArraysGiveAnError() {
         let bytes = [UInt8](repeating: 0x81, count: 10_000) + [0x00]
-        for options in [CBORDecoder.Options.ctap2, .lenient, .init(maxDepth: 10_000, requireCanonical: false)] {
+        for options in [
+            CBORDecoder.Options.ctap2, .lenient, .init(maxDepth: 10_000, requireCanonical: false),
+        ] {
             #expect(Self.code(bytes, CBORDecoder(options: options)) == .depthExceeded)
         }
     }
@@ -51,15 +53,16 @@ import Testing
         #expect(Self.code([0x80], CBORDecoder(options: .init(maxDepth: 0))) == .depthExceeded)
     }
 
-    @Test(arguments: [
-        [0x5B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],
-        [0x7B, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x61],
-        [0x9B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x00],
-        [0xBB, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00],
-        [0x9A, 0x00, 0x10, 0x00, 0x00] + [UInt8](repeating: 0, count: 100),
-        [0xA2, 0x00, 0x00, 0x01],
-        [0x5F, 0x5A, 0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0xFF],
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0x5B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],
+            [0x7B, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x61],
+            [0x9B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x00],
+            [0xBB, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00],
+            [0x9A, 0x00, 0x10, 0x00, 0x00] + [UInt8](repeating: 0, count: 100),
+            [0xA2, 0x00, 0x00, 0x01],
+            [0x5F, 0x5A, 0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0xFF],
+        ] as [[UInt8]])
     func declaredLengthBeyondTheInputIsAnError(_ bytes: [UInt8]) {
         #expect(Self.code(bytes, Self.lenient) == .lengthExceedsInput)
     }
@@ -111,7 +114,9 @@ import Testing
         #expect(error?.offset == 3)
 
         // Larger maps take another path in lenient mode: 40 keys 0...39, then 30 again as 181e.
-        let distinct: [UInt8] = (0..<40).flatMap { (n: UInt64) -> [UInt8] in CBOREncoder.encode(.unsigned(n)) + [0xF6] }
+        let distinct: [UInt8] = (0..<40).flatMap { (n: UInt64) -> [UInt8] in
+            CBOREncoder.encode(.unsigned(n)) + [0xF6]
+        }
         #expect(try Self.lenient.decode([0xB8, 40] + distinct).mapValue?.count == 40)
         let repeated: [UInt8] = [0xB8, 41] + distinct + [0x18, 0x1E, 0xF6]
         #expect(Self.code(repeated, Self.lenient) == .duplicateMapKey)
@@ -124,7 +129,10 @@ import Testing
             ([0x98, 0x01, 0x01], [1]), ([0xB9, 0x00, 0x01, 0x01, 0x02], .map([1: 2])),
             ([0xFA, 0x3F, 0xC0, 0x00, 0x00], .float(1.5)),
             ([0xFB, 0x3F, 0xF8, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00], .float(1.5)),
-            ([0xFB, 0x47, 0xEF, 0xFF, 0xFF, 0xE0, 0x00, 0x00, 0x00], .float(Double(Float.greatestFiniteMagnitude))),
+            (
+                [0xFB, 0x47, 0xEF, 0xFF, 0xFF, 0xE0, 0x00, 0x00, 0x00],
+                .float(Double(Float.greatestFiniteMagnitude))
+            ),
             ([0xF9, 0x7E, 0x01], .float(.nan)), ([0xF9, 0xFE, 0x00], .float(.nan)),
         ]
         for (bytes, value) in cases {
@@ -137,7 +145,10 @@ import Testing
 
     @Test func textMustBeValidUTF8() {
         // A lone surrogate (U+D800 as three bytes), an overlong "/", a truncated sequence.
-        for bytes: [UInt8] in [[0x63, 0xED, 0xA0, 0x80], [0x62, 0xC0, 0xAF], [0x61, 0xE6], [0x7F, 0x61, 0xE6, 0x62, 0xB0, 0xB4, 0xFF]] {
+        for bytes: [UInt8] in [
+            [0x63, 0xED, 0xA0, 0x80], [0x62, 0xC0, 0xAF], [0x61, 0xE6],
+            [0x7F, 0x61, 0xE6, 0x62, 0xB0, 0xB4, 0xFF],
+        ] {
             #expect(Self.code(bytes, Self.lenient) == .invalidUTF8, "\(bytes)")
         }
     }
@@ -158,7 +169,9 @@ import Testing
     @Test func floatEqualityFollowsEncodings() {
         #expect(CBORValue.float(0.0) != .float(-0.0))
         #expect(CBORValue.float(.nan) == .float(-.nan))
-        #expect(CBORValue.float(.nan).hashValue == CBORValue.float(Double(bitPattern: 0x7FF0_0000_0000_0001)).hashValue)
+        #expect(
+            CBORValue.float(.nan).hashValue
+                == CBORValue.float(Double(bitPattern: 0x7FF0_0000_0000_0001)).hashValue)
         #expect(CBORValue.float(1) != 1)
         #expect(CBOREncoder.encode(.float(-0.0)) == [0xF9, 0x80, 0x00])
         #expect(CBOREncoder.encode(.float(-.nan)) == [0xF9, 0x7E, 0x00])
@@ -177,8 +190,12 @@ import Testing
 
     /// RFC 8259 §7 escapes, which RFC 8949 §8 uses for text strings.
     @Test func diagnosticEscapes() {
-        let value: CBORValue = ["a\"\\\n\u{01}é\u{7F}", .byteString([0xAB, 0x01]), .simple(7), .undefined, .float(-.infinity)]
-        #expect(value.diagnosticNotation == #"["a\"\\\n\u0001é\u007f", h'ab01', simple(7), undefined, -Infinity]"#)
+        let value: CBORValue = [
+            "a\"\\\n\u{01}é\u{7F}", .byteString([0xAB, 0x01]), .simple(7), .undefined, .float(-.infinity),
+        ]
+        #expect(
+            value.diagnosticNotation == #"["a\"\\\n\u0001é\u007f", h'ab01', simple(7), undefined, -Infinity]"#
+        )
     }
 
     @Test func jsonRendering() throws {
@@ -189,7 +206,10 @@ import Testing
         let value = CBORValue.map(map)
         // RFC 4648 §5: 00 01 ff is "AAH_", 01 is "AQ" (no padding).
         let compact = value.jsonText()
-        #expect(compact == #"{"1":"AAH_","a":[-1,1.5,"NaN",true,null],"-2":"undefined","h'01'":{"tag":2,"value":"AQ"}}"#)
+        #expect(
+            compact
+                == #"{"1":"AAH_","a":[-1,1.5,"NaN",true,null],"-2":"undefined","h'01'":{"tag":2,"value":"AQ"}}"#
+        )
         #expect(value.jsonText(options: .init(byteStrings: .hex)).contains(#""1":"0001ff""#))
         let pretty = value.jsonText(options: .init(indent: 2))
         #expect(pretty.contains("\n  \"a\": [\n    -1,"))

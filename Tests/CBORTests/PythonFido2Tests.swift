@@ -13,7 +13,8 @@ import Testing
     static let canonicalMaps: [[UInt8]] = {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("PythonFido2/canonical-maps.json")
-        guard let data = try? Data(contentsOf: url), let file = try? NotationParser.parse([UInt8](data)) else {
+        guard let data = try? Data(contentsOf: url), let file = try? NotationParser.parse([UInt8](data))
+        else {
             return []
         }
         return file["hex"]?.elements.compactMap { $0.string.flatMap(Hex.bytes) } ?? []

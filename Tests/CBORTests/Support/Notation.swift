@@ -241,7 +241,9 @@ struct NotationParser {
         var scalars = String.UnicodeScalarView()
         var raw: [UInt8] = []
         func flush() throws {
-            guard let s = String(validating: raw, as: UTF8.self) else { throw NotationError(description: "utf8") }
+            guard let s = String(validating: raw, as: UTF8.self) else {
+                throw NotationError(description: "utf8")
+            }
             scalars.append(contentsOf: s.unicodeScalars)
             raw.removeAll()
         }
@@ -424,7 +426,8 @@ enum Hex {
         out.reserveCapacity(utf8.count / 2)
         var k = 0
         while k < utf8.count {
-            guard let h = NotationParser.hexValue(utf8[k]), let l = NotationParser.hexValue(utf8[k + 1]) else {
+            guard let h = NotationParser.hexValue(utf8[k]), let l = NotationParser.hexValue(utf8[k + 1])
+            else {
                 return nil
             }
             out.append(h << 4 | l)

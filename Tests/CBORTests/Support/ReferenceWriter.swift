@@ -32,7 +32,9 @@ struct ValueGenerator {
     }
 
     mutating func text() -> String {
-        let pieces: [String] = ["a", "Z", "0", " ", "\"", "\\", "\n", "\u{01}", "\u{7F}", "é", "水", "𐅑", "\u{FEFF}"]
+        let pieces: [String] = [
+            "a", "Z", "0", " ", "\"", "\\", "\n", "\u{01}", "\u{7F}", "é", "水", "𐅑", "\u{FEFF}",
+        ]
         var s = ""
         for _ in 0..<min(length(), 60) { s += pieces.randomElement(using: &rng) ?? "" }
         return s
@@ -43,7 +45,9 @@ struct ValueGenerator {
         case 0: return Double(Float16(bitPattern: UInt16.random(in: 0...UInt16.max, using: &rng)))
         case 1: return Double(Float(bitPattern: UInt32.random(in: 0...UInt32.max, using: &rng)))
         case 2: return Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &rng))
-        case 3: return [0.0, -0.0, 1.5, 65504, 100000, .infinity, -.infinity, .nan].randomElement(using: &rng) ?? 0
+        case 3:
+            return [0.0, -0.0, 1.5, 65504, 100000, .infinity, -.infinity, .nan].randomElement(using: &rng)
+                ?? 0
         case 4: return Double(Int.random(in: -70000...70000, using: &rng)) / 8
         default: return Double.random(in: -1e40...1e40, using: &rng)
         }
@@ -59,22 +63,30 @@ struct ValueGenerator {
         case 4: return .float(float())
         case 5: return .boolean(chance(0.5))
         case 6: return [.null, .undefined].randomElement(using: &rng) ?? .null
-        case 7: return .simple(chance(0.5) ? UInt8.random(in: 0...19, using: &rng) : UInt8.random(in: 32...255, using: &rng))
+        case 7:
+            return .simple(
+                chance(0.5) ? UInt8.random(in: 0...19, using: &rng) : UInt8.random(in: 32...255, using: &rng))
         case 8: return .textString(text())
         case 9: return .array((0..<min(length(), 8)).map { _ in value(depth: depth + 1) })
         case 10:
             var map = CBORMap()
             for _ in 0..<min(length(), 8) {
-                let key = chance(0.6) ? (chance(0.5) ? CBORValue.unsigned(integer()) : .negative(integer())) : value(depth: 3)
+                let key =
+                    chance(0.6)
+                    ? (chance(0.5) ? CBORValue.unsigned(integer()) : .negative(integer())) : value(depth: 3)
                 map[key] = value(depth: depth + 1)
             }
             return .map(map)
         default:
             guard allowTags else { return .textString(text()) }
             if chance(0.3) {
-                return .tagged(chance(0.5) ? 2 : 3, .byteString((0..<length()).map { _ in UInt8.random(in: 0...255, using: &rng) }))
+                return .tagged(
+                    chance(0.5) ? 2 : 3,
+                    .byteString((0..<length()).map { _ in UInt8.random(in: 0...255, using: &rng) }))
             }
-            let tag = [4, 24, 55799, 0x1_0000, 0x1_0000_0000, UInt64.random(in: 6...1000, using: &rng)].randomElement(using: &rng) ?? 6
+            let tag =
+                [4, 24, 55799, 0x1_0000, 0x1_0000_0000, UInt64.random(in: 6...1000, using: &rng)]
+                .randomElement(using: &rng) ?? 6
             return .tagged(tag, value(depth: depth + 1))
         }
     }
@@ -112,10 +124,14 @@ struct ReferenceWriter {
     private mutating func head(_ major: UInt8, _ n: UInt64) {
         let minimal: Int = n < 24 ? 0 : n <= 0xFF ? 1 : n <= 0xFFFF ? 2 : n <= 0xFFFF_FFFF ? 4 : 8
         var size = minimal
-        if minimal < 8, liberty() { size = [1, 2, 4, 8].filter { $0 > minimal }.randomElement(using: &rng) ?? 8 }
+        if minimal < 8, liberty() {
+            size = [1, 2, 4, 8].filter { $0 > minimal }.randomElement(using: &rng) ?? 8
+        }
         let additional: UInt8 = size == 0 ? UInt8(n) : size == 1 ? 24 : size == 2 ? 25 : size == 4 ? 26 : 27
         out.append(major << 5 | additional)
-        for k in stride(from: size - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: n >> (8 * UInt64(k)))) }
+        for k in stride(from: size - 1, through: 0, by: -1) {
+            out.append(UInt8(truncatingIfNeeded: n >> (8 * UInt64(k))))
+        }
     }
 
     private mutating func string(_ major: UInt8, _ bytes: [UInt8], splittable: (Int) -> Bool) {
@@ -199,11 +215,15 @@ struct ReferenceWriter {
         case 4:
             out.append(0xFA)
             let bits = Float(d).bitPattern
-            for k in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: bits >> UInt32(k))) }
+            for k in stride(from: 24, through: 0, by: -8) {
+                out.append(UInt8(truncatingIfNeeded: bits >> UInt32(k)))
+            }
         default:
             out.append(0xFB)
             let bits = d.bitPattern
-            for k in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: bits >> UInt64(k))) }
+            for k in stride(from: 56, through: 0, by: -8) {
+                out.append(UInt8(truncatingIfNeeded: bits >> UInt64(k)))
+            }
         }
     }
 }

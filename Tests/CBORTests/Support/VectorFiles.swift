@@ -19,7 +19,9 @@ struct CBORVector: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { "\(id) (\(hex.prefix(24)))" }
 
-    var isAppendixA: Bool { sourcePath == "appendix_a.json" || sourcePath.hasPrefix("tests/rfc8949-appendixA/") }
+    var isAppendixA: Bool {
+        sourcePath == "appendix_a.json" || sourcePath.hasPrefix("tests/rfc8949-appendixA/")
+    }
     var isSpike: Bool { sourcePath == "tests/spike/spike.cbor" }
 }
 
