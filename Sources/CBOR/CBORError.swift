@@ -2,7 +2,9 @@
 public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Stable, switchable error codes.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The stable text of the code, e.g. `truncated`.
         public var rawValue: String
+        /// Creates a code from its stable text.
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The input ended inside a data item.
@@ -41,6 +43,7 @@ public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The value cannot be encoded (for example a CTAP2 message nested too deep).
         public static let unencodable = Code(rawValue: "unencodable")
 
+        /// The stable text of the code.
         public var description: String { rawValue }
     }
 
@@ -58,5 +61,6 @@ public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// The message with the offset it refers to.
     public var description: String { "\(message) (at byte \(offset))" }
 }

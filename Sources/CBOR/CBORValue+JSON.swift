@@ -5,7 +5,9 @@ extension CBORValue {
     public struct JSONOptions: Sendable, Hashable {
         /// How byte strings are written.
         public struct ByteStringStyle: RawRepresentable, Sendable, Hashable {
+            /// The style's name.
             public var rawValue: String
+            /// Creates a style from its name.
             public init(rawValue: String) { self.rawValue = rawValue }
 
             /// base64url without padding (RFC 4648 §5), as WebAuthn writes binary fields.

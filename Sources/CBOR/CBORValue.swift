@@ -29,6 +29,7 @@ public enum CBORValue: Hashable, Sendable {
     /// Major type 7, a half, single or double precision float.
     case float(Double)
 
+    /// CBOR equality: floats by bit pattern, with every NaN equal to every other.
     public static func == (lhs: CBORValue, rhs: CBORValue) -> Bool {
         switch (lhs, rhs) {
         case (.unsigned(let a), .unsigned(let b)): a == b
@@ -46,6 +47,7 @@ public enum CBORValue: Hashable, Sendable {
         }
     }
 
+    /// Hashes consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         // The major type, then what distinguishes values within it; floats hash as they compare.
         hasher.combine(majorType)
@@ -143,10 +145,15 @@ extension CBORValue {
 extension CBORValue: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByNilLiteral
 {
+    /// An integer from a literal.
     public init(integerLiteral value: Int) { self = .int(value) }
+    /// A text string from a literal.
     public init(stringLiteral value: String) { self = .textString(value) }
+    /// `true` or `false` from a literal.
     public init(booleanLiteral value: Bool) { self = .boolean(value) }
+    /// An array from a literal.
     public init(arrayLiteral elements: CBORValue...) { self = .array(elements) }
+    /// `null` from `nil`.
     public init(nilLiteral: ()) { self = .null }
 }
 
@@ -179,6 +186,7 @@ public struct CBORMap: Hashable, Sendable, ExpressibleByDictionaryLiteral, Seque
     /// decoder accepts; the decoder never produces them.
     public init(entries: [Entry]) { self.entries = entries }
 
+    /// A map from a literal, entries in the order written.
     public init(dictionaryLiteral elements: (CBORValue, CBORValue)...) {
         entries = elements.map { Entry(key: $0.0, value: $0.1) }
     }
@@ -216,6 +224,7 @@ public struct CBORMap: Hashable, Sendable, ExpressibleByDictionaryLiteral, Seque
     /// The keys, in order.
     public var keys: [CBORValue] { entries.map(\.key) }
 
+    /// The entries, in order.
     public func makeIterator() -> IndexingIterator<[Entry]> { entries.makeIterator() }
 
     /// Equality ignores entry order, as map semantics require.
@@ -224,6 +233,7 @@ public struct CBORMap: Hashable, Sendable, ExpressibleByDictionaryLiteral, Seque
         return lhs.entries.allSatisfy { rhs[$0.key] == $0.value }
     }
 
+    /// Hashes consistently with `==`, whatever the entry order.
     public func hash(into hasher: inout Hasher) {
         // Order-independent: combine per-entry hashes commutatively.
         var combined = 0
