@@ -211,8 +211,9 @@ extension CBORDecoder {
             return Int(n)
         }
 
-        /// The next `count` bytes, already checked against what remains.
-        mutating func take(_ count: Int) -> ArraySlice<UInt8> {
+        /// The next `n` bytes, after checking that the input holds them.
+        mutating func take(_ n: UInt64, at offset: Int) throws(CBORError) -> ArraySlice<UInt8> {
+            let count = try checkedLength(n, unit: 1, at: offset)
             let slice = bytes[position..<(position + count)]
             position += count
             return slice
@@ -234,12 +235,12 @@ extension CBORDecoder {
                 return head.major == 0 ? .unsigned(n) : .negative(n)
             case 2:
                 if let n = head.argument {
-                    return .byteString(Array(take(try checkedLength(n, unit: 1, at: head.offset))))
+                    return .byteString(Array(try take(n, at: head.offset)))
                 }
                 return .byteString(try readChunks(major: 2, at: head.offset))
             case 3:
                 if let n = head.argument {
-                    let utf8 = take(try checkedLength(n, unit: 1, at: head.offset))
+                    let utf8 = try take(n, at: head.offset)
                     return .textString(try Self.text(utf8, at: head.offset))
                 }
                 // Every chunk was checked on its own, and valid UTF-8 concatenates to valid UTF-8.
@@ -260,8 +261,7 @@ extension CBORDecoder {
 
         static func text(_ utf8: ArraySlice<UInt8>, at offset: Int) throws(CBORError) -> String {
             // Validating from a buffer takes the standard library's fast path.
-            let validated = utf8.withContiguousStorageIfAvailable { String(validating: $0, as: UTF8.self) }
-            guard let text = validated ?? String(validating: utf8, as: UTF8.self) else {
+            guard let text = utf8.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) else {
                 throw CBORError(.invalidUTF8, at: offset, "A CBOR text string is not valid UTF-8.")
             }
             return text
@@ -293,7 +293,7 @@ extension CBORDecoder {
                         .invalidChunk, at: chunk.offset,
                         "A chunk of an indefinite-length string must be a definite string of the same type.")
                 }
-                let piece = take(try checkedLength(n, unit: 1, at: chunk.offset))
+                let piece = try take(n, at: chunk.offset)
                 // Each chunk must be valid UTF-8 on its own (RFC 8949 §3.2.3).
                 if major == 3 { _ = try Self.text(piece, at: chunk.offset) }
                 out.append(contentsOf: piece)
@@ -319,32 +319,33 @@ extension CBORDecoder {
 
         mutating func readMap(head: Head, depth: Int) throws(CBORError) -> CBORMap {
             var entries: [CBORMap.Entry] = []
+            let declared: Int
+            if let n = head.argument {
+                declared = try checkedLength(n, unit: 2, at: head.offset)
+                entries.reserveCapacity(min(declared, CBORDecoder.reserveLimit))
+            } else {
+                try rejectIndefiniteIfStrict(at: head.offset)
+                declared = -1
+            }
             // Strict mode proves keys distinct by their strictly increasing encodings; lenient
             // input may spell one key two ways (`01` and `1801`), so compare decoded values:
             // one by one in small maps, through a set once a map grows.
-            var seen: Set<CBORValue>?
-            var previousKey: ArraySlice<UInt8>?
-            var count: Int?
-            if let n = head.argument {
-                let declared = try checkedLength(n, unit: 2, at: head.offset)
-                entries.reserveCapacity(min(declared, CBORDecoder.reserveLimit))
-                count = declared
-            } else {
-                try rejectIndefiniteIfStrict(at: head.offset)
-            }
-            while count.map({ entries.count < $0 }) ?? true {
+            var previousKey = 0..<0
+            var seen: Set<CBORValue> = []
+            while declared < 0 || entries.count < declared {
                 let keyStart = position
                 let keyHead = try readHead()
-                if count == nil && keyHead.isBreak { break }
+                if declared < 0 && keyHead.isBreak { break }
                 let key = try readItem(head: keyHead, depth: depth + 1)
                 if options.requireCanonical {
-                    let keyBytes = bytes[keyStart..<position]
-                    if let previous = previousKey {
-                        if previous == keyBytes {
+                    let keyBytes = keyStart..<position
+                    if !entries.isEmpty {
+                        let (previous, current) = (bytes[previousKey], bytes[keyBytes])
+                        if previous.elementsEqual(current) {
                             throw CBORError(
                                 .duplicateMapKey, at: keyStart, "A CBOR map has the same key twice.")
                         }
-                        guard CBOREncoder.canonicalOrder(previous, keyBytes) else {
+                        guard CBOREncoder.canonicalOrder(previous, current) else {
                             throw CBORError(
                                 .mapKeyOrder, at: keyStart, "CBOR map keys are not in CTAP2 canonical order.")
                         }
@@ -355,8 +356,8 @@ extension CBORDecoder {
                     if entries.count < CBORDecoder.linearKeySearchLimit {
                         duplicate = entries.contains { $0.key == key }
                     } else {
-                        if seen == nil { seen = Set(entries.map(\.key)) }
-                        duplicate = seen?.insert(key).inserted == false
+                        if seen.isEmpty { seen = Set(entries.map(\.key)) }
+                        duplicate = !seen.insert(key).inserted
                     }
                     if duplicate {
                         throw CBORError(.duplicateMapKey, at: keyStart, "A CBOR map has the same key twice.")
