@@ -1,25 +1,57 @@
-/// Reads CBOR, by default only in the CTAP2 canonical profile (CTAP 2.1 §8).
+/// Reads CBOR (RFC 8949), by default only in the CTAP2 canonical profile (CTAP 2.1 §8
+/// "Message Encoding").
 ///
-/// Every ill-formed input is rejected with a ``CBORError``. Limits are checked before any
-/// allocation: nesting depth, total input size, and declared lengths against what is left of
-/// the input. The decoder never traps.
+/// Every input that is not well-formed is rejected with a ``CBORError``, in both modes, and so
+/// are tags 0 to 3 whose content has the wrong type (RFC 8949 §3.4). Limits are checked before
+/// any allocation: nesting depth, total input size, and declared lengths against what is left
+/// of the input. The decoder never traps.
+///
+/// Strict mode (``Options/ctap2``) also rejects what CTAP2 forbids in messages and anything this
+/// module's encoder would not write, so that a strictly decoded item re-encodes to exactly the
+/// bytes it came from:
+/// - indefinite lengths;
+/// - integers, lengths and tags not in their shortest form;
+/// - floats not in the shortest form that keeps their value, and NaN other than `f97e00`;
+/// - map keys out of CTAP2 canonical order (``CBOREncoder/canonicalOrder(_:_:)``) or repeated;
+/// - tags, which CTAP2 messages must not contain.
+///
+/// Lenient mode (``Options/lenient``) accepts any well-formed input, as some authenticators emit
+/// non-shortest lengths; it still rejects duplicate map keys. Each caller picks one deliberately.
 public struct CBORDecoder: Sendable {
     /// Decoding limits and strictness.
     public struct Options: Sendable, Hashable {
-        /// Deepest nesting of arrays, maps and tags accepted.
-        public var maxDepth: Int
+        /// The deepest nesting any options may ask for; larger values are lowered to this.
+        ///
+        /// The decoder recurses once per level, using up to 1.5 KiB of stack per level in an
+        /// optimized build (measured on x86_64 Linux; several times that unoptimized), so this
+        /// bounds its stack use to about 192 KiB. The default, 32, needs less than 64 KiB.
+        public static let depthCeiling = 128
+
+        /// Deepest nesting of arrays, maps and tags accepted (at most ``depthCeiling``).
+        public var maxDepth: Int {
+            get { storedMaxDepth }
+            set { storedMaxDepth = min(max(newValue, 0), Self.depthCeiling) }
+        }
+        private var storedMaxDepth: Int
         /// Largest input accepted, in bytes.
         public var maxInputSize: Int
         /// When true, reject what CTAP2 forbids: indefinite lengths, non-shortest integer,
-        /// length and float forms, and map keys out of canonical order. When false
-        /// (lenient), accept any well-formed input; duplicate map keys are still rejected.
+        /// length, tag and float forms, NaN other than `f97e00`, and map keys out of canonical
+        /// order. When false (lenient), accept any well-formed input; duplicate map keys are
+        /// rejected either way.
         public var requireCanonical: Bool
+        /// Whether tagged items (major type 6) are accepted. CTAP2 messages contain none.
+        public var allowTags: Bool
 
-        /// Creates options.
-        public init(maxDepth: Int = 32, maxInputSize: Int = 1 << 20, requireCanonical: Bool = true) {
-            self.maxDepth = maxDepth
+        /// Creates options. `allowTags` defaults to the opposite of `requireCanonical`.
+        public init(
+            maxDepth: Int = 32, maxInputSize: Int = 1 << 20, requireCanonical: Bool = true,
+            allowTags: Bool? = nil
+        ) {
+            self.storedMaxDepth = min(max(maxDepth, 0), Self.depthCeiling)
             self.maxInputSize = maxInputSize
             self.requireCanonical = requireCanonical
+            self.allowTags = allowTags ?? !requireCanonical
         }
 
         /// The CTAP2 canonical profile: what messages to and from an authenticator must be.
@@ -38,14 +70,12 @@ public struct CBORDecoder: Sendable {
 
     /// Decodes exactly one data item; trailing bytes are an error.
     public func decode(_ bytes: [UInt8]) throws(CBORError) -> CBORValue {
-        let (value, end) = try decodePrefix(bytes[...])
-        guard end == bytes.endIndex else {
-            throw CBORError(.trailingBytes, at: end, "\(bytes.endIndex - end) bytes follow the CBOR item.")
-        }
-        return value
+        try decode(bytes[...])
     }
 
     /// Decodes exactly one data item from a slice; trailing bytes are an error.
+    ///
+    /// Error offsets are indices of the slice (so of the array it was cut from).
     public func decode(_ bytes: ArraySlice<UInt8>) throws(CBORError) -> CBORValue {
         let (value, end) = try decodePrefix(bytes)
         guard end == bytes.endIndex else {
@@ -68,6 +98,11 @@ public struct CBORDecoder: Sendable {
 
     /// Decodes a CBOR sequence (RFC 8742): zero or more items back to back.
     public func decodeSequence(_ bytes: [UInt8]) throws(CBORError) -> [CBORValue] {
+        guard bytes.count <= options.maxInputSize else {
+            throw CBORError(
+                .inputTooLarge, at: 0,
+                "The input is \(bytes.count) bytes; at most \(options.maxInputSize) are accepted.")
+        }
         var items: [CBORValue] = []
         var rest = bytes[...]
         while !rest.isEmpty {
@@ -80,13 +115,23 @@ public struct CBORDecoder: Sendable {
 }
 
 extension CBORDecoder {
+    /// The first byte of an item and the argument that follows it (RFC 8949 §3).
     struct Head {
         var major: UInt8
         var additional: UInt8
         /// nil for additional information 31 (indefinite length or break).
         var argument: UInt64?
         var offset: Int
+
+        var isBreak: Bool { major == 7 && additional == 31 }
     }
+
+    /// Elements are appended one by one past this many, so a declared count costs no memory
+    /// before its elements are actually read.
+    static let reserveLimit = 64
+
+    /// Lenient mode finds repeated keys by linear search in maps up to this size.
+    static let linearKeySearchLimit = 16
 
     struct Reader {
         let bytes: ArraySlice<UInt8>
@@ -138,6 +183,7 @@ extension CBORDecoder {
                     .reservedAdditionalInformation, at: offset,
                     "Additional information \(additional) is reserved in CBOR.")
             }
+            // Major type 7 uses 25...27 for floats, checked where they are read.
             if options.requireCanonical, major != 7, let n = argument, additional >= 24 {
                 let shortest: Bool
                 switch additional {
@@ -155,7 +201,7 @@ extension CBORDecoder {
             return Head(major: major, additional: additional, argument: argument, offset: offset)
         }
 
-        /// A definite length that must fit in what is left of the input, `unit` bytes per element.
+        /// A definite count that must fit in what is left of the input, `unit` bytes per element.
         func checkedLength(_ n: UInt64, unit: Int, at offset: Int) throws(CBORError) -> Int {
             guard n <= UInt64(remaining / unit) else {
                 throw CBORError(
@@ -163,6 +209,14 @@ extension CBORDecoder {
                     "A CBOR item declares \(n) elements but only \(remaining) bytes remain.")
             }
             return Int(n)
+        }
+
+        /// The next `n` bytes, after checking that the input holds them.
+        mutating func take(_ n: UInt64, at offset: Int) throws(CBORError) -> ArraySlice<UInt8> {
+            let count = try checkedLength(n, unit: 1, at: offset)
+            let slice = bytes[position..<(position + count)]
+            position += count
+            return slice
         }
 
         mutating func readItem(depth: Int) throws(CBORError) -> CBORValue {
@@ -179,49 +233,38 @@ extension CBORDecoder {
                         "An integer cannot have an indefinite length.")
                 }
                 return head.major == 0 ? .unsigned(n) : .negative(n)
-            case 2, 3:
-                let bytes: [UInt8]
+            case 2:
                 if let n = head.argument {
-                    let count = try checkedLength(n, unit: 1, at: head.offset)
-                    bytes = Array(self.bytes[position..<(position + count)])
-                    position += count
-                } else {
-                    bytes = try readChunks(major: head.major, at: head.offset)
+                    return .byteString(Array(try take(n, at: head.offset)))
                 }
-                if head.major == 2 { return .byteString(bytes) }
-                guard let text = String(validating: bytes, as: UTF8.self) else {
-                    throw CBORError(.invalidUTF8, at: head.offset, "A CBOR text string is not valid UTF-8.")
+                return .byteString(try readChunks(major: 2, at: head.offset))
+            case 3:
+                if let n = head.argument {
+                    let utf8 = try take(n, at: head.offset)
+                    return .textString(try Self.text(utf8, at: head.offset))
                 }
-                return .textString(text)
+                // Every chunk was checked on its own, and valid UTF-8 concatenates to valid UTF-8.
+                let utf8 = try readChunks(major: 3, at: head.offset)
+                return .textString(try Self.text(utf8[...], at: head.offset))
             case 4:
                 try checkDepth(depth, at: head.offset)
-                var items: [CBORValue] = []
-                if let n = head.argument {
-                    let count = try checkedLength(n, unit: 1, at: head.offset)
-                    items.reserveCapacity(count)
-                    for _ in 0..<count { items.append(try readItem(depth: depth + 1)) }
-                } else {
-                    try rejectIndefiniteIfStrict(at: head.offset)
-                    while true {
-                        let next = try readHead()
-                        if next.major == 7 && next.additional == 31 { break }
-                        items.append(try readItem(head: next, depth: depth + 1))
-                    }
-                }
-                return .array(items)
+                return .array(try readArray(head: head, depth: depth))
             case 5:
                 try checkDepth(depth, at: head.offset)
                 return .map(try readMap(head: head, depth: depth))
             case 6:
-                try checkDepth(depth, at: head.offset)
-                guard let tag = head.argument else {
-                    throw CBORError(
-                        .reservedAdditionalInformation, at: head.offset, "A tag cannot have an indefinite length.")
-                }
-                return .tagged(tag, try readItem(depth: depth + 1))
+                return try readTagged(head: head, depth: depth)
             default:
                 return try readSimple(head: head)
             }
+        }
+
+        static func text(_ utf8: ArraySlice<UInt8>, at offset: Int) throws(CBORError) -> String {
+            // Validating from a buffer takes the standard library's fast path.
+            guard let text = utf8.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) else {
+                throw CBORError(.invalidUTF8, at: offset, "A CBOR text string is not valid UTF-8.")
+            }
+            return text
         }
 
         func checkDepth(_ depth: Int, at offset: Int) throws(CBORError) {
@@ -238,65 +281,122 @@ extension CBORDecoder {
             }
         }
 
+        /// The chunks of an indefinite-length byte or text string, concatenated (RFC 8949 §3.2.3).
         mutating func readChunks(major: UInt8, at offset: Int) throws(CBORError) -> [UInt8] {
             try rejectIndefiniteIfStrict(at: offset)
             var out: [UInt8] = []
             while true {
                 let chunk = try readHead()
-                if chunk.major == 7 && chunk.additional == 31 { return out }
+                if chunk.isBreak { return out }
                 guard chunk.major == major, let n = chunk.argument else {
                     throw CBORError(
                         .invalidChunk, at: chunk.offset,
                         "A chunk of an indefinite-length string must be a definite string of the same type.")
                 }
-                let count = try checkedLength(n, unit: 1, at: chunk.offset)
-                if major == 3 {
-                    // Each chunk must be valid UTF-8 on its own (RFC 8949 §3.2.3).
-                    guard String(validating: bytes[position..<(position + count)], as: UTF8.self) != nil else {
-                        throw CBORError(.invalidUTF8, at: chunk.offset, "A CBOR text string is not valid UTF-8.")
-                    }
-                }
-                out.append(contentsOf: bytes[position..<(position + count)])
-                position += count
+                let piece = try take(n, at: chunk.offset)
+                // Each chunk must be valid UTF-8 on its own (RFC 8949 §3.2.3).
+                if major == 3 { _ = try Self.text(piece, at: chunk.offset) }
+                out.append(contentsOf: piece)
             }
+        }
+
+        mutating func readArray(head: Head, depth: Int) throws(CBORError) -> [CBORValue] {
+            var items: [CBORValue] = []
+            if let n = head.argument {
+                let count = try checkedLength(n, unit: 1, at: head.offset)
+                items.reserveCapacity(min(count, CBORDecoder.reserveLimit))
+                for _ in 0..<count { items.append(try readItem(depth: depth + 1)) }
+            } else {
+                try rejectIndefiniteIfStrict(at: head.offset)
+                while true {
+                    let next = try readHead()
+                    if next.isBreak { break }
+                    items.append(try readItem(head: next, depth: depth + 1))
+                }
+            }
+            return items
         }
 
         mutating func readMap(head: Head, depth: Int) throws(CBORError) -> CBORMap {
             var entries: [CBORMap.Entry] = []
-            var seen = Set<CBORValue>()
-            var previousKey: ArraySlice<UInt8>?
-            var count: Int?
+            let declared: Int
             if let n = head.argument {
-                count = try checkedLength(n, unit: 2, at: head.offset)
-                entries.reserveCapacity(count ?? 0)
+                declared = try checkedLength(n, unit: 2, at: head.offset)
+                entries.reserveCapacity(min(declared, CBORDecoder.reserveLimit))
             } else {
                 try rejectIndefiniteIfStrict(at: head.offset)
+                declared = -1
             }
-            var index = 0
-            while count.map({ index < $0 }) ?? true {
+            // Strict mode proves keys distinct by their strictly increasing encodings; lenient
+            // input may spell one key two ways (`01` and `1801`), so compare decoded values:
+            // one by one in small maps, through a set once a map grows.
+            var previousKey = 0..<0
+            var seen: Set<CBORValue> = []
+            while declared < 0 || entries.count < declared {
                 let keyStart = position
                 let keyHead = try readHead()
-                if count == nil && keyHead.major == 7 && keyHead.additional == 31 { break }
+                if declared < 0 && keyHead.isBreak { break }
                 let key = try readItem(head: keyHead, depth: depth + 1)
-                let keyBytes = bytes[keyStart..<position]
-                if options.requireCanonical, let previous = previousKey {
-                    if previous == keyBytes {
+                if options.requireCanonical {
+                    let keyBytes = keyStart..<position
+                    if !entries.isEmpty {
+                        let (previous, current) = (bytes[previousKey], bytes[keyBytes])
+                        if previous.elementsEqual(current) {
+                            throw CBORError(
+                                .duplicateMapKey, at: keyStart, "A CBOR map has the same key twice.")
+                        }
+                        guard CBOREncoder.canonicalOrder(previous, current) else {
+                            throw CBORError(
+                                .mapKeyOrder, at: keyStart, "CBOR map keys are not in CTAP2 canonical order.")
+                        }
+                    }
+                    previousKey = keyBytes
+                } else {
+                    let duplicate: Bool
+                    if entries.count < CBORDecoder.linearKeySearchLimit {
+                        duplicate = entries.contains { $0.key == key }
+                    } else {
+                        if seen.isEmpty { seen = Set(entries.map(\.key)) }
+                        duplicate = !seen.insert(key).inserted
+                    }
+                    if duplicate {
                         throw CBORError(.duplicateMapKey, at: keyStart, "A CBOR map has the same key twice.")
                     }
-                    guard CBOREncoder.canonicalOrder(previous, keyBytes) else {
-                        throw CBORError(
-                            .mapKeyOrder, at: keyStart, "CBOR map keys are not in CTAP2 canonical order.")
-                    }
                 }
-                guard seen.insert(key).inserted else {
-                    throw CBORError(.duplicateMapKey, at: keyStart, "A CBOR map has the same key twice.")
-                }
-                previousKey = keyBytes
                 let value = try readItem(depth: depth + 1)
                 entries.append(CBORMap.Entry(key: key, value: value))
-                index += 1
             }
             return CBORMap(entries: entries)
+        }
+
+        /// A tagged item; the content of tags 0 to 3 must have the type RFC 8949 §3.4 gives it.
+        mutating func readTagged(head: Head, depth: Int) throws(CBORError) -> CBORValue {
+            guard let tag = head.argument else {
+                throw CBORError(
+                    .reservedAdditionalInformation, at: head.offset, "A tag cannot have an indefinite length."
+                )
+            }
+            guard options.allowTags else {
+                throw CBORError(.tagNotAllowed, at: head.offset, "CTAP2 messages must not contain CBOR tags.")
+            }
+            try checkDepth(depth, at: head.offset)
+            let content = try readItem(depth: depth + 1)
+            let valid: Bool
+            switch (tag, content) {
+            case (0, .textString): valid = true
+            case (0, _): valid = false
+            case (1, .unsigned), (1, .negative), (1, .float): valid = true
+            case (1, _): valid = false
+            case (2, .byteString), (3, .byteString): valid = true
+            case (2, _), (3, _): valid = false
+            default: valid = true
+            }
+            guard valid else {
+                throw CBORError(
+                    .invalidTagContent, at: head.offset,
+                    "The content of CBOR tag \(tag) has the wrong type (RFC 8949 §3.4).")
+            }
+            return .tagged(tag, content)
         }
 
         mutating func readSimple(head: Head) throws(CBORError) -> CBORValue {
@@ -307,7 +407,7 @@ extension CBORDecoder {
             case 22: return .null
             case 23: return .undefined
             case 24:
-                let v = UInt8(head.argument ?? 0)
+                let v = UInt8(truncatingIfNeeded: head.argument ?? 0)
                 guard v >= 32 else {
                     throw CBORError(
                         .invalidSimpleValue, at: head.offset,
@@ -315,14 +415,21 @@ extension CBORDecoder {
                 }
                 return .simple(v)
             case 25:
-                let bits = UInt16(head.argument ?? 0)
-                return .float(HalfFloat.value(of: bits))
+                let bits = UInt16(truncatingIfNeeded: head.argument ?? 0)
+                let d = HalfFloat.value(of: bits)
+                if options.requireCanonical, d.isNaN, bits != 0x7E00 {
+                    throw CBORError(
+                        .nonCanonicalEncoding, at: head.offset,
+                        "A NaN is not encoded as f97e00, the only NaN this profile accepts.")
+                }
+                return .float(d)
             case 26:
-                let f = Float(bitPattern: UInt32(head.argument ?? 0))
+                let f = Float(bitPattern: UInt32(truncatingIfNeeded: head.argument ?? 0))
                 if options.requireCanonical, f.isNaN || HalfFloat.exactBits(of: f) != nil {
                     throw CBORError(
                         .nonCanonicalEncoding, at: head.offset,
-                        "A single-precision float fits in half precision, which CTAP2 requires.")
+                        "A single-precision float fits in half precision, which CTAP2 canonical form requires."
+                    )
                 }
                 return .float(Double(f))
             case 27:
@@ -330,11 +437,14 @@ extension CBORDecoder {
                 if options.requireCanonical, d.isNaN || Double(Float(d)) == d {
                     throw CBORError(
                         .nonCanonicalEncoding, at: head.offset,
-                        "A double-precision float fits in a shorter form, which CTAP2 requires.")
+                        "A double-precision float fits in a shorter form, which CTAP2 canonical form requires."
+                    )
                 }
                 return .float(d)
             default:
-                throw CBORError(.unexpectedBreak, at: head.offset, "A CBOR break appears outside an indefinite-length item.")
+                throw CBORError(
+                    .unexpectedBreak, at: head.offset,
+                    "A CBOR break appears outside an indefinite-length item.")
             }
         }
     }

@@ -1,8 +1,10 @@
 /// Writes CTAP2 canonical CBOR (CTAP 2.1 §8 "Message Encoding"; RFC 8949 §4.2).
 ///
 /// Integers and lengths take their shortest form, every length is definite, map keys are
-/// sorted by the length of their encoding and then bytewise, and floats use the shortest of
-/// half, single or double precision that keeps the value exactly (NaN as `f97e00`).
+/// sorted by major type, then by the length of their encoding, then bytewise, and floats use
+/// the shortest of half, single or double precision that keeps the value exactly (every NaN as
+/// `f97e00`). The encoder trusts its input: it writes tags and duplicate map keys as given, and
+/// recurses once per nesting level of the value.
 public enum CBOREncoder {
     /// Encodes one data item.
     public static func encode(_ value: CBORValue) -> [UInt8] {
@@ -60,14 +62,21 @@ public enum CBOREncoder {
         }
     }
 
-    /// CTAP2 canonical key order: shorter encodings first, then bytewise lexical order.
+    /// CTAP2 canonical key order (CTAP 2.1 §8): `a` sorts before `b`.
+    ///
+    /// A lower major type sorts first; within a major type the shorter encoding sorts first,
+    /// then the bytewise lower one. This differs from RFC 8949 §4.2.1 (bytewise only) and from
+    /// RFC 7049 §3.9 (length first) when keys of different major types are mixed, for example
+    /// `24` (`1818`) sorts before `-1` (`20`).
     public static func canonicalOrder(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        if a.count != b.count { return a.count < b.count }
-        return a.lexicographicallyPrecedes(b)
+        canonicalOrder(a[...], b[...])
     }
 
     /// CTAP2 canonical key order on slices of an input buffer.
     static func canonicalOrder(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
+        let majorA = (a.first ?? 0) >> 5
+        let majorB = (b.first ?? 0) >> 5
+        if majorA != majorB { return majorA < majorB }
         if a.count != b.count { return a.count < b.count }
         return a.lexicographicallyPrecedes(b)
     }
@@ -128,7 +137,8 @@ enum HalfFloat {
         switch exponent {
         case 0: return sign * mantissa * 0x1p-24
         case 31: return mantissa == 0 ? sign * .infinity : .nan
-        default: return sign * (1 + mantissa / 1024) * Double(sign: .plus, exponent: exponent - 15, significand: 1)
+        default:
+            return sign * (1 + mantissa / 1024) * Double(sign: .plus, exponent: exponent - 15, significand: 1)
         }
     }
 

@@ -2,7 +2,9 @@
 public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Stable, switchable error codes.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The stable text of the code, e.g. `truncated`.
         public var rawValue: String
+        /// Creates a code from its stable text.
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The input ended inside a data item.
@@ -13,7 +15,8 @@ public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let reservedAdditionalInformation = Code(rawValue: "reserved-additional-information")
         /// An indefinite-length item where CTAP2 forbids them.
         public static let indefiniteLength = Code(rawValue: "indefinite-length")
-        /// An integer or length not in its shortest form, or a float not in preferred form.
+        /// An integer, length or tag not in its shortest form, a float not in the shortest form
+        /// that keeps its value, or a NaN other than `f97e00`.
         public static let nonCanonicalEncoding = Code(rawValue: "non-canonical-encoding")
         /// A map has the same key twice.
         public static let duplicateMapKey = Code(rawValue: "duplicate-map-key")
@@ -33,9 +36,14 @@ public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidChunk = Code(rawValue: "invalid-chunk")
         /// A two-byte simple value below 32 (RFC 8949 §3.3).
         public static let invalidSimpleValue = Code(rawValue: "invalid-simple-value")
+        /// A tag where the options forbid them (CTAP2 messages contain none).
+        public static let tagNotAllowed = Code(rawValue: "tag-not-allowed")
+        /// Tag 0, 1, 2 or 3 around content of the wrong type (RFC 8949 §3.4).
+        public static let invalidTagContent = Code(rawValue: "invalid-tag-content")
         /// The value cannot be encoded (for example a CTAP2 message nested too deep).
         public static let unencodable = Code(rawValue: "unencodable")
 
+        /// The stable text of the code.
         public var description: String { rawValue }
     }
 
@@ -53,5 +61,6 @@ public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// The message with the offset it refers to.
     public var description: String { "\(message) (at byte \(offset))" }
 }

@@ -28,6 +28,47 @@ public enum CBORValue: Hashable, Sendable {
     case simple(UInt8)
     /// Major type 7, a half, single or double precision float.
     case float(Double)
+
+    /// CBOR equality: floats by bit pattern, with every NaN equal to every other.
+    public static func == (lhs: CBORValue, rhs: CBORValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.unsigned(let a), .unsigned(let b)): a == b
+        case (.negative(let a), .negative(let b)): a == b
+        case (.byteString(let a), .byteString(let b)): a == b
+        case (.textString(let a), .textString(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.map(let a), .map(let b)): a == b
+        case (.tagged(let t, let a), .tagged(let u, let b)): t == u && a == b
+        case (.boolean(let a), .boolean(let b)): a == b
+        case (.null, .null), (.undefined, .undefined): true
+        case (.simple(let a), .simple(let b)): a == b
+        case (.float(let a), .float(let b)): (a.isNaN && b.isNaN) || a.bitPattern == b.bitPattern
+        default: false
+        }
+    }
+
+    /// Hashes consistently with `==`.
+    public func hash(into hasher: inout Hasher) {
+        // The major type, then what distinguishes values within it; floats hash as they compare.
+        hasher.combine(majorType)
+        switch self {
+        case .unsigned(let n), .negative(let n): hasher.combine(n)
+        case .byteString(let b): hasher.combine(b)
+        case .textString(let t): hasher.combine(t)
+        case .array(let a): hasher.combine(a)
+        case .map(let m): hasher.combine(m)
+        case .tagged(let t, let v):
+            hasher.combine(t)
+            hasher.combine(v)
+        case .boolean(let b): hasher.combine(b ? 21 as UInt16 : 20)
+        case .null: hasher.combine(22 as UInt16)
+        case .undefined: hasher.combine(23 as UInt16)
+        case .simple(let v): hasher.combine(UInt16(v))
+        case .float(let d):
+            hasher.combine(256 as UInt16)
+            hasher.combine(d.isNaN ? Double.nan.bitPattern : d.bitPattern)
+        }
+    }
 }
 
 extension CBORValue {
@@ -104,10 +145,15 @@ extension CBORValue {
 extension CBORValue: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByNilLiteral
 {
+    /// An integer from a literal.
     public init(integerLiteral value: Int) { self = .int(value) }
+    /// A text string from a literal.
     public init(stringLiteral value: String) { self = .textString(value) }
+    /// `true` or `false` from a literal.
     public init(booleanLiteral value: Bool) { self = .boolean(value) }
+    /// An array from a literal.
     public init(arrayLiteral elements: CBORValue...) { self = .array(elements) }
+    /// `null` from `nil`.
     public init(nilLiteral: ()) { self = .null }
 }
 
@@ -134,9 +180,13 @@ public struct CBORMap: Hashable, Sendable, ExpressibleByDictionaryLiteral, Seque
     /// An empty map.
     public init() { entries = [] }
 
-    /// A map with these entries, in this order (duplicates are kept; the decoder rejects them).
+    /// A map with these entries, in this order.
+    ///
+    /// Duplicate keys are kept as given and the encoder writes them all, which no conforming
+    /// decoder accepts; the decoder never produces them.
     public init(entries: [Entry]) { self.entries = entries }
 
+    /// A map from a literal, entries in the order written.
     public init(dictionaryLiteral elements: (CBORValue, CBORValue)...) {
         entries = elements.map { Entry(key: $0.0, value: $0.1) }
     }
@@ -174,6 +224,7 @@ public struct CBORMap: Hashable, Sendable, ExpressibleByDictionaryLiteral, Seque
     /// The keys, in order.
     public var keys: [CBORValue] { entries.map(\.key) }
 
+    /// The entries, in order.
     public func makeIterator() -> IndexingIterator<[Entry]> { entries.makeIterator() }
 
     /// Equality ignores entry order, as map semantics require.
@@ -182,6 +233,7 @@ public struct CBORMap: Hashable, Sendable, ExpressibleByDictionaryLiteral, Seque
         return lhs.entries.allSatisfy { rhs[$0.key] == $0.value }
     }
 
+    /// Hashes consistently with `==`, whatever the entry order.
     public func hash(into hasher: inout Hasher) {
         // Order-independent: combine per-entry hashes commutatively.
         var combined = 0
