@@ -1,0 +1,197 @@
+import NFCTransport
+import Testing
+import Transport
+import VirtualAuthenticator
+
+/// Our PC/SC host transport against our vpcd card server through a real pcscd + vpcd.
+/// Serialized: the cards share the bed's two readers.
+@Suite(.serialized) struct VPCDEndToEndTests {
+    @Test func selectAndMessageRoundTrip() async throws {
+        guard let bed = VPCDTestBed.fromEnvironment() else { return }
+        let handler = EchoHandler()
+        try await withCard(handler, bed: bed) { _ in
+            let connection = try await openWhenPresent(bed.readers[0])
+            #expect(connection.selectResponse == Array("U2F_V2".utf8))
+            #expect(connection.descriptor.uri == "pcsc:\(bed.readers[0])")
+            #expect(connection.descriptor.transport == .nfc)
+            // authenticatorGetInfo (0x04) comes back behind status 00.
+            #expect(try await connection.transact(.cbor, payload: [0x04]) == [0x00, 0x04])
+            let message: [UInt8] = [0x01] + (0..<200).map { UInt8($0) }
+            #expect(try await connection.transact(.cbor, payload: message) == [0x00] + message)
+            await connection.close()
+            await #expect(throws: TransportError.self) { try await connection.transact(.cbor, payload: [0x04]) }
+        }
+        #expect(handler.powerCycles.count >= 1)
+    }
+
+    @Test func u2fAPDUsTravelAsIs() async throws {
+        guard let bed = VPCDTestBed.fromEnvironment() else { return }
+        try await withCard(EchoHandler(), bed: bed) { _ in
+            let connection = try await openWhenPresent(bed.readers[0])
+            defer { Task { await connection.close() } }
+            // U2F_VERSION (FIDO U2F raw message formats §6): "U2F_V2" then 9000.
+            let reply = try await connection.transact(.u2f, payload: [0x00, 0x03, 0x00, 0x00])
+            #expect(reply == Array("U2F_V2".utf8) + [0x90, 0x00])
+            await #expect(throws: TransportError.self) { try await connection.transact(.u2f, payload: [0x00, 0x03]) }
+        }
+    }
+
+    @Test func delayedReplyIsPolledWithKeepalives() async throws {
+        guard let bed = VPCDTestBed.fromEnvironment() else { return }
+        try await withCard(DelayHandler(delay: .milliseconds(500)), bed: bed) { _ in
+            let connection = try await openWhenPresent(bed.readers[0])
+            let seen = Recorder<KeepaliveStatus>()
+            let reply = try await connection.transact(
+                .cbor, payload: [0x01, 0xA0], deadline: .now + .seconds(10), keepalive: { seen.append($0) })
+            #expect(reply == [0x00, 0x01, 0xA0])
+            #expect(seen.all.contains(.userPresenceNeeded))
+            #expect(seen.all.count >= 2)
+            await connection.close()
+        }
+    }
+
+    @Test(arguments: [PCSCConnection.APDUMode.automatic, .short, .extended])
+    func largeMessagesBothWays(mode: PCSCConnection.APDUMode) async throws {
+        guard let bed = VPCDTestBed.fromEnvironment() else { return }
+        try await withCard(EchoHandler(), bed: bed) { _ in
+            let connection = try await openWhenPresent(bed.readers[0], options: .init(apduMode: mode))
+            let message: [UInt8] = [0x01] + (0..<1200).map { UInt8(($0 * 13) & 0xFF) }
+            #expect(try await connection.transact(.cbor, payload: message) == [0x00] + message)
+            await connection.close()
+        }
+    }
+
+    @Test func shortAPDUCardForcesChainingBothWays() async throws {
+        guard let bed = VPCDTestBed.fromEnvironment() else { return }
+        try await withCard(EchoHandler(), bed: bed, shortAPDUsOnly: true) { _ in
+            // Automatic mode tries an extended APDU, meets 6700 and chains from then on.
+            let connection = try await openWhenPresent(bed.readers[0])
+            let message: [UInt8] = [0x02] + (0..<700).map { UInt8($0 & 0xFF) }
+            #expect(try await connection.transact(.cbor, payload: message) == [0x00] + message)
+            #expect(try await connection.transact(.cbor, payload: message) == [0x00] + message)
+            await connection.close()
+            // Forcing extended APDUs on such a card surfaces the card's refusal.
+            let forced = try await openWhenPresent(bed.readers[0], options: .init(apduMode: .extended))
+            await #expect(throws: TransportError.self) { try await forced.transact(.cbor, payload: message) }
+            await forced.close()
+        }
+    }
+
+    @Test func repliesOver256BytesUseGetResponse() async throws {
+        guard let bed = VPCDTestBed.fromEnvironment() else { return }
+        try await withCard(BigReplyHandler(count: 1000), bed: bed) { _ in
+            let connection = try await openWhenPresent(bed.readers[0], options: .init(apduMode: .short))
+            #expect(try await connection.transact(.cbor, payload: [0x04]) == [0x00] + BigReplyHandler.pattern(1000))
+            let u2f = try await connection.transact(.u2f, payload: [0x00, 0x02, 0x03, 0x00, 0x01, 0xAA])
+            #expect(u2f == BigReplyHandler.pattern(1000) + [0x90, 0x00])
+            await connection.close()
+        }
+    }
+
+    @Test func cancellationReachesTheCard() async throws {
+        guard let bed = VPCDTestBed.fromEnvironment() else { return }
+        let handler = DelayHandler(delay: .seconds(20))
+        try await withCard(handler, bed: bed) { _ in
+            let connection = try await openWhenPresent(bed.readers[0])
+            let seen = Recorder<KeepaliveStatus>()
+            let task = Task {
+                try await connection.transact(
+                    .cbor, payload: [0x01], deadline: .now + .seconds(30), keepalive: { seen.append($0) })
+            }
+            while seen.all.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+            task.cancel()
+            do {
+                _ = try await task.value
+                Issue.record("a cancelled transaction returned a reply")
+            } catch let error as TransportError {
+                #expect(error.code == .cancelled)
+            }
+            #expect(handler.cancelled.count == 1)
+            // The card is usable again afterwards.
+            let echo = DelayHandler(delay: .zero)
+            _ = echo
+            await connection.close()
+        }
+    }
+
+    @Test func deadlineCancelsAndTimesOut() async throws {
+        guard let bed = VPCDTestBed.fromEnvironment() else { return }
+        let handler = DelayHandler(delay: .seconds(20))
+        try await withCard(handler, bed: bed) { _ in
+            let connection = try await openWhenPresent(bed.readers[0])
+            await #expect {
+                _ = try await connection.transact(.cbor, payload: [0x01], deadline: .now + .milliseconds(400), keepalive: { _ in })
+            } throws: { ($0 as? TransportError)?.code == .timeout }
+            #expect(handler.cancelled.count == 1)
+            await connection.close()
+        }
+    }
+
+    @Test func cardRemovedMidOperation() async throws {
+        guard let bed = VPCDTestBed.fromEnvironment() else { return }
+        let handler = DelayHandler(delay: .seconds(20))
+        let server = VPCDCardServer(handler: handler, configuration: bed.configuration(slot: 0))
+        let serverTask = Task { await server.run() }
+        let connection = try await openWhenPresent(bed.readers[0])
+        let seen = Recorder<KeepaliveStatus>()
+        let transaction = Task {
+            try await connection.transact(.cbor, payload: [0x01], deadline: .now + .seconds(15), keepalive: { seen.append($0) })
+        }
+        while seen.all.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        serverTask.cancel()  // the card leaves the field
+        await serverTask.value
+        do {
+            _ = try await transaction.value
+            Issue.record("a transaction on a removed card returned a reply")
+        } catch let error as TransportError {
+            #expect(error.code == .noDevice || error.code == .deviceError, "\(error)")
+            #expect(error.code != .timeout)
+        }
+        await connection.close()
+    }
+
+    @Test func noSuchReader() async throws {
+        guard VPCDTestBed.fromEnvironment() != nil else { return }
+        let discovery = PCSCDiscovery()
+        await #expect { _ = try await discovery.open(uri: "pcsc:No Such Reader 99") } throws: {
+            ($0 as? TransportError)?.code == .noDevice
+        }
+        await #expect { _ = try await discovery.open(uri: "pcsc:99") } throws: {
+            ($0 as? TransportError)?.code == .noDevice
+        }
+    }
+
+    @Test func twoCardsOnTwoReaders() async throws {
+        guard let bed = VPCDTestBed.fromEnvironment() else { return }
+        let devices = try await PCSCDiscovery().devices()
+        #expect(devices.map(\.uri) == bed.readers.map { "pcsc:\($0)" })
+        try await withCard(EchoHandler(), bed: bed, slot: 0) { _ in
+            try await withCard(BigReplyHandler(count: 300), bed: bed, slot: 1) { _ in
+                let first = try await openWhenPresent(bed.readers[0])
+                let second = try await PCSCDiscovery().connect(uri: "pcsc:1")
+                let secondAgain = second
+                _ = secondAgain
+                #expect(try await first.transact(.cbor, payload: [0x04]) == [0x00, 0x04])
+                #expect(try await second.transact(.cbor, payload: [0x04]) == [0x00] + BigReplyHandler.pattern(300))
+                await first.close()
+                await second.close()
+            }
+        }
+    }
+
+    @Test func monitorSeesCardsComeAndGo() async throws {
+        guard let bed = VPCDTestBed.fromEnvironment() else { return }
+        let events = Recorder<PCSCReaderEvent>()
+        let reader = bed.readers[1]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await PCSCReaderMonitor(slice: .milliseconds(300)).run { events.append($0) } }
+            try await waitForEvent(.readerAdded, reader: reader, in: events, after: 0)
+            let mark = events.all.count
+            try await withCard(EchoHandler(), bed: bed, slot: 1) { _ in
+                try await waitForEvent(.cardInserted, reader: reader, in: events, after: mark)
+            }
+            try await waitForEvent(.cardRemoved, reader: reader, in: events, after: mark)
+            group.cancelAll()
+        }
+    }
+}
