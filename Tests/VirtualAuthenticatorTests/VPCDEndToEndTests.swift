@@ -1,3 +1,4 @@
+import Foundation
 import NFCTransport
 import Testing
 import Transport
@@ -193,5 +194,40 @@ import VirtualAuthenticator
             try await waitForEvent(.cardRemoved, reader: reader, in: events, after: mark)
             group.cancelAll()
         }
+    }
+}
+
+/// python-fido2 (`fido2.pcsc.CtapPcscDevice`) talking to our card server (in the serialized
+/// suite, since it uses the bed's second reader too): an independent view of
+/// SELECT, NFCCTAP_MSG in both its chained and extended modes, 61xx, and U2F APDUs.
+extension VPCDEndToEndTests {
+    @Test func pythonFIDO2TalksToTheCard() async throws {
+        guard let bed = VPCDTestBed.fromEnvironment(), let python = pythonForCrossCheck() else { return }
+        let big = [UInt8(0x01)] + (0..<600).map { UInt8(($0 * 5) & 0xFF) }
+        let hexBig = big.map { String(format: "%02x", $0) }.joined()
+        let result = try await withCard(EchoHandler(), bed: bed, slot: 1) { _ in
+            try await runProcess(
+                python,
+                [
+                    pythonScriptsDirectory.appendingPathComponent("pcsc_apdu_probe.py").path,
+                    "--reader", bed.readers[1], "--cbor", "04", "--cbor", hexBig,
+                    "--u2f", "00030000", "--u2f", "00020300 03aabbcc".replacingOccurrences(of: " ", with: ""),
+                ])
+        }
+        #expect(result.status == 0, "\(result.output)")
+        let json = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+        // CAPABILITY.CBOR (the getInfo probe answered) | CAPABILITY.NMSG (python-fido2 sets it on U2F_V2).
+        #expect(json?["capabilities"] as? Int == 0x04 | 0x08)
+        #expect(json?["atr"] as? String == "3b80800101")
+        let chained = json?["chained"] as? [String: [String]]
+        let extended = json?["extended"] as? [String: [String]]
+        let expectedCBOR = ["0004", "00" + hexBig]
+        #expect(chained?["cbor"] == expectedCBOR)
+        #expect(extended?["cbor"] == expectedCBOR)
+        // U2F_VERSION answers "U2F_V2" 9000; the echo shows the APDU as python-fido2 framed it:
+        // short with Le 00 when chaining, extended without Le otherwise.
+        let version = "5532465f5632" + "9000"
+        #expect(chained?["u2f"] == [version, "0002030003aabbcc00" + "9000"])
+        #expect(extended?["u2f"] == [version, "00020300000003aabbcc" + "9000"])
     }
 }

@@ -163,3 +163,38 @@ func waitForEvent(
         try await Task.sleep(for: .milliseconds(20))
     }
 }
+
+/// The python3 with python-fido2 the cross-checks use, or a recorded failure saying how to set it.
+func pythonForCrossCheck(sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+    guard let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"], !python.isEmpty else {
+        Issue.record(
+            "SECURITYKEY_PYTHON is unset: point it at a python3 with python-fido2 and pyscard (make pydeps; .venv/bin/python3).",
+            sourceLocation: sourceLocation)
+        return nil
+    }
+    return python
+}
+
+/// The repository's scripts/python directory.
+let pythonScriptsDirectory = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("scripts/python")
+
+/// Runs a program to completion (off the cooperative pool) and returns its status and stdout.
+func runProcess(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+        process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+        do { try process.run() } catch {
+            process.terminationHandler = nil
+            continuation.resume(throwing: error)
+        }
+    }
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    return (status, String(decoding: data, as: UTF8.self))
+}
