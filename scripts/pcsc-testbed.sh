@@ -15,7 +15,7 @@
 #
 # vpcd exposes two readers per configured device, "Virtual PCD 00 00" listening on PORT and
 # "Virtual PCD 00 01" on PORT+1; a virtual card connects to one of them. The bed picks the
-# first free port pair from 35963 upwards (or SECURITYKEY_VPCD_PORT if set) so that two beds can
+# first free port pair from 35963 upwards (or PCSC_TESTBED_PORT if set) so that two beds can
 # run side by side.
 #
 # Environment handed to clients:
@@ -38,7 +38,7 @@ die() { echo "pcsc-testbed: $*" >&2; exit 1; }
 port_busy() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 
 pick_port() {
-    if [[ -n "${SECURITYKEY_VPCD_PORT:-}" ]]; then echo "$SECURITYKEY_VPCD_PORT"; return; fi
+    if [[ -n "${PCSC_TESTBED_PORT:-}" ]]; then echo "$PCSC_TESTBED_PORT"; return; fi
     local p=35963
     while (( p < 36963 )); do
         if ! port_busy "$p" && ! port_busy $((p + 1)); then echo "$p"; return; fi

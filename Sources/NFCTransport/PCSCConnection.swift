@@ -51,11 +51,14 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     // Touched only on the context's thread.
     private var extendedRejected = false
     private let closed = Mutex(false)
+    /// False for the short-lived instance `open` uses to SELECT before the real one exists.
+    private let ownsResources: Bool
 
     private init(
         context: PCSCContext, card: SCARDHANDLE, activeProtocol: DWORD, readerName: String, atr: [UInt8],
-        selectResponse: [UInt8], options: Options, logger: Logger
+        selectResponse: [UInt8], options: Options, logger: Logger, ownsResources: Bool = true
     ) {
+        self.ownsResources = ownsResources
         self.context = context
         self.card = card
         self.activeProtocol = activeProtocol
@@ -79,7 +82,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             }
             let partial = PCSCConnection(
                 context: context, card: card, activeProtocol: proto, readerName: reader, atr: [],
-                selectResponse: [], options: options, logger: logger)
+                selectResponse: [], options: options, logger: logger, ownsResources: false)
             let (atr, select) = try await context.thread.run { () throws(TransportError) in
                 let atr = (try? context.status(card).atr) ?? []
                 let response = try partial.exchange(.select(aid: FIDOApplet.aid), cancel: nil)
@@ -88,9 +91,11 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             guard select.status == .success else {
                 _ = try? await context.thread.run { context.disconnect(card) }
                 throw TransportError(
-                    .notSupported, "The card in \(reader) has no FIDO applet (SELECT answered \(select.status)).")
+                    .notSupported,
+                    "The card in \(reader) has no FIDO applet (SELECT answered \(select.status)).")
             }
-            logger.debug("selected FIDO applet", metadata: ["reader": "\(reader)", "version": "\(select.data)"])
+            logger.debug(
+                "selected FIDO applet", metadata: ["reader": "\(reader)", "version": "\(select.data)"])
             return PCSCConnection(
                 context: context, card: card, activeProtocol: proto, readerName: reader, atr: atr,
                 selectResponse: select.data, options: options, logger: logger)
@@ -104,13 +109,16 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         _ command: TransportCommand, payload: [UInt8], deadline: ContinuousClock.Instant,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> [UInt8] {
-        guard !closed.withLock({ $0 }) else { throw TransportError(.closed, "The PC/SC connection is closed.") }
+        guard !closed.withLock({ $0 }) else {
+            throw TransportError(.closed, "The PC/SC connection is closed.")
+        }
         let signal = PCSCCancelSignal()
         switch command {
         case .cbor:
             return try await context.thread.run(
                 { [self] () throws(TransportError) in
-                    try self.cborTransaction(payload, deadline: deadline, cancel: signal, keepalive: keepalive)
+                    try self.cborTransaction(
+                        payload, deadline: deadline, cancel: signal, keepalive: keepalive)
                 }, onCancel: { signal.cancel() })
         case .u2f:
             let apdu: CommandAPDU
@@ -127,8 +135,15 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         }
     }
 
+    deinit {
+        // Dropped without close(): free the card and the context on their own thread.
+        if ownsResources, !closed.withLock({ $0 }) { context.releaseDetached(card: card) }
+    }
+
     public func close() async {
-        let wasClosed = closed.withLock { c -> Bool in defer { c = true }; return c }
+        let wasClosed = closed.withLock { c -> Bool in
+            defer { c = true }; return c
+        }
         guard !wasClosed else { return }
         let context = context, card = card
         _ = try? await context.thread.run { context.disconnect(card) }
@@ -187,7 +202,8 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     func exchange(_ command: CommandAPDU, cancel: PCSCCancelSignal?) throws(TransportError) -> ResponseAPDU {
         var command = command
         let fitsShort = command.data.count <= CommandAPDU.maxShortDataCount
-        let useExtended = !fitsShort && options.apduMode != .short && !(options.apduMode == .automatic && extendedRejected)
+        let useExtended =
+            !fitsShort && options.apduMode != .short && !(options.apduMode == .automatic && extendedRejected)
         var last: CommandAPDU
         var response: ResponseAPDU
         if useExtended {
@@ -195,7 +211,9 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             last = command
             response = try transmit(command, form: .extended)
             if response.status == .wrongLength, options.apduMode == .automatic {
-                logger.info("card rejected an extended APDU; chaining from now on", metadata: ["reader": "\(readerName)"])
+                logger.info(
+                    "card rejected an extended APDU; chaining from now on",
+                    metadata: ["reader": "\(readerName)"])
                 extendedRejected = true
                 return try exchange(command.withShortLe, cancel: cancel)
             }
@@ -230,7 +248,9 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         }
     }
 
-    private func transmit(_ command: CommandAPDU, form: CommandAPDU.LengthForm) throws(TransportError) -> ResponseAPDU {
+    private func transmit(_ command: CommandAPDU, form: CommandAPDU.LengthForm) throws(TransportError)
+        -> ResponseAPDU
+    {
         let bytes: [UInt8]
         do { bytes = try command.encoded(form) } catch {
             throw TransportError(.messageTooLarge, error.message, underlying: error)
@@ -246,21 +266,27 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             logger.trace("APDU <", metadata: ["apdu": "\(hexString(raw))"])
         }
         do { return try ResponseAPDU(bytes: raw) } catch {
-            throw TransportError(.malformedResponse, error.message, underlying: error)
+            throw refine(TransportError(.malformedResponse, error.message, underlying: error))
         }
     }
 
-    /// A failed transmit is often a removed card that pcscd has not noticed yet: ask.
+    /// A failed or empty exchange is often a card leaving the field before pcscd's presence poll
+    /// has noticed: watch `SCardStatus` for up to a second and report a removal as such.
     private func refine(_ error: TransportError) -> TransportError {
-        guard error.code == .deviceError else { return error }
-        do {
-            let state = try context.status(card).state
-            if state & UInt32(SCARD_PRESENT) == 0 {
-                return TransportError(.noDevice, "The card was removed from the reader.", underlying: error.underlying)
+        guard error.code == .deviceError || error.code == .malformedResponse else { return error }
+        let deadline = ContinuousClock.now + .seconds(1)
+        let pause = PCSCCancelSignal()
+        repeat {
+            do {
+                let state = try context.status(card).state
+                if state & UInt32(SCARD_PRESENT) == 0 {
+                    return TransportError(.noDevice, "The card was removed from the reader.", underlying: error)
+                }
+            } catch let status {
+                if status.code == .noDevice { return status }
+                return error
             }
-        } catch let status {
-            if status.code == .noDevice { return status }
-        }
+        } while !pause.wait(.milliseconds(50)) && ContinuousClock.now < deadline
         return error
     }
 }

@@ -57,8 +57,21 @@ final class PCSCContext: @unchecked Sendable {
 
     /// `SCardReleaseContext`.
     private func releaseContext() {
-        guard let value = handle.withLock({ h -> SCARDCONTEXT? in defer { h = nil }; return h }) else { return }
+        guard
+            let value = handle.withLock({ h -> SCARDCONTEXT? in
+                defer { h = nil }; return h
+            })
+        else { return }
         _ = SCardReleaseContext(value)
+    }
+
+    /// Disconnects `card` (if any), releases the context and ends the thread without waiting:
+    /// for a connection dropped without ``PCSCConnection/close()``.
+    func releaseDetached(card: SCARDHANDLE?) {
+        thread.stop { [self] in
+            if let card { self.disconnect(card) }
+            self.releaseContext()
+        }
     }
 
     /// `SCardCancel`: ends a pending `SCardGetStatusChange`. Safe from any thread.
@@ -96,7 +109,9 @@ final class PCSCContext: @unchecked Sendable {
         -> [PCSCReaderState]?
     {
         let context = try context
-        let millis = DWORD(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let millis = DWORD(
+            clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds
+                / 1_000_000_000_000_000)
         // The C structs point at the names, so keep NUL-terminated copies alive for the call.
         let names = states.map { Array($0.reader.utf8CString) }
         var result: [PCSCReaderState] = []
@@ -142,10 +157,14 @@ final class PCSCContext: @unchecked Sendable {
     }
 
     /// `SCardTransmit`: sends one APDU and returns the raw response (data + SW1 SW2).
-    func transmit(_ card: SCARDHANDLE, activeProtocol: DWORD, _ apdu: [UInt8]) throws(TransportError) -> [UInt8] {
+    func transmit(_ card: SCARDHANDLE, activeProtocol: DWORD, _ apdu: [UInt8]) throws(TransportError)
+        -> [UInt8]
+    {
         var response = [UInt8](repeating: 0, count: 65536 + 2)
         var length = DWORD(response.count)
-        let rc = withUnsafePointer(to: activeProtocol == DWORD(SCARD_PROTOCOL_T0) ? g_rgSCardT0Pci : g_rgSCardT1Pci) {
+        let rc = withUnsafePointer(
+            to: activeProtocol == DWORD(SCARD_PROTOCOL_T0) ? g_rgSCardT0Pci : g_rgSCardT1Pci
+        ) {
             pci in
             PCSCReturnCode(SCardTransmit(card, pci, apdu, DWORD(apdu.count), nil, &response, &length))
         }

@@ -12,7 +12,8 @@ public struct PCSCDiscovery: DeviceDiscovery {
     private let logger: Logger
 
     /// Creates a discovery.
-    public init(options: PCSCConnection.Options = .init(), logger: Logger = Logger(label: "securitykey.pcsc")) {
+    public init(options: PCSCConnection.Options = .init(), logger: Logger = Logger(label: "securitykey.pcsc"))
+    {
         self.options = options
         self.logger = logger
     }
@@ -20,7 +21,7 @@ public struct PCSCDiscovery: DeviceDiscovery {
     /// Lists every reader pcscd knows, with or without a card; no pcscd means no devices.
     public func devices() async throws(TransportError) -> [DeviceDescriptor] {
         let names: [String]
-        do { names = try await Self.readerNames() } catch where error.code == .noDevice {
+        do { names = try await Self.readerNames() } catch  where error.code == .noDevice {
             logger.debug("no PC/SC readers", metadata: ["reason": "\(error.message)"])
             return []
         }
@@ -42,7 +43,8 @@ public struct PCSCDiscovery: DeviceDiscovery {
         case .index(let index):
             let names = try await Self.readerNames()
             guard names.indices.contains(index) else {
-                throw TransportError(.noDevice, "There is no PC/SC reader number \(index) (\(names.count) connected).")
+                throw TransportError(
+                    .noDevice, "There is no PC/SC reader number \(index) (\(names.count) connected).")
             }
             reader = names[index]
         }

@@ -67,8 +67,10 @@ public struct PCSCReaderMonitor: Sendable {
                         if needsList {
                             watched = try Self.relist(context, known: watched, events: &events)
                         }
-                        let pnp = PCSCReaderState(reader: PCSCContext.plugAndPlayReader, currentState: pnpCurrent)
-                        guard let changed = try context.getStatusChange(watched + [pnp], timeout: slice) else {
+                        let pnp = PCSCReaderState(
+                            reader: PCSCContext.plugAndPlayReader, currentState: pnpCurrent)
+                        guard let changed = try context.getStatusChange(watched + [pnp], timeout: slice)
+                        else {
                             return (events, watched, pnpCurrent)
                         }
                         var updated: [PCSCReaderState] = []
@@ -77,9 +79,13 @@ public struct PCSCReaderMonitor: Sendable {
                                 events.append(PCSCReaderEvent(kind: .readerRemoved, reader: state.reader))
                                 continue
                             }
-                            let was = state.currentState & PCSCReaderState.present != 0 && state.currentState & PCSCReaderState.mute == 0
+                            let was =
+                                state.currentState & PCSCReaderState.present != 0
+                                && state.currentState & PCSCReaderState.mute == 0
                             if state.cardPresent && !was {
-                                events.append(PCSCReaderEvent(kind: .cardInserted, reader: state.reader, atr: state.atr))
+                                events.append(
+                                    PCSCReaderEvent(kind: .cardInserted, reader: state.reader, atr: state.atr)
+                                )
                             } else if !state.cardPresent && was {
                                 events.append(PCSCReaderEvent(kind: .cardRemoved, reader: state.reader))
                             }
@@ -101,7 +107,7 @@ public struct PCSCReaderMonitor: Sendable {
                     await onEvent(event)
                 }
             }
-        } catch where error.code == .cancelled {
+        } catch  where error.code == .cancelled {
             // SCardCancel from our cancellation handler: a normal end.
         } catch {
             await context.release()

@@ -41,7 +41,13 @@ final class PCSCThread: @unchecked Sendable {
 
     /// Lets the thread finish the queued jobs and end.
     func stop() {
+        stop(after: nil)
+    }
+
+    /// Queues a last job (if any), then lets the thread end; for clean-up where nobody can await.
+    func stop(after job: (() -> Void)?) {
         condition.lock()
+        if !stopping, let job { jobs.append(job) }
         stopping = true
         condition.signal()
         condition.unlock()
@@ -54,12 +60,14 @@ final class PCSCThread: @unchecked Sendable {
         onCancel: @escaping @Sendable () -> Void = {}
     ) async throws(TransportError) -> T {
         let result: Result<T, TransportError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, TransportError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<T, TransportError>, Never>) in
                 let accepted = submit {
                     continuation.resume(returning: Result { () throws(TransportError) -> T in try body() })
                 }
                 if !accepted {
-                    continuation.resume(returning: .failure(TransportError(.closed, "The PC/SC connection is closed.")))
+                    continuation.resume(
+                        returning: .failure(TransportError(.closed, "The PC/SC connection is closed.")))
                 }
             }
         } onCancel: {

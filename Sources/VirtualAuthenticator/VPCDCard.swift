@@ -26,6 +26,8 @@ final class VPCDCard {
     private var pendingOutput: [UInt8] = []
     private var pendingStatus = StatusWord.success
     private var pending: VPCDPendingRequest?
+    /// The Le of the NFCCTAP_MSG that started `pending`, for its immediate reply.
+    private var lastLe = CommandAPDU.maxShortLe
 
     /// The largest command a chain may build up (well above any CTAP message).
     private static let maxChainCount = 65536
@@ -170,8 +172,6 @@ final class VPCDCard {
             return .reply(StatusWord.instructionNotSupported.bytes)
         }
     }
-
-    private var lastLe = CommandAPDU.maxShortLe
 
     /// `9100` + status while the request runs, its reply once done.
     private func pollReply(le: Int) -> [UInt8] {

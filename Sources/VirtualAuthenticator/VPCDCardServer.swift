@@ -63,7 +63,8 @@ public struct VPCDCardServer: Sendable {
         let thread = VPCDIOThread(name: "vpcd:\(configuration.port)")
         defer { thread.stop() }
         let host = configuration.host, port = configuration.port
-        let delay = Double(configuration.reconnectDelay.components.seconds)
+        let delay =
+            Double(configuration.reconnectDelay.components.seconds)
             + Double(configuration.reconnectDelay.components.attoseconds) / 1e18
         var warned = false
         while !Task.isCancelled {
@@ -106,7 +107,9 @@ public struct VPCDCardServer: Sendable {
                         try socket.readMessage(cancel: cancel)
                     }
                 } catch {
-                    if !error.isCancellation { logger.info("vpcd read failed", metadata: ["error": "\(error)"]) }
+                    if !error.isCancellation {
+                        logger.info("vpcd read failed", metadata: ["error": "\(error)"])
+                    }
                     return
                 }
                 guard let message else { return }
@@ -124,7 +127,9 @@ public struct VPCDCardServer: Sendable {
                 do throws(VPCDSocketError) {
                     try await thread.run { _ throws(VPCDSocketError) in try socket.writeMessage(reply) }
                 } catch {
-                    if !error.isCancellation { logger.info("vpcd write failed", metadata: ["error": "\(error)"]) }
+                    if !error.isCancellation {
+                        logger.info("vpcd write failed", metadata: ["error": "\(error)"])
+                    }
                     return
                 }
             }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Foundation
 
@@ -87,7 +87,8 @@ final class VPCDIOThread: @unchecked Sendable {
     ) async throws(VPCDSocketError) -> T {
         let flag = VPCDCancelFlag()
         let result: Result<T, VPCDSocketError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, VPCDSocketError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<T, VPCDSocketError>, Never>) in
                 condition.lock()
                 if stopping {
                     condition.unlock()
@@ -95,7 +96,8 @@ final class VPCDIOThread: @unchecked Sendable {
                     return
                 }
                 jobs.append {
-                    continuation.resume(returning: Result { () throws(VPCDSocketError) -> T in try body(flag) })
+                    continuation.resume(
+                        returning: Result { () throws(VPCDSocketError) -> T in try body(flag) })
                 }
                 condition.signal()
                 condition.unlock()
@@ -133,7 +135,8 @@ final class VPCDSocket: @unchecked Sendable {
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let info = entry {
             entry = info.pointee.ai_next
-            let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let fd = socket(
+                info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             if fd < 0 { lastErrno = Glibc.errno; continue }
             if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
                 var one: Int32 = 1
@@ -180,7 +183,8 @@ final class VPCDSocket: @unchecked Sendable {
         }
     }
 
-    private func read(count: Int, cancel: VPCDCancelFlag, allowEOF: Bool) throws(VPCDSocketError) -> [UInt8]? {
+    private func read(count: Int, cancel: VPCDCancelFlag, allowEOF: Bool) throws(VPCDSocketError) -> [UInt8]?
+    {
         var buffer = [UInt8](repeating: 0, count: count)
         var got = 0
         while got < count {

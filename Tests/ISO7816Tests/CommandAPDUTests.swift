@@ -27,9 +27,14 @@ struct APDUVector: Sendable, CustomTestStringConvertible {
 /// Cases 1, 2S, 3S, 4S, 2E, 3E, 4E, with bytes laid out by hand from ISO/IEC 7816-4 §5.1 and,
 /// where noted, python-fido2's `CtapPcscDevice` traces.
 let apduVectors: [APDUVector] = [
-    APDUVector(name: "case 1", wire: "00A40400", header: [0x00, 0xA4, 0x04, 0x00], data: [], le: nil, form: .short),
-    APDUVector(name: "case 2S Le=16", wire: "00C0000010", header: [0x00, 0xC0, 0x00, 0x00], data: [], le: 16, form: .short),
-    APDUVector(name: "case 2S Le=256", wire: "00C0000000", header: [0x00, 0xC0, 0x00, 0x00], data: [], le: 256, form: .short),
+    APDUVector(
+        name: "case 1", wire: "00A40400", header: [0x00, 0xA4, 0x04, 0x00], data: [], le: nil, form: .short),
+    APDUVector(
+        name: "case 2S Le=16", wire: "00C0000010", header: [0x00, 0xC0, 0x00, 0x00], data: [], le: 16,
+        form: .short),
+    APDUVector(
+        name: "case 2S Le=256", wire: "00C0000000", header: [0x00, 0xC0, 0x00, 0x00], data: [], le: 256,
+        form: .short),
     // python-fido2 _select: SELECT with the FIDO AID and no Le.
     APDUVector(
         name: "case 3S SELECT FIDO (python-fido2)", wire: "00A4040008A0000006472F0001",
@@ -38,8 +43,12 @@ let apduVectors: [APDUVector] = [
     APDUVector(
         name: "case 4S NFCCTAP_MSG getInfo (python-fido2)", wire: "801080000104" + "00",
         header: [0x80, 0x10, 0x80, 0x00], data: [0x04], le: 256, form: .short),
-    APDUVector(name: "case 2E Le=256", wire: "00B00000000100", header: [0x00, 0xB0, 0x00, 0x00], data: [], le: 256, form: .extended),
-    APDUVector(name: "case 2E Le=65536", wire: "00B00000000000", header: [0x00, 0xB0, 0x00, 0x00], data: [], le: 65536, form: .extended),
+    APDUVector(
+        name: "case 2E Le=256", wire: "00B00000000100", header: [0x00, 0xB0, 0x00, 0x00], data: [], le: 256,
+        form: .extended),
+    APDUVector(
+        name: "case 2E Le=65536", wire: "00B00000000000", header: [0x00, 0xB0, 0x00, 0x00], data: [],
+        le: 65536, form: .extended),
     APDUVector(
         name: "case 3E 256 bytes", wire: "80100000000100" + String(repeating: "AB", count: 256),
         header: [0x80, 0x10, 0x00, 0x00], data: Array(repeating: 0xAB, count: 256), le: nil, form: .extended),
@@ -63,7 +72,8 @@ let apduVectors: [APDUVector] = [
 
     @Test(arguments: apduVectors)
     func encodesEveryCase(_ v: APDUVector) throws {
-        let apdu = CommandAPDU(cla: v.header[0], ins: v.header[1], p1: v.header[2], p2: v.header[3], data: v.data, le: v.le)
+        let apdu = CommandAPDU(
+            cla: v.header[0], ins: v.header[1], p1: v.header[2], p2: v.header[3], data: v.data, le: v.le)
         #expect(try apdu.encoded(v.form) == hex(v.wire))
     }
 
@@ -100,7 +110,9 @@ let apduVectors: [APDUVector] = [
     @Test func chainsLikePythonFIDO2() throws {
         let data = (0..<600).map { UInt8(truncatingIfNeeded: $0) }
         let apdu = CommandAPDU(cla: 0x80, ins: 0x10, p1: 0x80, p2: 0x00, data: data, le: 256)
-        let wire = try apdu.chained(maxSegmentCount: 250).map { s throws(ISO7816Error) in try s.encoded(.short) }
+        let wire = try apdu.chained(maxSegmentCount: 250).map { s throws(ISO7816Error) in
+            try s.encoded(.short)
+        }
         #expect(wire.count == 3)
         #expect(wire[0] == hex("90108000FA") + data[0..<250])
         #expect(wire[1] == hex("90108000FA") + data[250..<500])

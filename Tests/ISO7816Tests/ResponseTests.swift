@@ -15,11 +15,12 @@ import Testing
     }
 
     /// Status words with the meanings ISO/IEC 7816-4 §5.6 Tables 5 and 6 and CTAP 2.1 §11.3 give.
-    @Test(arguments: [
-        (0x9000, "success"), (0x9100, "ctap"), (0x6700, "length"), (0x6982, "security"),
-        (0x6985, "conditions"), (0x6A80, "data"), (0x6A82, "not have"), (0x6D00, "instruction"),
-        (0x6E00, "class"), (0x6884, "chaining"),
-    ] as [(Int, String)])
+    @Test(
+        arguments: [
+            (0x9000, "success"), (0x9100, "ctap"), (0x6700, "length"), (0x6982, "security"),
+            (0x6985, "conditions"), (0x6A80, "data"), (0x6A82, "not have"), (0x6D00, "instruction"),
+            (0x6E00, "class"), (0x6884, "chaining"),
+        ] as [(Int, String)])
     func catalogueNamesStatusWords(_ raw: Int, _ word: String) {
         let sw = StatusWord(rawValue: UInt16(raw))
         let named: [StatusWord: String] = [

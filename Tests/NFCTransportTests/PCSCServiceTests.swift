@@ -8,7 +8,9 @@ import Transport
     @Test func listsTheBedsReaders() async throws {
         let env = ProcessInfo.processInfo.environment
         guard env["PCSCLITE_CSOCK_NAME"] != nil, let names = env["SECURITYKEY_VPCD_READERS"] else {
-            Issue.record("Run under `scripts/pcsc-testbed.sh run -- swift test --skip-build --filter NFCTransportTests`.")
+            Issue.record(
+                "Run under `scripts/pcsc-testbed.sh run -- swift test --skip-build --filter NFCTransportTests`."
+            )
             return
         }
         let readers = try await PCSCDiscovery.readerNames()
@@ -19,7 +21,9 @@ import Transport
 
     @Test func unknownReaderIsNoDevice() async throws {
         guard ProcessInfo.processInfo.environment["PCSCLITE_CSOCK_NAME"] != nil else {
-            Issue.record("Run under `scripts/pcsc-testbed.sh run -- swift test --skip-build --filter NFCTransportTests`.")
+            Issue.record(
+                "Run under `scripts/pcsc-testbed.sh run -- swift test --skip-build --filter NFCTransportTests`."
+            )
             return
         }
         await #expect { _ = try await PCSCDiscovery().open(uri: "pcsc:Not A Reader") } throws: {

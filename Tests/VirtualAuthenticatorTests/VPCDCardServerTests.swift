@@ -4,7 +4,7 @@ import Transport
 import VirtualAuthenticator
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Plays vpcd (the reader driver side) on a local port, so the card server's framing, control
@@ -24,7 +24,9 @@ final class FakeVPCD: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 1) == 0 else {
             close(fd)
@@ -66,7 +68,9 @@ final class FakeVPCD: @unchecked Sendable {
         let fd = client
         return try await onThread { () -> [UInt8]? in
             let frame = [UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload
-            guard Glibc.send(fd, frame, frame.count, Int32(MSG_NOSIGNAL)) == frame.count else { throw POSIXError(.EPIPE) }
+            guard Glibc.send(fd, frame, frame.count, Int32(MSG_NOSIGNAL)) == frame.count else {
+                throw POSIXError(.EPIPE)
+            }
             guard expectReply else { return nil }
             let header = try Self.read(fd, 2)
             return try Self.read(fd, Int(header[0]) << 8 | Int(header[1]))
@@ -79,7 +83,9 @@ final class FakeVPCD: @unchecked Sendable {
         while got < count {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&pfd, 1, 5000) == 1 else { throw POSIXError(.ETIMEDOUT) }
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + got, count - got, 0) }
+            let n = buffer.withUnsafeMutableBytes { raw in
+                recv(fd, raw.baseAddress.map { $0 + got }, count - got, 0)
+            }
             guard n > 0 else { throw POSIXError(.ECONNRESET) }
             got += n
         }
@@ -102,7 +108,8 @@ func withFakeVPCD(
     let vpcd = try FakeVPCD()
     let server = VPCDCardServer(
         handler: handler,
-        configuration: .init(port: vpcd.port, shortAPDUsOnly: shortAPDUsOnly, reconnectDelay: .milliseconds(20)))
+        configuration: .init(
+            port: vpcd.port, shortAPDUsOnly: shortAPDUsOnly, reconnectDelay: .milliseconds(20)))
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await server.run() }
         do {
@@ -118,7 +125,8 @@ func withFakeVPCD(
 
 /// Sends `message` and expects exactly `expected` back.
 func expectReply(
-    _ vpcd: FakeVPCD, _ message: [UInt8], _ expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation
+    _ vpcd: FakeVPCD, _ message: [UInt8], _ expected: [UInt8],
+    sourceLocation: SourceLocation = #_sourceLocation
 ) async throws {
     let reply = try await vpcd.send(message)
     #expect(reply == expected, sourceLocation: sourceLocation)
@@ -150,7 +158,8 @@ let selectFIDO: [UInt8] = [0x00, 0xA4, 0x04, 0x00, 0x08, 0xA0, 0x00, 0x00, 0x06,
             try await expectReply(vpcd, [0x00, 0xA4, 0x04, 0x00, 0x02, 0xA0, 0x00], [0x6A, 0x82])
             try await expectReply(vpcd, selectFIDO, Array("U2F_V2".utf8) + [0x90, 0x00])
             // getInfo echoed with status 00, as NFCCTAP_MSG (P1 0x80) and Le 00.
-            try await expectReply(vpcd, [0x80, 0x10, 0x80, 0x00, 0x01, 0x04, 0x00], [0x00, 0x04, 0x90, 0x00])
+            try await expectReply(
+                vpcd, [0x80, 0x10, 0x80, 0x00, 0x01, 0x04, 0x00], [0x00, 0x04, 0x90, 0x00])
             // GET RESPONSE with nothing pending, an unknown instruction, an unknown class, a
             // malformed APDU.
             try await expectReply(vpcd, [0x00, 0xC0, 0x00, 0x00, 0x00], [0x69, 0x85])

@@ -20,7 +20,9 @@ import VirtualAuthenticator
             let message: [UInt8] = [0x01] + (0..<200).map { UInt8($0) }
             #expect(try await connection.transact(.cbor, payload: message) == [0x00] + message)
             await connection.close()
-            await #expect(throws: TransportError.self) { try await connection.transact(.cbor, payload: [0x04]) }
+            await #expect(throws: TransportError.self) {
+                try await connection.transact(.cbor, payload: [0x04])
+            }
         }
         #expect(handler.powerCycles.count >= 1)
     }
@@ -32,7 +34,9 @@ import VirtualAuthenticator
             // U2F_VERSION (FIDO U2F raw message formats §6): "U2F_V2" then 9000.
             let reply = try await connection.transact(.u2f, payload: [0x00, 0x03, 0x00, 0x00])
             #expect(reply == Array("U2F_V2".utf8) + [0x90, 0x00])
-            await #expect(throws: TransportError.self) { try await connection.transact(.u2f, payload: [0x00, 0x03]) }
+            await #expect(throws: TransportError.self) {
+                try await connection.transact(.u2f, payload: [0x00, 0x03])
+            }
             await connection.close()
         }
     }
@@ -82,7 +86,9 @@ import VirtualAuthenticator
         guard let bed = VPCDTestBed.fromEnvironment() else { return }
         try await withCard(BigReplyHandler(count: 1000), bed: bed) { _ in
             let connection = try await openWhenPresent(bed.readers[0], options: .init(apduMode: .short))
-            #expect(try await connection.transact(.cbor, payload: [0x04]) == [0x00] + BigReplyHandler.pattern(1000))
+            #expect(
+                try await connection.transact(.cbor, payload: [0x04]) == [0x00]
+                    + BigReplyHandler.pattern(1000))
             let u2f = try await connection.transact(.u2f, payload: [0x00, 0x02, 0x03, 0x00, 0x01, 0xAA])
             #expect(u2f == BigReplyHandler.pattern(1000) + [0x90, 0x00])
             await connection.close()
@@ -118,7 +124,8 @@ import VirtualAuthenticator
         try await withCard(handler, bed: bed) { _ in
             let connection = try await openWhenPresent(bed.readers[0])
             await #expect {
-                _ = try await connection.transact(.cbor, payload: [0x01], deadline: .now + .milliseconds(400), keepalive: { _ in })
+                _ = try await connection.transact(
+                    .cbor, payload: [0x01], deadline: .now + .milliseconds(400), keepalive: { _ in })
             } throws: { ($0 as? TransportError)?.code == .timeout }
             #expect(handler.cancelled.count == 1)
             await connection.close()
@@ -133,7 +140,8 @@ import VirtualAuthenticator
         let connection = try await openWhenPresent(bed.readers[0])
         let seen = Recorder<KeepaliveStatus>()
         let transaction = Task {
-            try await connection.transact(.cbor, payload: [0x01], deadline: .now + .seconds(15), keepalive: { seen.append($0) })
+            try await connection.transact(
+                .cbor, payload: [0x01], deadline: .now + .seconds(15), keepalive: { seen.append($0) })
         }
         while seen.all.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
         serverTask.cancel()  // the card leaves the field
@@ -142,8 +150,9 @@ import VirtualAuthenticator
             _ = try await transaction.value
             Issue.record("a transaction on a removed card returned a reply")
         } catch let error as TransportError {
-            // pcscd may notice the absence before the transmit (card removed) or during it
-            // (the reader could not exchange data); either way a clear error, not a hang.
+            // Normally "card removed" (noDevice); if pcscd's presence poll is slower than the
+            // transport's one-second look, "the reader could not exchange data". Never a hang,
+            // a timeout or a malformed response.
             #expect(error.code == .noDevice || error.code == .deviceError, "\(error)")
             #expect(error.code != .timeout)
         }
@@ -171,7 +180,9 @@ import VirtualAuthenticator
                 _ = try await openWhenPresent(bed.readers[1]).close()
                 let second = try await PCSCDiscovery().connect(uri: "pcsc:1")
                 #expect(try await first.transact(.cbor, payload: [0x04]) == [0x00, 0x04])
-                #expect(try await second.transact(.cbor, payload: [0x04]) == [0x00] + BigReplyHandler.pattern(300))
+                #expect(
+                    try await second.transact(.cbor, payload: [0x04]) == [0x00] + BigReplyHandler.pattern(300)
+                )
                 await first.close()
                 await second.close()
             }

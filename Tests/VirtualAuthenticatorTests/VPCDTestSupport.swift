@@ -26,7 +26,8 @@ struct VPCDTestBed: Sendable {
         let readers = (env["SECURITYKEY_VPCD_READERS"] ?? "Virtual PCD 00 00|Virtual PCD 00 01")
             .split(separator: "|").map(String.init)
         guard readers.count >= 2 else {
-            Issue.record("SECURITYKEY_VPCD_READERS names fewer than two readers.", sourceLocation: sourceLocation)
+            Issue.record(
+                "SECURITYKEY_VPCD_READERS names fewer than two readers.", sourceLocation: sourceLocation)
             return nil
         }
         return VPCDTestBed(port: port, readers: readers)
@@ -44,7 +45,8 @@ func withCard<T: Sendable>(
     _ handler: any CTAPMessageHandler, bed: VPCDTestBed, slot: Int = 0, shortAPDUsOnly: Bool = false,
     _ body: @Sendable (VPCDCardServer) async throws -> T
 ) async throws -> T {
-    let server = VPCDCardServer(handler: handler, configuration: bed.configuration(slot: slot, shortAPDUsOnly: shortAPDUsOnly))
+    let server = VPCDCardServer(
+        handler: handler, configuration: bed.configuration(slot: slot, shortAPDUsOnly: shortAPDUsOnly))
     return try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
         group.addTask { await server.run() }
         do {
@@ -89,7 +91,9 @@ private func attemptOpen(
 /// Answers every CTAP2 message with status 00 followed by the message itself.
 struct EchoHandler: CTAPMessageHandler {
     let powerCycles = Counter()
-    func handleCBOR(_ message: [UInt8], keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async -> [UInt8] {
+    func handleCBOR(_ message: [UInt8], keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async
+        -> [UInt8]
+    {
         [0x00] + message
     }
     func handleU2F(_ apdu: [UInt8]) async -> [UInt8] {
@@ -107,7 +111,9 @@ struct DelayHandler: CTAPMessageHandler {
     var delay: Duration
     let cancelled = Counter()
     let started = Counter()
-    func handleCBOR(_ message: [UInt8], keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async -> [UInt8] {
+    func handleCBOR(_ message: [UInt8], keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async
+        -> [UInt8]
+    {
         started.increment()
         let end = ContinuousClock.now + delay
         keepalive(.userPresenceNeeded)
@@ -128,7 +134,9 @@ struct DelayHandler: CTAPMessageHandler {
 struct BigReplyHandler: CTAPMessageHandler {
     var count: Int
     static func pattern(_ count: Int) -> [UInt8] { (0..<count).map { UInt8(($0 * 7 + 3) & 0xFF) } }
-    func handleCBOR(_ message: [UInt8], keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async -> [UInt8] {
+    func handleCBOR(_ message: [UInt8], keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async
+        -> [UInt8]
+    {
         [0x00] + Self.pattern(count)
     }
     func handleU2F(_ apdu: [UInt8]) async -> [UInt8] { Self.pattern(count) + [0x90, 0x00] }
