@@ -240,3 +240,39 @@ extension VPCDEndToEndTests {
         #expect(extended?["u2f"] == [version, "00020300000003aabbcc" + "9000"])
     }
 }
+
+extension VPCDEndToEndTests {
+    /// Another client holding the card exclusively (pyscard, SCARD_SHARE_EXCLUSIVE) makes our
+    /// shared connect fail with a sharing violation, reported as "busy".
+    @Test func exclusiveHolderMeansBusy() async throws {
+        guard let bed = VPCDTestBed.fromEnvironment(), let python = pythonForCrossCheck() else { return }
+        try await withCard(EchoHandler(), bed: bed) { _ in
+            // Wait until pcscd has the card.
+            try await openWhenPresent(bed.readers[0]).close()
+            let holder = Process()
+            holder.executableURL = URL(fileURLWithPath: python)
+            holder.arguments = [
+                pythonScriptsDirectory.appendingPathComponent("pcsc_hold_exclusive.py").path, bed.readers[0],
+            ]
+            let input = Pipe()
+            let output = Pipe()
+            holder.standardInput = input
+            holder.standardOutput = output
+            try holder.run()
+            let reader = output.fileHandleForReading
+            let line = try await onThread { () -> String in
+                var bytes: [UInt8] = []
+                while let byte = try reader.read(upToCount: 1)?.first, byte != 0x0A { bytes.append(byte) }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            #expect(line == "held")
+            await #expect {
+                _ = try await PCSCDiscovery().open(uri: "pcsc:\(bed.readers[0])")
+            } throws: {
+                ($0 as? TransportError)?.code == .busy
+            }
+            try input.fileHandleForWriting.close()
+            _ = try await onThread { holder.waitUntilExit() }
+        }
+    }
+}
