@@ -164,7 +164,6 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         var response = try exchange(message, cancel: cancel)
         while response.status == .ctapStillProcessing {
             keepalive(KeepaliveStatus(rawValue: response.data.first ?? KeepaliveStatus.processing.rawValue))
-            var p1: UInt8 = 0
             var ending: TransportError?
             if cancel.wait(options.pollInterval) {
                 ending = TransportError(.cancelled, "The operation was cancelled.")
@@ -172,12 +171,11 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
                 ending = TransportError(.timeout, "The authenticator did not answer in time.")
             }
             if let ending {
-                p1 = FIDOApplet.cancel
                 logger.debug("cancelling NFCCTAP message", metadata: ["reason": "\(ending.code)"])
                 // python-fido2 cancels through NFCCTAP_GETRESPONSE with P1 0x11; the card then
                 // finishes the message (CTAP2_ERR_KEEPALIVE_CANCEL). Bounded, then give up.
                 var rounds = 0
-                var poll = try? exchange(getResponse(p1: p1), cancel: nil)
+                var poll = try? exchange(getResponse(p1: FIDOApplet.cancel), cancel: nil)
                 while poll?.status == .ctapStillProcessing, rounds < 20 {
                     rounds += 1
                     _ = PCSCCancelSignal().wait(options.pollInterval)
@@ -185,7 +183,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
                 }
                 throw ending
             }
-            response = try exchange(getResponse(p1: p1), cancel: cancel)
+            response = try exchange(getResponse(p1: 0), cancel: cancel)
         }
         guard response.status == .success else {
             throw TransportError(
@@ -280,7 +278,8 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             do {
                 let state = try context.status(card).state
                 if state & UInt32(SCARD_PRESENT) == 0 {
-                    return TransportError(.noDevice, "The card was removed from the reader.", underlying: error)
+                    return TransportError(
+                        .noDevice, "The card was removed from the reader.", underlying: error)
                 }
             } catch let status {
                 if status.code == .noDevice { return status }
