@@ -114,6 +114,8 @@ let package = Package(
                     resources: [.copy("Regressions")], swiftSettings: strict),
         .testTarget(name: "CTAPHIDTests", dependencies: ["CTAPHID"], swiftSettings: strict),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: strict),
+        .testTarget(name: "NFCTransportTests", dependencies: ["NFCTransport", "ISO7816", "Transport"],
+                    swiftSettings: strict),
         .testTarget(name: "CTAP2Tests", dependencies: [
             "CTAP2", "CBOR", "Transport",
             .product(name: "Crypto", package: "swift-crypto"),

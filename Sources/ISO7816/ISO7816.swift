@@ -1,1 +1,0 @@
-// The ISO7816 module. See Docs/Architecture.md for what belongs here.

@@ -1,1 +1,0 @@
-// The NFCTransport module. See Docs/Architecture.md for what belongs here.

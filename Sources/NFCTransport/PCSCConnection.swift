@@ -1,0 +1,310 @@
+import CPCSCLite
+import ISO7816
+import Logging
+import Synchronization
+import Transport
+
+/// A FIDO authenticator on a PC/SC card (NFC or contact), spoken to as CTAP 2.1 §11.3 describes:
+/// SELECT of the FIDO applet, NFCCTAP_MSG, NFCCTAP_GETRESPONSE polling on `9100`, and U2F APDUs.
+///
+/// All card I/O runs on the connection's own thread and PC/SC context, one transaction at a time.
+public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable {
+    /// How commands larger than a short APDU travel.
+    public struct APDUMode: RawRepresentable, Hashable, Sendable {
+        public var rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// Extended APDUs, falling back to chaining for good once the card answers `6700`.
+        public static let automatic = APDUMode(rawValue: 0)
+        /// Always extended APDUs.
+        public static let extended = APDUMode(rawValue: 1)
+        /// Always short APDUs with command chaining (what python-fido2 and libfido2 do).
+        public static let short = APDUMode(rawValue: 2)
+    }
+
+    /// Connection settings.
+    public struct Options: Sendable {
+        /// How large commands travel.
+        public var apduMode: APDUMode = .automatic
+        /// Pause between NFCCTAP_GETRESPONSE polls while the card answers `9100`.
+        public var pollInterval: Duration = .milliseconds(100)
+        /// Creates default options.
+        public init(apduMode: APDUMode = .automatic, pollInterval: Duration = .milliseconds(100)) {
+            self.apduMode = apduMode
+            self.pollInterval = pollInterval
+        }
+    }
+
+    public let descriptor: DeviceDescriptor
+    public let capabilities: TransportCapabilities
+    /// The reader the card sits in.
+    public let readerName: String
+    /// The card's ATR (for contactless cards, built by the reader from the ATS).
+    public let atr: [UInt8]
+    /// The data of the SELECT answer: `U2F_V2` (U2F, maybe CTAP2 too: probe getInfo) or `FIDO_2_0`.
+    public let selectResponse: [UInt8]
+
+    private let context: PCSCContext
+    private let card: SCARDHANDLE
+    private let activeProtocol: DWORD
+    private let options: Options
+    private let logger: Logger
+    // Touched only on the context's thread.
+    private var extendedRejected = false
+    private let closed = Mutex(false)
+    /// False for the short-lived instance `open` uses to SELECT before the real one exists.
+    private let ownsResources: Bool
+
+    private init(
+        context: PCSCContext, card: SCARDHANDLE, activeProtocol: DWORD, readerName: String, atr: [UInt8],
+        selectResponse: [UInt8], options: Options, logger: Logger, ownsResources: Bool = true
+    ) {
+        self.ownsResources = ownsResources
+        self.context = context
+        self.card = card
+        self.activeProtocol = activeProtocol
+        self.readerName = readerName
+        self.atr = atr
+        self.selectResponse = selectResponse
+        self.options = options
+        self.logger = logger
+        self.descriptor = DeviceDescriptor(uri: "pcsc:\(readerName)", transport: .nfc, product: readerName)
+        self.capabilities = selectResponse == FIDOApplet.fido2Version ? [.cbor, .noU2F] : []
+    }
+
+    /// Connects (shared) to the card in `reader` and SELECTs the FIDO applet.
+    public static func open(
+        reader: String, options: Options = Options(), logger: Logger = Logger(label: "securitykey.pcsc")
+    ) async throws(TransportError) -> PCSCConnection {
+        let context = try await PCSCContext.establish(name: "pcsc:\(reader)")
+        do throws(TransportError) {
+            let (card, proto) = try await context.thread.run { () throws(TransportError) in
+                try context.connect(reader: reader)
+            }
+            let partial = PCSCConnection(
+                context: context, card: card, activeProtocol: proto, readerName: reader, atr: [],
+                selectResponse: [], options: options, logger: logger, ownsResources: false)
+            let (atr, select) = try await context.thread.run { () throws(TransportError) in
+                let atr = (try? context.status(card).atr) ?? []
+                let response = try partial.exchange(.select(aid: FIDOApplet.aid), cancel: nil)
+                return (atr, response)
+            }
+            guard select.status == .success else {
+                _ = try? await context.thread.run { context.disconnect(card) }
+                throw TransportError(
+                    .notSupported,
+                    "The card in \(reader) has no FIDO applet (SELECT answered \(select.status)).")
+            }
+            logger.debug(
+                "selected FIDO applet", metadata: ["reader": "\(reader)", "version": "\(select.data)"])
+            return PCSCConnection(
+                context: context, card: card, activeProtocol: proto, readerName: reader, atr: atr,
+                selectResponse: select.data, options: options, logger: logger)
+        } catch {
+            await context.release()
+            throw error
+        }
+    }
+
+    public func transact(
+        _ command: TransportCommand, payload: [UInt8], deadline: ContinuousClock.Instant,
+        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+    ) async throws(TransportError) -> [UInt8] {
+        guard !closed.withLock({ $0 }) else {
+            throw TransportError(.closed, "The PC/SC connection is closed.")
+        }
+        let signal = PCSCCancelSignal()
+        switch command {
+        case .cbor:
+            return try await context.thread.run(
+                { [self] () throws(TransportError) in
+                    try self.cborTransaction(
+                        payload, deadline: deadline, cancel: signal, keepalive: keepalive)
+                }, onCancel: { signal.cancel() })
+        case .u2f:
+            let apdu: CommandAPDU
+            do { apdu = try CommandAPDU(bytes: payload) } catch {
+                throw TransportError(.notSupported, "The U2F request is not a valid APDU.", underlying: error)
+            }
+            return try await context.thread.run(
+                { [self] () throws(TransportError) in
+                    if signal.isCancelled { throw TransportError(.cancelled, "The operation was cancelled.") }
+                    return try self.exchange(apdu, cancel: signal).bytes
+                }, onCancel: { signal.cancel() })
+        default:
+            throw TransportError(.notSupported, "PC/SC cannot carry \(command) messages.")
+        }
+    }
+
+    deinit {
+        // Dropped without close(): free the card and the context on their own thread.
+        if ownsResources, !closed.withLock({ $0 }) { context.releaseDetached(card: card) }
+    }
+
+    public func close() async {
+        let wasClosed = closed.withLock { c -> Bool in
+            defer { c = true }; return c
+        }
+        guard !wasClosed else { return }
+        let context = context, card = card
+        _ = try? await context.thread.run { context.disconnect(card) }
+        await context.release()
+    }
+
+    // MARK: On the context's thread
+
+    /// NFCCTAP_MSG, then NFCCTAP_GETRESPONSE every poll interval while the card answers `9100`.
+    private func cborTransaction(
+        _ payload: [UInt8], deadline: ContinuousClock.Instant, cancel: PCSCCancelSignal,
+        keepalive: @Sendable (KeepaliveStatus) -> Void
+    ) throws(TransportError) -> [UInt8] {
+        if cancel.isCancelled { throw TransportError(.cancelled, "The operation was cancelled.") }
+        let message = CommandAPDU(
+            cla: FIDOApplet.ctapClass, ins: Instruction.nfcctapMessage.rawValue,
+            p1: FIDOApplet.getResponseSupported, p2: 0, data: payload)
+        var response = try exchange(message, cancel: cancel)
+        while response.status == .ctapStillProcessing {
+            keepalive(KeepaliveStatus(rawValue: response.data.first ?? KeepaliveStatus.processing.rawValue))
+            var ending: TransportError?
+            if cancel.wait(options.pollInterval) {
+                ending = TransportError(.cancelled, "The operation was cancelled.")
+            } else if ContinuousClock.now >= deadline {
+                ending = TransportError(.timeout, "The authenticator did not answer in time.")
+            }
+            if let ending {
+                logger.debug("cancelling NFCCTAP message", metadata: ["reason": "\(ending.code)"])
+                // python-fido2 cancels through NFCCTAP_GETRESPONSE with P1 0x11; the card then
+                // finishes the message (CTAP2_ERR_KEEPALIVE_CANCEL). Bounded, then give up.
+                var rounds = 0
+                var poll = try? exchange(getResponse(p1: FIDOApplet.cancel), cancel: nil)
+                while poll?.status == .ctapStillProcessing, rounds < 20 {
+                    rounds += 1
+                    _ = PCSCCancelSignal().wait(options.pollInterval)
+                    poll = try? exchange(getResponse(p1: 0), cancel: nil)
+                }
+                throw ending
+            }
+            response = try exchange(getResponse(p1: 0), cancel: cancel)
+        }
+        guard response.status == .success else {
+            throw TransportError(
+                .deviceError, "The card answered \(response.status): \(response.status.message)")
+        }
+        return response.data
+    }
+
+    private func getResponse(p1: UInt8) -> CommandAPDU {
+        CommandAPDU(cla: FIDOApplet.ctapClass, ins: Instruction.nfcctapGetResponse.rawValue, p1: p1, p2: 0)
+    }
+
+    /// Sends one command (extended or chained), then follows `61xx` and `6Cxx` to the end.
+    func exchange(_ command: CommandAPDU, cancel: PCSCCancelSignal?) throws(TransportError) -> ResponseAPDU {
+        var command = command
+        let fitsShort = command.data.count <= CommandAPDU.maxShortDataCount
+        let useExtended =
+            !fitsShort && options.apduMode != .short && !(options.apduMode == .automatic && extendedRejected)
+        var last: CommandAPDU
+        var response: ResponseAPDU
+        if useExtended {
+            command.le = command.le ?? CommandAPDU.maxExtendedLe
+            last = command
+            response = try transmit(command, form: .extended)
+            if response.status == .wrongLength, options.apduMode == .automatic {
+                logger.info(
+                    "card rejected an extended APDU; chaining from now on",
+                    metadata: ["reader": "\(readerName)"])
+                extendedRejected = true
+                return try exchange(command.withShortLe, cancel: cancel)
+            }
+        } else {
+            command.le = min(command.le ?? CommandAPDU.maxShortLe, CommandAPDU.maxShortLe)
+            let segments: [CommandAPDU]
+            do { segments = try command.chained() } catch {
+                throw TransportError(.messageTooLarge, "The command is too large to send.", underlying: error)
+            }
+            last = segments[segments.count - 1]
+            response = ResponseAPDU(status: .success)
+            for (i, segment) in segments.enumerated() {
+                if i > 0, cancel?.isCancelled == true {
+                    throw TransportError(.cancelled, "The operation was cancelled.")
+                }
+                response = try transmit(segment, form: .short)
+                if i < segments.count - 1, response.status != .success {
+                    return response
+                }
+            }
+        }
+        var assembler = ResponseAssembler(command: last)
+        while true {
+            let step: ResponseAssembler.Step
+            do { step = try assembler.receive(response) } catch {
+                throw TransportError(.malformedResponse, error.message, underlying: error)
+            }
+            switch step {
+            case .complete(let whole): return whole
+            case .send(let next): response = try transmit(next, form: next.minimumForm)
+            }
+        }
+    }
+
+    private func transmit(_ command: CommandAPDU, form: CommandAPDU.LengthForm) throws(TransportError)
+        -> ResponseAPDU
+    {
+        let bytes: [UInt8]
+        do { bytes = try command.encoded(form) } catch {
+            throw TransportError(.messageTooLarge, error.message, underlying: error)
+        }
+        if logger.logLevel <= .trace {
+            logger.trace("APDU >", metadata: ["apdu": "\(hexString(bytes))"])
+        }
+        let raw: [UInt8]
+        do { raw = try context.transmit(card, activeProtocol: activeProtocol, bytes) } catch {
+            throw refine(error)
+        }
+        if logger.logLevel <= .trace {
+            logger.trace("APDU <", metadata: ["apdu": "\(hexString(raw))"])
+        }
+        do { return try ResponseAPDU(bytes: raw) } catch {
+            throw refine(TransportError(.malformedResponse, error.message, underlying: error))
+        }
+    }
+
+    /// A failed or empty exchange is often a card leaving the field before pcscd's presence poll
+    /// has noticed: watch `SCardStatus` for up to a second and report a removal as such.
+    private func refine(_ error: TransportError) -> TransportError {
+        guard error.code == .deviceError || error.code == .malformedResponse else { return error }
+        let deadline = ContinuousClock.now + .seconds(1)
+        let pause = PCSCCancelSignal()
+        repeat {
+            do {
+                let state = try context.status(card).state
+                if state & UInt32(SCARD_PRESENT) == 0 {
+                    return TransportError(
+                        .noDevice, "The card was removed from the reader.", underlying: error)
+                }
+            } catch let status {
+                if status.code == .noDevice { return status }
+                return error
+            }
+        } while !pause.wait(.milliseconds(50)) && ContinuousClock.now < deadline
+        return error
+    }
+}
+
+extension CommandAPDU {
+    fileprivate var withShortLe: CommandAPDU {
+        var copy = self
+        copy.le = min(le ?? CommandAPDU.maxShortLe, CommandAPDU.maxShortLe)
+        return copy
+    }
+}
+
+func hexString(_ bytes: [UInt8]) -> String {
+    let digits: [Character] = Array("0123456789abcdef")
+    var s = ""
+    s.reserveCapacity(bytes.count * 2)
+    for b in bytes {
+        s.append(digits[Int(b >> 4)])
+        s.append(digits[Int(b & 0x0F)])
+    }
+    return s
+}

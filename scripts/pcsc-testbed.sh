@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# A private PC/SC test bed: pcscd with only the vsmartcard vpcd reader driver configured.
+#
+#   scripts/pcsc-testbed.sh run -- CMD...   start the bed, run CMD in its environment, stop the
+#                                           bed, exit with CMD's status
+#   scripts/pcsc-testbed.sh start [DIR]     start a bed in DIR (default .run/pcsc-testbed) and
+#                                           print the environment to `eval`
+#   scripts/pcsc-testbed.sh stop [DIR]      stop the bed started in DIR
+#   scripts/pcsc-testbed.sh env [DIR]       print the environment of a running bed
+#
+# pcscd hard-codes /run/pcscd for its socket and pid file, so the bed runs pcscd in a private
+# mount namespace (unshare -m) with the bed's own directory bind-mounted over /run/pcscd: a
+# pcscd the machine already runs is neither seen nor disturbed, and clients reach the bed's
+# socket through PCSCLITE_CSOCK_NAME, which libpcsclite honours.
+#
+# vpcd exposes two readers per configured device, "Virtual PCD 00 00" listening on PORT and
+# "Virtual PCD 00 01" on PORT+1; a virtual card connects to one of them. The bed picks the
+# first free port pair from 35963 upwards (or PCSC_TESTBED_PORT if set) so that two beds can
+# run side by side.
+#
+# Environment handed to clients:
+#   PCSCLITE_CSOCK_NAME        the bed's pcscd socket
+#   SECURITYKEY_PCSC_TESTBED   the bed's directory (tests check it to know a bed is up)
+#   SECURITYKEY_VPCD_HOST      where vpcd listens (127.0.0.1)
+#   SECURITYKEY_VPCD_PORT      vpcd port of the first reader; the second is PORT+1
+#   SECURITYKEY_VPCD_READERS   the reader names, separated by '|'
+#
+# Everything the bed starts is stopped by PID. Needs root (or CAP_SYS_ADMIN) for unshare -m.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+driver="${VPCD_DRIVER:-/usr/lib/pcsc/drivers/serial/libifdvpcd.so}"
+readers=("Virtual PCD 00 00" "Virtual PCD 00 01")
+
+die() { echo "pcsc-testbed: $*" >&2; exit 1; }
+
+port_busy() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+
+pick_port() {
+    if [[ -n "${PCSC_TESTBED_PORT:-}" ]]; then echo "$PCSC_TESTBED_PORT"; return; fi
+    local p=35963
+    while (( p < 36963 )); do
+        if ! port_busy "$p" && ! port_busy $((p + 1)); then echo "$p"; return; fi
+        p=$((p + 16))
+    done
+    die "no free port pair for vpcd between 35963 and 36963"
+}
+
+print_env() {
+    local dir="$1"
+    [[ -f "$dir/env" ]] || die "no test bed running in $dir"
+    cat "$dir/env"
+}
+
+is_our_pcscd() {
+    local pid="$1"
+    [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
+    tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q "^pcscd -f .*-c $2/conf"
+}
+
+start_bed() {
+    local dir="$1"
+    command -v pcscd >/dev/null || die "pcscd is not installed (apt-get install pcscd)"
+    [[ -f "$driver" ]] || die "vpcd driver $driver is missing (apt-get install vsmartcard-vpcd)"
+    command -v unshare >/dev/null || die "unshare is missing (apt-get install util-linux)"
+    mkdir -p "$dir"
+    dir="$(cd "$dir" && pwd)"
+    if [[ -f "$dir/pcscd.pid" ]] && is_our_pcscd "$(cat "$dir/pcscd.pid")" "$dir"; then
+        die "a test bed already runs in $dir (stop it first)"
+    fi
+    rm -rf "$dir/conf" "$dir/run" "$dir/env"
+    mkdir -p "$dir/conf" "$dir/run"
+    local port; port="$(pick_port)"
+    cat > "$dir/conf/vpcd" <<EOF
+FRIENDLYNAME "Virtual PCD"
+DEVICENAME   /dev/null:$port
+LIBPATH      $driver
+CHANNELID    $port
+EOF
+    # The mount point must exist; an empty /run/pcscd is what pcscd itself would create.
+    local script='[ -d /run/pcscd ] || mkdir -p /run/pcscd
+mount --bind "$1/run" /run/pcscd || exit 97
+shift
+exec "$@"'
+    local level="${PCSC_TESTBED_LOG_LEVEL:---error}"
+    setsid unshare -m --propagation private sh -c "$script" sh "$dir" \
+        pcscd -f "$level" -c "$dir/conf" > "$dir/pcscd.log" 2>&1 < /dev/null &
+    local pid=$!
+    echo "$pid" > "$dir/pcscd.pid"
+    # Ready when the socket exists and vpcd listens on both ports.
+    local i
+    for i in $(seq 1 100); do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            cat "$dir/pcscd.log" >&2
+            die "pcscd exited during start-up (log above)"
+        fi
+        if [[ -S "$dir/run/pcscd.comm" ]] && port_busy "$port" && port_busy $((port + 1)); then
+            local names; names="$(IFS='|'; echo "${readers[*]}")"
+            cat > "$dir/env" <<EOF
+export PCSCLITE_CSOCK_NAME='$dir/run/pcscd.comm'
+export SECURITYKEY_PCSC_TESTBED='$dir'
+export SECURITYKEY_VPCD_HOST='127.0.0.1'
+export SECURITYKEY_VPCD_PORT='$port'
+export SECURITYKEY_VPCD_READERS='$names'
+EOF
+            return 0
+        fi
+        sleep 0.1
+    done
+    stop_bed "$dir"
+    die "pcscd did not become ready within 10 s (see $dir/pcscd.log)"
+}
+
+stop_bed() {
+    local dir="$1"
+    [[ -d "$dir" ]] || return 0
+    dir="$(cd "$dir" && pwd)"
+    local pid=""
+    [[ -f "$dir/pcscd.pid" ]] && pid="$(cat "$dir/pcscd.pid")"
+    if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+        if is_our_pcscd "$pid" "$dir" || [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" =~ ^(unshare|sh)$ ]]; then
+            kill -TERM "$pid" 2>/dev/null || true
+            local i
+            for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+            kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+        fi
+    fi
+    rm -f "$dir/pcscd.pid" "$dir/env"
+}
+
+cmd="${1:-}"; shift || true
+case "$cmd" in
+    start)
+        dir="${1:-$repo/.run/pcsc-testbed}"
+        start_bed "$dir"
+        print_env "$dir"
+        ;;
+    stop)
+        stop_bed "${1:-$repo/.run/pcsc-testbed}"
+        ;;
+    env)
+        print_env "${1:-$repo/.run/pcsc-testbed}"
+        ;;
+    run)
+        [[ "${1:-}" == "--" ]] && shift
+        (( $# > 0 )) || die "usage: $0 run -- CMD..."
+        mkdir -p "$repo/.run"
+        dir="$(mktemp -d "$repo/.run/pcsc-testbed.XXXXXX")"
+        trap 'stop_bed "$dir"; rm -rf "$dir"' EXIT
+        trap 'exit 130' INT TERM
+        start_bed "$dir"
+        # shellcheck disable=SC1091
+        source "$dir/env"
+        status=0
+        "$@" || status=$?
+        exit "$status"
+        ;;
+    *)
+        sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+        exit 2
+        ;;
+esac
