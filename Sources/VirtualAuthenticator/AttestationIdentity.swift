@@ -51,7 +51,8 @@ enum AttestationIdentity {
                 CountryName("US")
                 OrganizationName(organization)
                 OrganizationalUnitName("Authenticator Attestation")
-                CommonName("securitykey Virtual Authenticator \(hex)")
+                // X.520 caps a common name at 64 characters.
+                CommonName("securitykey Virtual Key \(hex)")
             }
             var aaguidSerializer = DER.Serializer()
             try aaguidSerializer.serialize(ASN1OctetString(contentBytes: aaguid[...]))
