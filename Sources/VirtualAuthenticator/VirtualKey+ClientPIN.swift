@@ -60,7 +60,8 @@ extension VirtualKey {
                 .int(ClientPINResponseMember.powerCycleState): .boolean(pinEntryNeedsPowerCycle),
             ]
         case .getKeyAgreement:
-            let pinProtocol = try PINProtocol.negotiate(rawProtocol, supported: configuration.pinUvAuthProtocols)
+            let pinProtocol = try PINProtocol.negotiate(
+                rawProtocol, supported: configuration.pinUvAuthProtocols)
             let key = clientPINSession.keyAgreementKey(pinProtocol)
             return [.int(ClientPINResponseMember.keyAgreement): .map(PINProtocol.coseKey(key))]
         case .setPIN:
@@ -81,7 +82,9 @@ extension VirtualKey {
             }
             return [.int(ClientPINResponseMember.uvRetries): .int(uvRetriesLeft)]
         default:
-            throw .rejected(.invalidSubcommand, "clientPIN subcommand \(ClientPINSubcommand(rawValue: sub)) is not known.")
+            throw .rejected(
+                .invalidSubcommand, "clientPIN subcommand \(ClientPINSubcommand(rawValue: sub)) is not known."
+            )
         }
     }
 
@@ -103,7 +106,10 @@ extension VirtualKey {
         guard let peer = try p.nested(ClientPINParameter.keyAgreement, "keyAgreement", required: true) else {
             throw .rejected(.missingParameter, "clientPIN lacks the platform's keyAgreement.")
         }
-        return (pinProtocol, try pinProtocol.decapsulate(peer.map, with: clientPINSession.keyAgreementKey(pinProtocol)))
+        return (
+            pinProtocol,
+            try pinProtocol.decapsulate(peer.map, with: clientPINSession.keyAgreementKey(pinProtocol))
+        )
     }
 
     /// setPIN (CTAP 2.1 §6.5.5.5).
@@ -148,7 +154,8 @@ extension VirtualKey {
         defer { newPIN.zeroize() }
         let newHash = PINPolicy.hash(newPIN)
         if state.forcePINChange, let old = state.pinHash, PINPolicy.same(old, newHash) {
-            throw .rejected(.pinPolicyViolation, "A forced PIN change needs a PIN different from the current one.")
+            throw .rejected(
+                .pinPolicyViolation, "A forced PIN change needs a PIN different from the current one.")
         }
         state.pinHash = newHash
         state.forcePINChange = false
@@ -165,7 +172,8 @@ extension VirtualKey {
         guard try p.unsigned(P.pinUvAuthProtocol) != nil, try p.nested(P.keyAgreement, "keyAgreement") != nil,
             let pinHashEnc = try p.bytes(P.pinHashEnc), !withPermissions || permissionsValue != nil
         else { throw .rejected(.missingParameter, "The token request lacks a required parameter.") }
-        _ = try PINProtocol.negotiate(try p.unsigned(P.pinUvAuthProtocol), supported: configuration.pinUvAuthProtocols)
+        _ = try PINProtocol.negotiate(
+            try p.unsigned(P.pinUvAuthProtocol), supported: configuration.pinUvAuthProtocols)
         let permissions: PINUVAuthPermissions
         if withPermissions {
             permissions = try requestedPermissions(permissionsValue)
@@ -219,7 +227,8 @@ extension VirtualKey {
         guard configuration.supportedPermissions.isSuperset(of: permissions) else {
             throw .rejected(
                 .unauthorizedPermission,
-                "Permissions 0x\(String(permissions.rawValue, radix: 16)) include some this key does not offer.")
+                "Permissions 0x\(String(permissions.rawValue, radix: 16)) include some this key does not offer."
+            )
         }
         return permissions
     }
@@ -267,7 +276,8 @@ extension VirtualKey {
                 throw .rejected(.pinBlocked, "Wrong PIN; no retries are left and the PIN is blocked.")
             }
             if pinEntryNeedsPowerCycle {
-                throw .rejected(.pinAuthBlocked, "Wrong PIN, three times in a row: unplug and replug the key.")
+                throw .rejected(
+                    .pinAuthBlocked, "Wrong PIN, three times in a row: unplug and replug the key.")
             }
             throw .rejected(.pinInvalid, "Wrong PIN; \(state.pinRetries) retries are left.")
         }
@@ -295,7 +305,9 @@ extension VirtualKey {
         _ configuration: Configuration, to state: inout VirtualKeyState
     ) throws(VirtualKeyError) -> Bool {
         guard let pin = configuration.pin else {
-            guard configuration.forcePINChange, state.pinHash != nil, !state.forcePINChange else { return false }
+            guard configuration.forcePINChange, state.pinHash != nil, !state.forcePINChange else {
+                return false
+            }
             state.forcePINChange = true
             return true
         }
@@ -305,7 +317,8 @@ extension VirtualKey {
         var changed = false
         if let stored = state.pinHash {
             guard PINPolicy.same(stored, hash) else {
-                throw VirtualKeyError(.stateMismatch, "The state file holds another PIN than the one configured.")
+                throw VirtualKeyError(
+                    .stateMismatch, "The state file holds another PIN than the one configured.")
             }
         } else {
             state.pinHash = hash

@@ -27,7 +27,10 @@ extension VirtualKey {
         /// `versions` reported by authenticatorGetInfo.
         public var versions: [String]
         /// `options` reported by authenticatorGetInfo. `rk` enables discoverable credentials;
-        /// `uv: true` simulates a built-in verification method that always succeeds.
+        /// `uv: true` gives the key a built-in verification method (a simulated fingerprint
+        /// sensor answering per ``UserVerificationPolicy``); `makeCredUvNotRqd: true` lets a
+        /// protected key make non-discoverable credentials without verification. `clientPin`
+        /// and `pinUvAuthToken` are set from the PIN state, whatever this says.
         public var options: [String: Bool]
         /// The largest request (CBOR parameters) accepted, in bytes.
         public var maxMsgSize: Int
@@ -183,7 +186,8 @@ extension VirtualKey {
             }
             for version in pinUvAuthProtocols where PINProtocol(rawValue: UInt64(max(version, 0))) == nil {
                 throw VirtualKeyError(
-                    .invalidConfiguration, "PIN/UV auth protocol \(version) is not implemented (only 1 and 2 are).")
+                    .invalidConfiguration,
+                    "PIN/UV auth protocol \(version) is not implemented (only 1 and 2 are).")
             }
             if Set(pinUvAuthProtocols).count != pinUvAuthProtocols.count {
                 throw VirtualKeyError(.invalidConfiguration, "A PIN/UV auth protocol is listed twice.")
@@ -201,7 +205,8 @@ extension VirtualKey {
             }
             if let pin {
                 if !supportsClientPIN {
-                    throw VirtualKeyError(.invalidConfiguration, "A PIN needs at least one PIN/UV auth protocol.")
+                    throw VirtualKeyError(
+                        .invalidConfiguration, "A PIN needs at least one PIN/UV auth protocol.")
                 }
                 // The PIN itself never appears in a message.
                 if PINPolicy.check(Array(pin.utf8), minLength: minPINLength) != nil {

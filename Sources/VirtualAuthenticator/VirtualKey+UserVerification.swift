@@ -17,7 +17,8 @@ extension VirtualKey {
             throw .rejected(.invalidOption, "This key has no enabled built-in user verification.")
         }
         guard uvRetriesLeft > 0 else {
-            throw .rejected(.uvBlocked, "Built-in user verification is blocked; use the PIN or reset the key.")
+            throw .rejected(
+                .uvBlocked, "Built-in user verification is blocked; use the PIN or reset the key.")
         }
         if Task.isCancelled {
             throw .rejected(.keepaliveCancel, "The request was cancelled during user verification.")
@@ -42,7 +43,9 @@ extension VirtualKey {
 
     /// The zero-length pinUvAuthParam probe (CTAP 2.1 §6.1.2 step 1, §6.2.2 step 1): after a
     /// touch, PIN_NOT_SET or PIN_INVALID tells the platform whether a PIN is set.
-    func answerPINProbe(keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async throws(VirtualKeyError) -> Never {
+    func answerPINProbe(keepalive: @escaping @Sendable (KeepaliveStatus) -> Void)
+        async throws(VirtualKeyError) -> Never
+    {
         do {
             try await collectUserPresence(keepalive: keepalive)
         } catch {

@@ -88,10 +88,12 @@ struct VirtualKeyPINPythonTests {
         for _ in 0..<64 {
             guard let line = lines.next() else { break }
             if line.hasPrefix("DONE ") {
-                result = try JSONSerialization.jsonObject(with: Data(line.dropFirst(5).utf8)) as? [String: Any]
+                result =
+                    try JSONSerialization.jsonObject(with: Data(line.dropFirst(5).utf8)) as? [String: Any]
                 break
             }
-            let request = try #require(VirtualKeyPythonTests.bytes(hex: line), "python-fido2 sent no hex: \(line)")
+            let request = try #require(
+                VirtualKeyPythonTests.bytes(hex: line), "python-fido2 sent no hex: \(line)")
             let reply = await key.handleCBOR(request, keepalive: { _ in })
             toPython.fileHandleForWriting.write(Data((VirtualKeyPythonTests.hex(reply) + "\n").utf8))
         }
@@ -138,7 +140,9 @@ extension VirtualKeyPythonTests {
         var out: [UInt8] = []
         var i = 0
         while i < digits.count {
-            guard let byte = UInt8(String(decoding: digits[i..<(i + 2)], as: UTF8.self), radix: 16) else { return nil }
+            guard let byte = UInt8(String(decoding: digits[i..<(i + 2)], as: UTF8.self), radix: 16) else {
+                return nil
+            }
             out.append(byte)
             i += 2
         }

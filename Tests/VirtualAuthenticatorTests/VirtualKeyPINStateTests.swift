@@ -37,9 +37,13 @@ struct VirtualKeyPINStateTests {
     @Test func blockedPINAndUVStayBlockedAcrossRestarts() async throws {
         try await VirtualKeyStateTests.withDirectory { directory in
             let path = directory + "/key.state"
-            let configuration = VirtualKey.Configuration(options: ["rk": true, "up": true, "uv": true], maxUVRetries: 1)
-            let first = try VirtualKey(configuration: configuration, stateFile: path, userVerification: .mismatch)
-            #expect(try await send(first, Spec.getAssertion, getAssertionRequest(options: ["uv": true])).status == PINSpec.uvBlocked)
+            let configuration = VirtualKey.Configuration(
+                options: ["rk": true, "up": true, "uv": true], maxUVRetries: 1)
+            let first = try VirtualKey(
+                configuration: configuration, stateFile: path, userVerification: .mismatch)
+            #expect(
+                try await send(first, Spec.getAssertion, getAssertionRequest(options: ["uv": true])).status
+                    == PINSpec.uvBlocked)
             let second = try VirtualKey(configuration: configuration, stateFile: path)
             #expect(try await VirtualKeyPINUVTests.uvRetries(second) == 0)
         }
@@ -52,10 +56,14 @@ struct VirtualKeyPINStateTests {
             _ = key
             // Strip every field the PIN support added, as a file from before it would lack them.
             var map = try #require(
-                try CBORDecoder(options: .ctap2).decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
-                    .mapValue)
+                try CBORDecoder(options: .ctap2).decode(
+                    [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+                )
+                .mapValue)
             #expect(map["pinHash"] != nil)
-            for field in ["pinHash", "pinRetries", "uvRetries", "forcePINChange"] { map[.textString(field)] = nil }
+            for field in ["pinHash", "pinRetries", "uvRetries", "forcePINChange"] {
+                map[.textString(field)] = nil
+            }
             try Data(CBOREncoder.encode(.map(map))).write(to: URL(fileURLWithPath: path))
             let old = try VirtualKey(stateFile: path)
             let info = try #require(try await send(old, Spec.getInfo).body)
@@ -77,6 +85,8 @@ struct VirtualKeyPINStateTests {
 extension Array where Element == UInt8 {
     func contains(subsequence: [UInt8]) -> Bool {
         guard !subsequence.isEmpty, subsequence.count <= count else { return false }
-        return (0...(count - subsequence.count)).contains { Array(self[$0..<($0 + subsequence.count)]) == subsequence }
+        return (0...(count - subsequence.count)).contains {
+            Array(self[$0..<($0 + subsequence.count)]) == subsequence
+        }
     }
 }

@@ -47,7 +47,9 @@ struct Platform {
         version == 1 ? PINUVAuthProtocolOne() : PINUVAuthProtocolTwo()
     }
 
-    func clientPIN(_ subCommand: UInt64, _ parameters: CBORMap = [:], withProtocol: Bool = true) async throws -> Reply {
+    func clientPIN(_ subCommand: UInt64, _ parameters: CBORMap = [:], withProtocol: Bool = true) async throws
+        -> Reply
+    {
         var request = parameters
         request[2] = .unsigned(subCommand)
         if withProtocol && request[1] == nil { request[1] = .int(version) }
@@ -64,7 +66,9 @@ struct Platform {
     /// getKeyAgreement and encapsulate: the platform's COSE key and the shared secret.
     func agree() async throws -> (platformKey: CBORMap, shared: [UInt8]) {
         let peer = try await keyAgreement()
-        #expect(peer[1] == 2 && peer[3] == -25 && peer[-1] == 1, "§6.5.6 getPublicKey: EC2, ECDH-ES+HKDF-256, P-256")
+        #expect(
+            peer[1] == 2 && peer[3] == -25 && peer[-1] == 1,
+            "§6.5.6 getPublicKey: EC2, ECDH-ES+HKDF-256, P-256")
         let (x, y, shared) = try pinProtocol.encapsulate(
             peerX: try #require(peer[-2]?.bytesValue), peerY: try #require(peer[-3]?.bytesValue))
         let platformKey: CBORMap = [1: 2, 3: -25, -1: 1, -2: .byteString(x), -3: .byteString(y)]
@@ -76,7 +80,9 @@ struct Platform {
         return bytes + [UInt8](repeating: 0, count: max(0, 64 - bytes.count))
     }
 
-    static func pinHash(_ pin: String) -> [UInt8] { Array(Array(SHA256.hash(data: Array(pin.utf8))).prefix(16)) }
+    static func pinHash(_ pin: String) -> [UInt8] {
+        Array(Array(SHA256.hash(data: Array(pin.utf8))).prefix(16))
+    }
 
     /// setPIN with a padded PIN (or raw padded bytes) and a correct pinUvAuthParam unless told otherwise.
     func setPIN(_ pin: String, padded: [UInt8]? = nil, corruptParam: Bool = false) async throws -> UInt8 {
@@ -97,7 +103,10 @@ struct Platform {
         if corruptParam { param[0] ^= 1 }
         return try await clientPIN(
             PINSpec.changePIN,
-            [3: .map(platformKey), 5: .byteString(newPinEnc), 6: .byteString(pinHashEnc), 4: .byteString(param)]
+            [
+                3: .map(platformKey), 5: .byteString(newPinEnc), 6: .byteString(pinHashEnc),
+                4: .byteString(param),
+            ]
         ).status
     }
 
@@ -107,10 +116,13 @@ struct Platform {
         pin: String, permissions: UInt64? = PINSpec.mc | PINSpec.ga, rpID: String? = nil
     ) async throws -> (status: UInt8, token: [UInt8]?) {
         let (platformKey, shared) = try await agree()
-        var request: CBORMap = [3: .map(platformKey), 6: .byteString(try pinProtocol.encrypt(key: shared, Self.pinHash(pin)))]
+        var request: CBORMap = [
+            3: .map(platformKey), 6: .byteString(try pinProtocol.encrypt(key: shared, Self.pinHash(pin))),
+        ]
         if let permissions { request[9] = .unsigned(permissions) }
         if let rpID { request[0x0A] = .textString(rpID) }
-        let reply = try await clientPIN(permissions == nil ? PINSpec.getPINToken : PINSpec.getTokenUsingPIN, request)
+        let reply = try await clientPIN(
+            permissions == nil ? PINSpec.getPINToken : PINSpec.getTokenUsingPIN, request)
         guard reply.status == Spec.ok else { return (reply.status, nil) }
         let encrypted = try #require(reply.body?[2]?.bytesValue)
         return (reply.status, try pinProtocol.decrypt(key: shared, encrypted))
@@ -137,7 +149,8 @@ struct Platform {
     /// makeCredential parameters with pinUvAuthParam = authenticate(token, clientDataHash).
     func makeCredential(token: [UInt8], rpID: String = "example.org", rk: Bool = false) -> CBORMap {
         let clientDataHash = randomClientDataHash()
-        var request = makeCredentialRequest(clientDataHash: clientDataHash, rpID: rpID, options: rk ? ["rk": true] : nil)
+        var request = makeCredentialRequest(
+            clientDataHash: clientDataHash, rpID: rpID, options: rk ? ["rk": true] : nil)
         request[8] = .byteString(pinProtocol.authenticate(key: token, clientDataHash))
         request[9] = .int(version)
         return request
@@ -145,7 +158,8 @@ struct Platform {
 
     func getAssertion(token: [UInt8], rpID: String = "example.org", up: Bool = true) -> CBORMap {
         let clientDataHash = randomClientDataHash()
-        var request = getAssertionRequest(rpID: rpID, clientDataHash: clientDataHash, options: up ? nil : ["up": false])
+        var request = getAssertionRequest(
+            rpID: rpID, clientDataHash: clientDataHash, options: up ? nil : ["up": false])
         request[6] = .byteString(pinProtocol.authenticate(key: token, clientDataHash))
         request[7] = .int(version)
         return request
@@ -200,14 +214,17 @@ struct VirtualKeyPINTests {
         #expect(try await platform.setPIN("ééééé") == PINSpec.pinPolicyViolation)
         // 64 non-zero bytes: a PIN longer than 63 bytes.
         #expect(
-            try await platform.setPIN("", padded: [UInt8](repeating: 0x31, count: 64)) == PINSpec.pinPolicyViolation)
+            try await platform.setPIN("", padded: [UInt8](repeating: 0x31, count: 64))
+                == PINSpec.pinPolicyViolation)
         // A padded PIN of 80 bytes is not the 64 the spec requires.
         #expect(
-            try await platform.setPIN("", padded: Platform.padded("123456") + [UInt8](repeating: 0, count: 16))
+            try await platform.setPIN(
+                "", padded: Platform.padded("123456") + [UInt8](repeating: 0, count: 16))
                 == PINSpec.pinPolicyViolation)
         // Invalid UTF-8.
         #expect(
-            try await platform.setPIN("", padded: [0xFF, 0xFE, 0xFD, 0xFC, 0xFB, 0xFA] + [UInt8](repeating: 0, count: 58))
+            try await platform.setPIN(
+                "", padded: [0xFF, 0xFE, 0xFD, 0xFC, 0xFB, 0xFA] + [UInt8](repeating: 0, count: 58))
                 == PINSpec.pinPolicyViolation)
         #expect(try await platform.setPIN("éééééé") == Spec.ok)
         #expect(try await platform.token(pin: "éééééé").status == Spec.ok)
@@ -220,7 +237,9 @@ struct VirtualKeyPINTests {
         let platform = Platform(key: key, version: version)
         #expect(try await platform.changePIN(from: "1234", to: "5678") == Spec.pinNotSet)
         #expect(try await platform.setPIN("1234") == Spec.ok)
-        #expect(try await platform.changePIN(from: "1234", to: "5678", corruptParam: true) == PINSpec.pinAuthInvalid)
+        #expect(
+            try await platform.changePIN(from: "1234", to: "5678", corruptParam: true)
+                == PINSpec.pinAuthInvalid)
         #expect(try await platform.retries().pin == 8, "A bad pinUvAuthParam spends no retry.")
         #expect(try await platform.changePIN(from: "0000", to: "5678") == PINSpec.pinInvalid)
         #expect(try await platform.retries().pin == 7)
@@ -297,7 +316,8 @@ struct VirtualKeyPINTests {
         await key.powerCycle()
         #expect(try await platform.keyAgreement() != second)
         // Each protocol has its own key.
-        #expect(try await Platform(key: key, version: 1).keyAgreement() != (try await platform.keyAgreement()))
+        #expect(
+            try await Platform(key: key, version: 1).keyAgreement() != (try await platform.keyAgreement()))
     }
 
     @Test func aSharedSecretFromBeforeAWrongPINNoLongerWorks() async throws {
@@ -310,7 +330,8 @@ struct VirtualKeyPINTests {
         // right PIN hash decrypts to garbage and counts as wrong.
         let pinHashEnc = try platform.pinProtocol.encrypt(key: shared, Platform.pinHash("1234"))
         let reply = try await platform.clientPIN(
-            PINSpec.getTokenUsingPIN, [3: .map(platformKey), 6: .byteString(pinHashEnc), 9: .unsigned(PINSpec.mc)])
+            PINSpec.getTokenUsingPIN,
+            [3: .map(platformKey), 6: .byteString(pinHashEnc), 9: .unsigned(PINSpec.mc)])
         #expect(reply.status == PINSpec.pinInvalid)
     }
 
@@ -323,17 +344,25 @@ struct VirtualKeyPINTests {
         #expect(try await platform.clientPIN(0x08).status == PINSpec.invalidSubcommand)
         #expect(try await send(key, Spec.clientPIN, [1: 3, 2: 2]).status == Spec.invalidParameter)
         #expect(try await send(key, Spec.clientPIN, [1: "two", 2: 2]).status == Spec.cborUnexpectedType)
-        #expect(try await platform.clientPIN(PINSpec.getKeyAgreement, withProtocol: false).status == Spec.missingParameter)
+        #expect(
+            try await platform.clientPIN(PINSpec.getKeyAgreement, withProtocol: false).status
+                == Spec.missingParameter)
         #expect(try await platform.setPIN("1234") == Spec.ok)
 
         let (platformKey, shared) = try await platform.agree()
         let pinHashEnc = try platform.pinProtocol.encrypt(key: shared, Platform.pinHash("1234"))
         // Missing parameters.
-        #expect(try await platform.clientPIN(PINSpec.getTokenUsingPIN, [3: .map(platformKey), 9: 3]).status == Spec.missingParameter)
         #expect(
-            try await platform.clientPIN(PINSpec.getTokenUsingPIN, [3: .map(platformKey), 6: .byteString(pinHashEnc)]).status
+            try await platform.clientPIN(PINSpec.getTokenUsingPIN, [3: .map(platformKey), 9: 3]).status
                 == Spec.missingParameter)
-        #expect(try await platform.clientPIN(PINSpec.setPIN, [3: .map(platformKey)]).status == Spec.missingParameter)
+        #expect(
+            try await platform.clientPIN(
+                PINSpec.getTokenUsingPIN, [3: .map(platformKey), 6: .byteString(pinHashEnc)]
+            ).status
+                == Spec.missingParameter)
+        #expect(
+            try await platform.clientPIN(PINSpec.setPIN, [3: .map(platformKey)]).status
+                == Spec.missingParameter)
         // A point that is not on the curve, and a key of the wrong shape.
         var offCurve = platformKey
         offCurve[-3] = .byteString([UInt8](repeating: 1, count: 32))
@@ -350,7 +379,8 @@ struct VirtualKeyPINTests {
         // A ciphertext that is not whole AES blocks spends no retry.
         #expect(
             try await platform.clientPIN(
-                PINSpec.getTokenUsingPIN, [3: .map(platformKey), 6: .byteString(Array(pinHashEnc.dropLast())), 9: 3]
+                PINSpec.getTokenUsingPIN,
+                [3: .map(platformKey), 6: .byteString(Array(pinHashEnc.dropLast())), 9: 3]
             ).status == Spec.invalidParameter)
         #expect(try await platform.retries().pin == 8)
         // Permissions: none, or one this key does not offer.
@@ -388,8 +418,12 @@ struct VirtualKeyPINTests {
         #expect(throws: VirtualKeyError.self) {
             try VirtualKey(configuration: .init(pin: String(repeating: "1", count: 64)))
         }
-        #expect(throws: VirtualKeyError.self) { try VirtualKey(configuration: .init(pinUvAuthProtocols: [3])) }
-        #expect(throws: VirtualKeyError.self) { try VirtualKey(configuration: .init(pinUvAuthProtocols: [1, 1])) }
+        #expect(throws: VirtualKeyError.self) {
+            try VirtualKey(configuration: .init(pinUvAuthProtocols: [3]))
+        }
+        #expect(throws: VirtualKeyError.self) {
+            try VirtualKey(configuration: .init(pinUvAuthProtocols: [1, 1]))
+        }
         #expect(throws: VirtualKeyError.self) { try VirtualKey(configuration: .init(minPINLength: 3)) }
         #expect(throws: VirtualKeyError.self) {
             try VirtualKey(configuration: .init(pinUvAuthProtocols: [], pin: "1234"))

@@ -25,7 +25,8 @@ struct VirtualKeyPINTokenTests {
         #expect(made.status == Spec.ok)
         #expect(try authData(made).userVerified && authData(made).userPresent)
 
-        let assertionToken = try #require(try await platform.token(pin: "1234", permissions: PINSpec.ga).token)
+        let assertionToken = try #require(
+            try await platform.token(pin: "1234", permissions: PINSpec.ga).token)
         let asserted = try await send(key, Spec.getAssertion, platform.getAssertion(token: assertionToken))
         #expect(asserted.status == Spec.ok)
         #expect(try authData(asserted).userVerified && authData(asserted).userPresent)
@@ -34,12 +35,15 @@ struct VirtualKeyPINTokenTests {
         #expect(asserted.body?[4]?.mapValue?["name"] == "alice")
         // Legacy getPinToken grants mc and ga.
         let legacy = try #require(try await platform.token(pin: "1234", permissions: nil).token)
-        #expect(try await send(key, Spec.makeCredential, platform.makeCredential(token: legacy)).status == Spec.ok)
+        #expect(
+            try await send(key, Spec.makeCredential, platform.makeCredential(token: legacy)).status == Spec.ok
+        )
     }
 
     @Test(arguments: protocols) func aProtectedKeyWantsATokenForMakeCredential(version: Int) async throws {
         let (key, _, _) = try await Self.keyWithPIN(version: version)
-        #expect(try await send(key, Spec.makeCredential, makeCredentialRequest()).status == PINSpec.puatRequired)
+        #expect(
+            try await send(key, Spec.makeCredential, makeCredentialRequest()).status == PINSpec.puatRequired)
         // getAssertion works without, and without UV.
         let reply = try await send(key, Spec.getAssertion, getAssertionRequest())
         #expect(reply.status == Spec.ok)
@@ -60,9 +64,13 @@ struct VirtualKeyPINTokenTests {
     @Test(arguments: protocols) func permissionsAreEnforced(version: Int) async throws {
         let (key, platform, _) = try await Self.keyWithPIN(version: version)
         let gaOnly = try #require(try await platform.token(pin: "1234", permissions: PINSpec.ga).token)
-        #expect(try await send(key, Spec.makeCredential, platform.makeCredential(token: gaOnly)).status == PINSpec.pinAuthInvalid)
+        #expect(
+            try await send(key, Spec.makeCredential, platform.makeCredential(token: gaOnly)).status
+                == PINSpec.pinAuthInvalid)
         let mcOnly = try #require(try await platform.token(pin: "1234", permissions: PINSpec.mc).token)
-        #expect(try await send(key, Spec.getAssertion, platform.getAssertion(token: mcOnly)).status == PINSpec.pinAuthInvalid)
+        #expect(
+            try await send(key, Spec.getAssertion, platform.getAssertion(token: mcOnly)).status
+                == PINSpec.pinAuthInvalid)
         // A key offering credential management grants cm.
         let (managed, managedPlatform, _) = try await Self.keyWithPIN(
             .init(options: ["rk": true, "up": true, "credMgmt": true]), version: version)
@@ -72,11 +80,14 @@ struct VirtualKeyPINTokenTests {
 
     @Test(arguments: protocols) func tokensAreBoundToTheirRPID(version: Int) async throws {
         let (key, platform, _) = try await Self.keyWithPIN(version: version)
-        let bound = try #require(try await platform.token(pin: "1234", permissions: PINSpec.mc, rpID: "example.org").token)
+        let bound = try #require(
+            try await platform.token(pin: "1234", permissions: PINSpec.mc, rpID: "example.org").token)
         #expect(
-            try await send(key, Spec.makeCredential, platform.makeCredential(token: bound, rpID: "other.org")).status
+            try await send(key, Spec.makeCredential, platform.makeCredential(token: bound, rpID: "other.org"))
+                .status
                 == PINSpec.pinAuthInvalid)
-        #expect(try await send(key, Spec.makeCredential, platform.makeCredential(token: bound)).status == Spec.ok)
+        #expect(
+            try await send(key, Spec.makeCredential, platform.makeCredential(token: bound)).status == Spec.ok)
     }
 
     @Test(arguments: protocols) func firstUseBindsTheRPID(version: Int) async throws {
@@ -87,22 +98,34 @@ struct VirtualKeyPINTokenTests {
         #expect(try authData(silent).userVerified && !authData(silent).userPresent)
         // Still usable (no presence collected), but now only for example.org.
         #expect(
-            try await send(key, Spec.getAssertion, platform.getAssertion(token: token, rpID: "other.org", up: false))
-                .status == PINSpec.pinAuthInvalid)
-        #expect(try await send(key, Spec.getAssertion, platform.getAssertion(token: token, up: false)).status == Spec.ok)
+            try await send(
+                key, Spec.getAssertion, platform.getAssertion(token: token, rpID: "other.org", up: false)
+            )
+            .status == PINSpec.pinAuthInvalid)
+        #expect(
+            try await send(key, Spec.getAssertion, platform.getAssertion(token: token, up: false)).status
+                == Spec.ok)
     }
 
     @Test(arguments: protocols) func aTokenIsUsedUpByARequestWithPresence(version: Int) async throws {
         let (key, platform, _) = try await Self.keyWithPIN(version: version)
         let token = try #require(try await platform.token(pin: "1234").token)
         #expect(try await send(key, Spec.getAssertion, platform.getAssertion(token: token)).status == Spec.ok)
-        #expect(try await send(key, Spec.getAssertion, platform.getAssertion(token: token)).status == PINSpec.pinAuthInvalid)
-        #expect(try await send(key, Spec.makeCredential, platform.makeCredential(token: token)).status == PINSpec.pinAuthInvalid)
+        #expect(
+            try await send(key, Spec.getAssertion, platform.getAssertion(token: token)).status
+                == PINSpec.pinAuthInvalid)
+        #expect(
+            try await send(key, Spec.makeCredential, platform.makeCredential(token: token)).status
+                == PINSpec.pinAuthInvalid)
         // A new token replaces the old one.
         let first = try #require(try await platform.token(pin: "1234").token)
         let second = try #require(try await platform.token(pin: "1234").token)
-        #expect(try await send(key, Spec.makeCredential, platform.makeCredential(token: first)).status == PINSpec.pinAuthInvalid)
-        #expect(try await send(key, Spec.makeCredential, platform.makeCredential(token: second)).status == Spec.ok)
+        #expect(
+            try await send(key, Spec.makeCredential, platform.makeCredential(token: first)).status
+                == PINSpec.pinAuthInvalid)
+        #expect(
+            try await send(key, Spec.makeCredential, platform.makeCredential(token: second)).status == Spec.ok
+        )
     }
 
     @Test(arguments: protocols) func badPinUvAuthParams(version: Int) async throws {
@@ -120,7 +143,9 @@ struct VirtualKeyPINTokenTests {
         #expect(try await send(key, Spec.makeCredential, request).status == Spec.missingParameter)
         // A token from before a power cycle is gone.
         await key.powerCycle()
-        #expect(try await send(key, Spec.makeCredential, platform.makeCredential(token: token)).status == PINSpec.pinAuthInvalid)
+        #expect(
+            try await send(key, Spec.makeCredential, platform.makeCredential(token: token)).status
+                == PINSpec.pinAuthInvalid)
     }
 
     @Test func zeroLengthPinUvAuthParamProbe() async throws {
@@ -147,15 +172,21 @@ struct VirtualKeyPINTokenTests {
                 == PINSpec.pinAuthInvalid)
         let fresh = try #require(try await platform.token(pin: "1234").token)
         await key.advanceClock(by: .seconds(18))
-        #expect(try await send(key, Spec.getAssertion, platform.getAssertion(token: fresh, up: false)).status == Spec.ok)
+        #expect(
+            try await send(key, Spec.getAssertion, platform.getAssertion(token: fresh, up: false)).status
+                == Spec.ok)
     }
 
     @Test(arguments: protocols) func usedTokensExpireAfterTheMaxUsagePeriod(version: Int) async throws {
         let (key, platform, _) = try await Self.keyWithPIN(version: version)
         let token = try #require(try await platform.token(pin: "1234").token)
-        #expect(try await send(key, Spec.getAssertion, platform.getAssertion(token: token, up: false)).status == Spec.ok)
+        #expect(
+            try await send(key, Spec.getAssertion, platform.getAssertion(token: token, up: false)).status
+                == Spec.ok)
         await key.advanceClock(by: .seconds(300))
-        #expect(try await send(key, Spec.getAssertion, platform.getAssertion(token: token, up: false)).status == Spec.ok)
+        #expect(
+            try await send(key, Spec.getAssertion, platform.getAssertion(token: token, up: false)).status
+                == Spec.ok)
         await key.advanceClock(by: .seconds(301))
         #expect(
             try await send(key, Spec.getAssertion, platform.getAssertion(token: token, up: false)).status
@@ -171,7 +202,9 @@ struct VirtualKeyPINTokenTests {
             try await send(key, Spec.getAssertion, platform.getAssertion(token: unused, up: false)).status
                 == PINSpec.pinAuthInvalid)
         let used = try #require(try await platform.token(pin: "1234").token)
-        #expect(try await send(key, Spec.getAssertion, platform.getAssertion(token: used, up: false)).status == Spec.ok)
+        #expect(
+            try await send(key, Spec.getAssertion, platform.getAssertion(token: used, up: false)).status
+                == Spec.ok)
         await key.advanceClock(by: .seconds(61))
         #expect(
             try await send(key, Spec.getAssertion, platform.getAssertion(token: used, up: false)).status
