@@ -7,7 +7,9 @@ import VirtualAuthenticator
 /// and makes a credential and an assertion with them.
 @Suite("VirtualKey clientPIN as python-fido2 drives it")
 struct VirtualKeyPINPythonTests {
-    static let script = """
+    /// A CtapDevice whose `call` writes each CTAPHID_CBOR request as a hex line to stdout and
+    /// reads the reply from stdin; the test answers with the virtual key.
+    static let prelude = """
         import json, sys
         from hashlib import sha256
         from fido2.ctap import CtapDevice, CtapError
@@ -26,6 +28,9 @@ struct VirtualKeyPINPythonTests {
             def list_devices(cls):
                 return iter([])
 
+        """
+
+    static let pinScript = """
         version = int(sys.argv[1])
         protocol = PinProtocolV1() if version == 1 else PinProtocolV2()
         ctap = Ctap2(Pipe())
@@ -59,21 +64,69 @@ struct VirtualKeyPINPythonTests {
             pin.get_pin_token("1234abcd", ClientPin.PERMISSION.GET_ASSERTION)
         except CtapError as e:
             out["oldPin"] = int(e.code)
+        legacy = pin.get_pin_token("new-pin-5678")
+        cdh = sha256(b"legacy").digest()
+        att = ctap.make_credential(
+            cdh, {"id": "example.org"}, {"id": b"\\x03", "name": "carol"}, [{"type": "public-key", "alg": -7}],
+            pin_uv_param=protocol.authenticate(legacy, cdh), pin_uv_protocol=version)
+        out["legacyMcFlags"] = att.auth_data.flags
+        print("DONE " + json.dumps(out))
+        sys.stdout.flush()
+        """
+
+    static let uvScript = """
+        version = int(sys.argv[1])
+        protocol = PinProtocolV1() if version == 1 else PinProtocolV2()
+        ctap = Ctap2(Pipe())
+        pin = ClientPin(ctap, protocol)
+        out = {"uv": ctap.info.options.get("uv"), "uvRetries": pin.get_uv_retries()}
+        token = pin.get_uv_token(ClientPin.PERMISSION.MAKE_CREDENTIAL, "example.org")
+        cdh = sha256(b"uv").digest()
+        att = ctap.make_credential(
+            cdh, {"id": "example.org"}, {"id": b"\\x04", "name": "dave"}, [{"type": "public-key", "alg": -7}],
+            pin_uv_param=protocol.authenticate(token, cdh), pin_uv_protocol=version)
+        out["mcFlags"] = att.auth_data.flags
         print("DONE " + json.dumps(out))
         sys.stdout.flush()
         """
 
     @Test(arguments: [1, 2]) func pythonFido2ClientPin(version: Int) async throws {
+        guard let view = try await Self.drive(try makeKey(), script: Self.pinScript, version: version) else {
+            return
+        }
+        #expect(view["clientPinBefore"] as? Bool == false)
+        #expect(view["protocols"] as? [Int] == [2, 1])
+        #expect(view["clientPinAfter"] as? Bool == true)
+        #expect(view["retries"] as? Int == 8)
+        #expect(view["wrongPin"] as? Int == 0x31)
+        #expect(view["retriesAfterWrong"] as? Int == 7)
+        // UP | UV | AT, then UP | UV.
+        #expect(view["mcFlags"] as? Int == 0x45)
+        #expect(view["gaFlags"] as? Int == 0x05)
+        #expect(view["oldPin"] as? Int == 0x31)
+        #expect(view["legacyMcFlags"] as? Int == 0x45)
+    }
+
+    @Test(arguments: [1, 2]) func pythonFido2UVToken(version: Int) async throws {
+        let key = try makeKey(.init(options: ["rk": true, "up": true, "uv": true], maxUVRetries: 5))
+        guard let view = try await Self.drive(key, script: Self.uvScript, version: version) else { return }
+        #expect(view["uv"] as? Bool == true)
+        #expect(view["uvRetries"] as? Int == 5)
+        #expect(view["mcFlags"] as? Int == 0x45)
+    }
+
+    /// Runs `script` after the prelude with python-fido2, serving its requests with `key`;
+    /// returns what it printed after "DONE ", or nil (with an issue) when Python is not set.
+    static func drive(_ key: VirtualKey, script: String, version: Int) async throws -> [String: Any]? {
         guard let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"] else {
             Issue.record(
                 "SECURITYKEY_PYTHON is not set: point it at a Python with python-fido2 (e.g. .venv/bin/python3)."
             )
-            return
+            return nil
         }
-        let key = try makeKey()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", Self.script, String(version)]
+        process.arguments = ["-c", prelude + script, String(version)]
         let toPython = Pipe()
         let fromPython = Pipe()
         let errors = Pipe()
@@ -100,17 +153,8 @@ struct VirtualKeyPINPythonTests {
         try toPython.fileHandleForWriting.close()
         process.waitUntilExit()
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let view = try #require(result, "python-fido2 did not finish: \(stderr)")
-        #expect(view["clientPinBefore"] as? Bool == false)
-        #expect(view["protocols"] as? [Int] == [2, 1])
-        #expect(view["clientPinAfter"] as? Bool == true)
-        #expect(view["retries"] as? Int == 8)
-        #expect(view["wrongPin"] as? Int == 0x31)
-        #expect(view["retriesAfterWrong"] as? Int == 7)
-        // UP | UV | AT, then UP | UV.
-        #expect(view["mcFlags"] as? Int == 0x45)
-        #expect(view["gaFlags"] as? Int == 0x05)
-        #expect(view["oldPin"] as? Int == 0x31)
+        let view: [String: Any] = try #require(result, "python-fido2 did not finish: \(stderr)")
+        return view
     }
 }
 
