@@ -16,6 +16,10 @@ struct PINUVAuthPermissions: OptionSet, Hashable, Sendable {
     static let largeBlobWrite = PINUVAuthPermissions(rawValue: 0x10)
     /// acfg: authenticatorConfig.
     static let authenticatorConfiguration = PINUVAuthPermissions(rawValue: 0x20)
+    /// pcmr: read-only credential management with a persistent token (CTAP 2.2); never granted here.
+    static let persistentCredentialManagementReadOnly = PINUVAuthPermissions(rawValue: 0x40)
+    /// Every permission the spec defines; other bits in a request are ignored.
+    static let defined = PINUVAuthPermissions(rawValue: 0x7F)
 }
 
 /// The pinUvAuthToken state shared by all protocols (CTAP 2.1 §6.5.2.1), with the state

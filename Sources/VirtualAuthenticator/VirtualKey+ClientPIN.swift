@@ -176,7 +176,7 @@ extension VirtualKey {
             try p.unsigned(P.pinUvAuthProtocol), supported: configuration.pinUvAuthProtocols)
         let permissions: PINUVAuthPermissions
         if withPermissions {
-            permissions = try requestedPermissions(permissionsValue)
+            permissions = try requestedPermissions(permissionsValue, usingUV: false)
         } else {
             guard permissionsValue == nil, rpID == nil else {
                 throw .rejected(.invalidParameter, "getPinToken takes no permissions or rpId.")
@@ -191,7 +191,10 @@ extension VirtualKey {
         defer { shared.zeroize() }
         try checkPINHash(pinHashEnc, pinProtocol, shared)
         if state.forcePINChange {
-            throw .rejected(.pinPolicyViolation, "The PIN must be changed before a token is issued.")
+            // getPinToken predates PIN_POLICY_VIOLATION and answers PIN_INVALID (§6.5.5.7.1 step 11).
+            throw .rejected(
+                withPermissions ? .pinPolicyViolation : .pinInvalid,
+                "The PIN must be changed before a token is issued.")
         }
         return try issueToken(pinProtocol, shared, permissions: permissions, rpID: rpID, userIsPresent: false)
     }
@@ -206,9 +209,13 @@ extension VirtualKey {
         guard try p.unsigned(P.pinUvAuthProtocol) != nil, try p.nested(P.keyAgreement, "keyAgreement") != nil,
             permissionsValue != nil
         else { throw .rejected(.missingParameter, "The token request lacks a required parameter.") }
-        let permissions = try requestedPermissions(permissionsValue)
+        let permissions = try requestedPermissions(permissionsValue, usingUV: true)
         guard configuration.hasBuiltInUserVerification else {
             throw .rejected(.notAllowed, "This key has no enabled built-in user verification.")
+        }
+        guard uvRetriesLeft > 0 else {
+            throw .rejected(
+                .uvBlocked, "Built-in user verification is blocked; use the PIN or reset the key.")
         }
         let (pinProtocol, secret) = try sharedSecret(p)
         var shared = secret
@@ -218,13 +225,16 @@ extension VirtualKey {
     }
 
     /// The permissions of a token request: zero is CTAP1_ERR_INVALID_PARAMETER, one this key
-    /// does not offer CTAP2_ERR_UNAUTHORIZED_PERMISSION (§6.5.5.7.2 steps 3–4).
-    private func requestedPermissions(_ value: UInt64?) throws(VirtualKeyError) -> PINUVAuthPermissions {
-        let permissions = PINUVAuthPermissions(rawValue: value ?? 0)
-        guard !permissions.isEmpty else {
+    /// does not grant CTAP2_ERR_UNAUTHORIZED_PERMISSION, undefined bits are ignored
+    /// (§6.5.5.7.2 steps 3–4, §6.5.5.7.3 steps 3–4).
+    private func requestedPermissions(
+        _ value: UInt64?, usingUV: Bool
+    ) throws(VirtualKeyError) -> PINUVAuthPermissions {
+        guard let value, value != 0 else {
             throw .rejected(.invalidParameter, "A token was requested with no permissions.")
         }
-        guard configuration.supportedPermissions.isSuperset(of: permissions) else {
+        let permissions = PINUVAuthPermissions(rawValue: value).intersection(.defined)
+        guard configuration.grantablePermissions(usingUV: usingUV).isSuperset(of: permissions) else {
             throw .rejected(
                 .unauthorizedPermission,
                 "Permissions 0x\(String(permissions.rawValue, radix: 16)) include some this key does not offer."

@@ -143,15 +143,21 @@ extension VirtualKey {
                 initialUsage: tokenInitialUsageTimeLimit, userPresent: tokenUserPresentTimeLimit,
                 maxUsage: tokenMaxUsageTimePeriod)
         }
-        /// Permissions a token may carry: mc and ga, plus those of the features getInfo offers.
-        var supportedPermissions: PINUVAuthPermissions {
-            var permissions: PINUVAuthPermissions = [.makeCredential, .getAssertion]
-            if options["credMgmt"] == true || options["credentialMgmtPreview"] == true {
-                permissions.insert(.credentialManagement)
+        /// Permissions a token from the PIN or from built-in UV may carry: those of the features
+        /// getInfo's options offer (CTAP 2.1 §6.5.5.7.2 step 4, §6.5.5.7.3 step 4).
+        func grantablePermissions(usingUV: Bool) -> PINUVAuthPermissions {
+            var permissions: PINUVAuthPermissions = []
+            if usingUV || options["noMcGaPermissionsWithClientPin"] != true {
+                permissions.formUnion([.makeCredential, .getAssertion])
             }
-            if options["bioEnroll"] != nil { permissions.insert(.bioEnrollment) }
+            if options["credMgmt"] == true { permissions.insert(.credentialManagement) }
+            if usingUV ? options["uvBioEnroll"] == true : options["bioEnroll"] != nil {
+                permissions.insert(.bioEnrollment)
+            }
             if options["largeBlobs"] == true { permissions.insert(.largeBlobWrite) }
-            if options["authnrCfg"] == true { permissions.insert(.authenticatorConfiguration) }
+            if usingUV ? options["uvAcfg"] == true : options["authnrCfg"] == true {
+                permissions.insert(.authenticatorConfiguration)
+            }
             return permissions
         }
 

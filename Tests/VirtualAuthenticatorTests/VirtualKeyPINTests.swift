@@ -35,6 +35,7 @@ enum PINSpec {
     static let be: UInt64 = 0x08
     static let lbw: UInt64 = 0x10
     static let acfg: UInt64 = 0x20
+    static let pcmr: UInt64 = 0x40
 }
 
 /// The platform side of clientPIN for one PIN/UV auth protocol, using the host module's
@@ -385,11 +386,16 @@ struct VirtualKeyPINTests {
         #expect(try await platform.retries().pin == 8)
         // Permissions: none, or one this key does not offer.
         #expect(try await platform.token(pin: "1234", permissions: 0).status == Spec.invalidParameter)
-        for permission in [PINSpec.cm, PINSpec.be, PINSpec.lbw, PINSpec.acfg, 0x40] {
+        for permission in [PINSpec.cm, PINSpec.be, PINSpec.lbw, PINSpec.acfg, PINSpec.pcmr] {
             #expect(
                 try await platform.token(pin: "1234", permissions: PINSpec.mc | permission).status
                     == PINSpec.unauthorizedPermission)
         }
+        // Undefined permissions are ignored.
+        let withUndefined = try await platform.token(pin: "1234", permissions: PINSpec.ga | 0x100)
+        #expect(withUndefined.status == Spec.ok)
+        let request = platform.makeCredential(token: try #require(withUndefined.token))
+        #expect(try await send(key, Spec.makeCredential, request).status == PINSpec.pinAuthInvalid)
         // getPinToken takes no permissions or rpId.
         let legacy = try await platform.clientPIN(
             PINSpec.getPINToken, [3: .map(platformKey), 6: .byteString(pinHashEnc), 0x0A: "example.org"])
@@ -404,7 +410,8 @@ struct VirtualKeyPINTests {
         #expect(info[4]?.mapValue?["clientPin"] == true)
         #expect(info[0x0C] == true)
         #expect(try await platform.token(pin: "1234").status == PINSpec.pinPolicyViolation)
-        #expect(try await platform.token(pin: "1234", permissions: nil).status == PINSpec.pinPolicyViolation)
+        // getPinToken predates PIN_POLICY_VIOLATION: it answers PIN_INVALID (§6.5.5.7.1 step 11).
+        #expect(try await platform.token(pin: "1234", permissions: nil).status == PINSpec.pinInvalid)
         #expect(try await platform.retries().pin == 8, "The PIN was right: no retry is lost.")
         #expect(try await platform.changePIN(from: "1234", to: "1234") == PINSpec.pinPolicyViolation)
         #expect(try await platform.changePIN(from: "1234", to: "2345") == Spec.ok)

@@ -76,6 +76,30 @@ struct VirtualKeyPINTokenTests {
             .init(options: ["rk": true, "up": true, "credMgmt": true]), version: version)
         _ = managed
         #expect(try await managedPlatform.token(pin: "1234", permissions: PINSpec.cm).status == Spec.ok)
+
+        // Which permissions a token may carry follows getInfo's options (§6.5.5.7.2–3 step 4).
+        let options: [String: Bool] = [
+            "rk": true, "up": true, "uv": true, "bioEnroll": true, "uvBioEnroll": true, "largeBlobs": true,
+            "authnrCfg": true, "noMcGaPermissionsWithClientPin": true,
+        ]
+        let featured = Platform(key: try makeKey(.init(options: options)), version: version)
+        #expect(try await featured.setPIN("1234") == Spec.ok)
+        #expect(
+            try await featured.token(pin: "1234", permissions: PINSpec.mc).status
+                == PINSpec.unauthorizedPermission)
+        #expect(
+            try await featured.token(pin: "1234", permissions: PINSpec.ga).status
+                == PINSpec.unauthorizedPermission)
+        #expect(
+            try await featured.token(pin: "1234", permissions: PINSpec.be | PINSpec.lbw | PINSpec.acfg).status
+                == Spec.ok)
+        #expect(
+            try await featured.token(pin: "1234", permissions: PINSpec.cm).status
+                == PINSpec.unauthorizedPermission)
+        #expect(
+            try await featured.uvToken(permissions: PINSpec.mc | PINSpec.ga | PINSpec.be).status == Spec.ok)
+        #expect(
+            try await featured.uvToken(permissions: PINSpec.acfg).status == PINSpec.unauthorizedPermission)
     }
 
     @Test(arguments: protocols) func tokensAreBoundToTheirRPID(version: Int) async throws {
