@@ -9,7 +9,7 @@ public struct CTAPCommand: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let getAssertion = CTAPCommand(rawValue: 0x02)
     /// authenticatorGetInfo (§6.4).
     public static let getInfo = CTAPCommand(rawValue: 0x04)
-    /// authenticatorClientPIN (§6.5); not implemented yet.
+    /// authenticatorClientPIN (§6.5).
     public static let clientPIN = CTAPCommand(rawValue: 0x06)
     /// authenticatorReset (§6.6).
     public static let reset = CTAPCommand(rawValue: 0x07)

@@ -44,10 +44,30 @@ public struct CTAPStatus: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let userActionTimeout = CTAPStatus(rawValue: 0x2F)
     /// CTAP2_ERR_NOT_ALLOWED: the command is not allowed now.
     public static let notAllowed = CTAPStatus(rawValue: 0x30)
+    /// CTAP2_ERR_PIN_INVALID: the PIN is wrong, or a PIN is set (zero-length pinUvAuthParam probe).
+    public static let pinInvalid = CTAPStatus(rawValue: 0x31)
+    /// CTAP2_ERR_PIN_BLOCKED: no PIN retries are left; only reset helps.
+    public static let pinBlocked = CTAPStatus(rawValue: 0x32)
+    /// CTAP2_ERR_PIN_AUTH_INVALID: a pinUvAuthParam does not verify or its token lacks a permission.
+    public static let pinAuthInvalid = CTAPStatus(rawValue: 0x33)
+    /// CTAP2_ERR_PIN_AUTH_BLOCKED: three wrong PINs in a row; a power cycle is needed.
+    public static let pinAuthBlocked = CTAPStatus(rawValue: 0x34)
     /// CTAP2_ERR_PIN_NOT_SET: no PIN or built-in verification is configured.
     public static let pinNotSet = CTAPStatus(rawValue: 0x35)
+    /// CTAP2_ERR_PUAT_REQUIRED (CTAP 2.0: PIN_REQUIRED): the request needs a pinUvAuthParam.
+    public static let puatRequired = CTAPStatus(rawValue: 0x36)
+    /// CTAP2_ERR_PIN_POLICY_VIOLATION: the PIN breaks the policy, or a PIN change is forced.
+    public static let pinPolicyViolation = CTAPStatus(rawValue: 0x37)
     /// CTAP2_ERR_REQUEST_TOO_LARGE: the request exceeds what the authenticator can handle.
     public static let requestTooLarge = CTAPStatus(rawValue: 0x39)
+    /// CTAP2_ERR_UV_BLOCKED: built-in user verification has no retries left.
+    public static let uvBlocked = CTAPStatus(rawValue: 0x3C)
+    /// CTAP2_ERR_INVALID_SUBCOMMAND: the subcommand is not known.
+    public static let invalidSubcommand = CTAPStatus(rawValue: 0x3E)
+    /// CTAP2_ERR_UV_INVALID: built-in user verification did not match.
+    public static let uvInvalid = CTAPStatus(rawValue: 0x3F)
+    /// CTAP2_ERR_UNAUTHORIZED_PERMISSION: a requested permission is not supported.
+    public static let unauthorizedPermission = CTAPStatus(rawValue: 0x40)
     /// CTAP1_ERR_OTHER: an unspecified error.
     public static let other = CTAPStatus(rawValue: 0x7F)
 

@@ -27,7 +27,10 @@ extension VirtualKey {
         /// `versions` reported by authenticatorGetInfo.
         public var versions: [String]
         /// `options` reported by authenticatorGetInfo. `rk` enables discoverable credentials;
-        /// `uv: true` simulates a built-in verification method that always succeeds.
+        /// `uv: true` gives the key a built-in verification method (a simulated fingerprint
+        /// sensor answering per ``UserVerificationPolicy``); `makeCredUvNotRqd: true` lets a
+        /// protected key make non-discoverable credentials without verification. `clientPin`
+        /// and `pinUvAuthToken` are set from the PIN state, whatever this says.
         public var options: [String: Bool]
         /// The largest request (CBOR parameters) accepted, in bytes.
         public var maxMsgSize: Int
@@ -55,6 +58,26 @@ extension VirtualKey {
         public var getNextAssertionWindow: Duration
         /// How long after power-up authenticatorReset is allowed.
         public var resetWindow: Duration
+        /// PIN/UV auth protocols in getInfo's order (CTAP 2.1 §6.5.4); empty disables
+        /// authenticatorClientPIN and the `clientPin` and `pinUvAuthToken` options.
+        public var pinUvAuthProtocols: [Int]
+        /// The shortest PIN accepted, in Unicode code points (§6.5.1; at least 4).
+        public var minPINLength: Int
+        /// A PIN the key starts with (the CLI's `virtual serve --pin`). A state file that already
+        /// holds another PIN is refused, as one with another AAGUID is.
+        public var pin: String?
+        /// Whether the key, if it has a PIN when created, demands a PIN change before it issues
+        /// tokens (§6.4 forcePINChange). The flag is kept in the state until changePIN succeeds.
+        public var forcePINChange: Bool
+        /// How many failed built-in verifications block built-in UV (uvRetries, §6.5.5.8; 1–25).
+        public var maxUVRetries: Int
+        /// A fresh pinUvAuthToken not used within this time stops working (§6.5.2.1 initial usage
+        /// time limit).
+        public var tokenInitialUsageTimeLimit: Duration
+        /// User presence collected with a token counts for this long (§6.5.2.1 user present time limit).
+        public var tokenUserPresentTimeLimit: Duration
+        /// No pinUvAuthToken lives longer than this (§6.5.2.1 max usage time period).
+        public var tokenMaxUsageTimePeriod: Duration
 
         /// Creates a configuration; every parameter has a YubiKey-5-like default.
         public init(
@@ -73,7 +96,15 @@ extension VirtualKey {
             userPresenceTimeout: Duration = .seconds(30),
             keepaliveInterval: Duration = .milliseconds(100),
             getNextAssertionWindow: Duration = .seconds(30),
-            resetWindow: Duration = .seconds(10)
+            resetWindow: Duration = .seconds(10),
+            pinUvAuthProtocols: [Int] = [2, 1],
+            minPINLength: Int = 4,
+            pin: String? = nil,
+            forcePINChange: Bool = false,
+            maxUVRetries: Int = 8,
+            tokenInitialUsageTimeLimit: Duration = .seconds(19),
+            tokenUserPresentTimeLimit: Duration = .seconds(19),
+            tokenMaxUsageTimePeriod: Duration = .seconds(600)
         ) {
             self.aaguid = aaguid
             self.versions = versions
@@ -91,6 +122,43 @@ extension VirtualKey {
             self.keepaliveInterval = keepaliveInterval
             self.getNextAssertionWindow = getNextAssertionWindow
             self.resetWindow = resetWindow
+            self.pinUvAuthProtocols = pinUvAuthProtocols
+            self.minPINLength = minPINLength
+            self.pin = pin
+            self.forcePINChange = forcePINChange
+            self.maxUVRetries = maxUVRetries
+            self.tokenInitialUsageTimeLimit = tokenInitialUsageTimeLimit
+            self.tokenUserPresentTimeLimit = tokenUserPresentTimeLimit
+            self.tokenMaxUsageTimePeriod = tokenMaxUsageTimePeriod
+        }
+
+        /// Whether authenticatorClientPIN is offered at all.
+        var supportsClientPIN: Bool { !pinUvAuthProtocols.isEmpty }
+        /// Whether a non-discoverable credential may be made without user verification
+        /// (`makeCredUvNotRqd`, CTAP 2.1 §6.1.2 step 7).
+        var makeCredentialUVNotRequired: Bool { options["makeCredUvNotRqd"] == true }
+        /// The pinUvAuthToken timers.
+        var tokenLimits: PINUVAuthTokenState.Limits {
+            .init(
+                initialUsage: tokenInitialUsageTimeLimit, userPresent: tokenUserPresentTimeLimit,
+                maxUsage: tokenMaxUsageTimePeriod)
+        }
+        /// Permissions a token from the PIN or from built-in UV may carry: those of the features
+        /// getInfo's options offer (CTAP 2.1 §6.5.5.7.2 step 4, §6.5.5.7.3 step 4).
+        func grantablePermissions(usingUV: Bool) -> PINUVAuthPermissions {
+            var permissions: PINUVAuthPermissions = []
+            if usingUV || options["noMcGaPermissionsWithClientPin"] != true {
+                permissions.formUnion([.makeCredential, .getAssertion])
+            }
+            if options["credMgmt"] == true { permissions.insert(.credentialManagement) }
+            if usingUV ? options["uvBioEnroll"] == true : options["bioEnroll"] != nil {
+                permissions.insert(.bioEnrollment)
+            }
+            if options["largeBlobs"] == true { permissions.insert(.largeBlobWrite) }
+            if usingUV ? options["uvAcfg"] == true : options["authnrCfg"] == true {
+                permissions.insert(.authenticatorConfiguration)
+            }
+            return permissions
         }
 
         /// Whether discoverable credentials are supported (`rk` option).
@@ -122,6 +190,38 @@ extension VirtualKey {
             if keepaliveInterval <= .zero {
                 throw VirtualKeyError(.invalidConfiguration, "The keepalive interval must be positive.")
             }
+            for version in pinUvAuthProtocols where PINProtocol(rawValue: UInt64(max(version, 0))) == nil {
+                throw VirtualKeyError(
+                    .invalidConfiguration,
+                    "PIN/UV auth protocol \(version) is not implemented (only 1 and 2 are).")
+            }
+            if Set(pinUvAuthProtocols).count != pinUvAuthProtocols.count {
+                throw VirtualKeyError(.invalidConfiguration, "A PIN/UV auth protocol is listed twice.")
+            }
+            if !(4...63).contains(minPINLength) {
+                throw VirtualKeyError(.invalidConfiguration, "minPINLength must be between 4 and 63.")
+            }
+            if !(1...25).contains(maxUVRetries) {
+                throw VirtualKeyError(.invalidConfiguration, "maxUVRetries must be between 1 and 25.")
+            }
+            if tokenInitialUsageTimeLimit <= .zero || tokenUserPresentTimeLimit <= .zero
+                || tokenMaxUsageTimePeriod <= .zero
+            {
+                throw VirtualKeyError(.invalidConfiguration, "pinUvAuthToken time limits must be positive.")
+            }
+            if let pin {
+                if !supportsClientPIN {
+                    throw VirtualKeyError(
+                        .invalidConfiguration, "A PIN needs at least one PIN/UV auth protocol.")
+                }
+                // The PIN itself never appears in a message.
+                if PINPolicy.check(Array(pin.utf8), minLength: minPINLength) != nil {
+                    throw VirtualKeyError(
+                        .invalidConfiguration,
+                        "The configured PIN must have \(minPINLength) to 63 bytes' worth of characters.")
+                }
+            }
+
         }
     }
 }

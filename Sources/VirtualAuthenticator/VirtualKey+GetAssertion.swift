@@ -32,7 +32,7 @@ extension VirtualKey {
         var lastUsed: ContinuousClock.Instant
     }
 
-    /// authenticatorGetAssertion (CTAP 2.1 §6.2.2), without PIN/UV auth tokens.
+    /// authenticatorGetAssertion (CTAP 2.1 §6.2.2).
     func getAssertion(
         _ raw: ArraySlice<UInt8>, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(VirtualKeyError) -> CBORMap {
@@ -51,15 +51,20 @@ extension VirtualKey {
         guard clientDataHash.count == Self.clientDataHashLength else {
             throw .rejected(.invalidLength, "clientDataHash is \(clientDataHash.count) bytes, not 32.")
         }
-        try await checkPinUvAuth(pinUvAuthParam, protocol: pinUvAuthProtocol, keepalive: keepalive)
+        try await checkPINProbeAndProtocol(pinUvAuthParam, protocol: pinUvAuthProtocol, keepalive: keepalive)
         if try options?.bool("rk") != nil {
             throw .rejected(.unsupportedOption, "The rk option is not valid for getAssertion.")
         }
         let up = try options?.bool("up") ?? true
-        let uv = try options?.bool("uv") ?? false
+        // pinUvAuthParam takes precedence over the deprecated "uv" option (§6.2.2 step 5).
+        let uvOption = try options?.bool("uv") ?? false
+        let uv = pinUvAuthParam == nil && uvOption
         if uv && !configuration.hasBuiltInUserVerification {
             throw .rejected(.invalidOption, "This key has no built-in user verification.")
         }
+        let verification = try await establishVerification(
+            param: pinUvAuthParam, protocol: pinUvAuthProtocol, uvOption: uv, clientDataHash: clientDataHash,
+            permission: .getAssertion, rpID: rpID, puatRequired: false, keepalive: keepalive)
         // Unknown extensions are ignored (§6.2.2 step 8); none is implemented yet.
         _ = extensions
 
@@ -91,10 +96,12 @@ extension VirtualKey {
 
         var flags: AuthenticatorData.Flags = []
         if up {
-            try await collectUserPresence(keepalive: keepalive)
+            // §6.2.2 step 9: cached presence counts once, then the token's flags are used up.
+            if !verification.userPresent { try await collectUserPresence(keepalive: keepalive) }
             flags.insert(.userPresent)
+            clientPINSession.tokenState.consume()
         }
-        if uv { flags.insert(.userVerified) }
+        if verification.userVerified { flags.insert(.userVerified) }
 
         let discovered = allowList?.isEmpty ?? true
         var response = try assertion(

@@ -8,10 +8,13 @@ extension VirtualKey {
         static let aaguid = 0x03
         static let options = 0x04
         static let maxMsgSize = 0x05
+        static let pinUvAuthProtocols = 0x06
         static let maxCredentialCountInList = 0x07
         static let maxCredentialIdLength = 0x08
         static let transports = 0x09
         static let algorithms = 0x0A
+        static let forcePINChange = 0x0C
+        static let minPINLength = 0x0D
         static let firmwareVersion = 0x0E
     }
 
@@ -19,11 +22,15 @@ extension VirtualKey {
     /// listed here when implemented).
     static let supportedExtensions: [String] = []
 
-    /// authenticatorGetInfo (CTAP 2.1 §6.4). No PIN/UV auth protocols are listed: clientPIN is
-    /// not implemented, so `clientPin` is absent from the options.
+    /// authenticatorGetInfo (CTAP 2.1 §6.4). With clientPIN, `clientPin` says whether a PIN is
+    /// set and `pinUvAuthToken` is true; these two follow the state, not the configured options.
     func getInfo() -> CBORMap {
         var options = CBORMap()
         for (name, value) in configuration.options { options[.textString(name)] = .boolean(value) }
+        if configuration.supportsClientPIN {
+            options["clientPin"] = .boolean(pinIsSet)
+            options["pinUvAuthToken"] = true
+        }
         var info = CBORMap()
         info[GetInfoMember.versions] = .array(configuration.versions.map { .textString($0) })
         if !Self.supportedExtensions.isEmpty {
@@ -32,6 +39,11 @@ extension VirtualKey {
         info[GetInfoMember.aaguid] = .byteString(aaguid)
         info[GetInfoMember.options] = .map(options)
         info[GetInfoMember.maxMsgSize] = .int(configuration.maxMsgSize)
+        if configuration.supportsClientPIN {
+            info[GetInfoMember.pinUvAuthProtocols] = .array(configuration.pinUvAuthProtocols.map { .int($0) })
+            info[GetInfoMember.forcePINChange] = .boolean(pinIsSet && state.forcePINChange)
+            info[GetInfoMember.minPINLength] = .int(configuration.minPINLength)
+        }
         info[GetInfoMember.maxCredentialCountInList] = .int(configuration.maxCredentialCountInList)
         info[GetInfoMember.maxCredentialIdLength] = .int(configuration.maxCredentialIdLength)
         info[GetInfoMember.transports] = .array(configuration.transports.map { .textString($0) })

@@ -29,7 +29,7 @@ extension VirtualKey {
     /// The clientDataHash length (SHA-256).
     static let clientDataHashLength = 32
 
-    /// authenticatorMakeCredential (CTAP 2.1 §6.1.2), without PIN/UV auth tokens.
+    /// authenticatorMakeCredential (CTAP 2.1 §6.1.2).
     func makeCredential(
         _ raw: ArraySlice<UInt8>, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(VirtualKeyError) -> CBORMap {
@@ -64,14 +64,16 @@ extension VirtualKey {
         let userName = try user.text("name")
         let userDisplayName = try user.text("displayName")
 
+        try await checkPINProbeAndProtocol(pinUvAuthParam, protocol: pinUvAuthProtocol, keepalive: keepalive)
         let algorithm = try chooseAlgorithm(credParams)
-        try await checkPinUvAuth(pinUvAuthParam, protocol: pinUvAuthProtocol, keepalive: keepalive)
 
         let rk = try options?.bool("rk") ?? false
         if try options?.bool("up") == false {
             throw .rejected(.invalidOption, "makeCredential cannot be done without user presence.")
         }
-        let uv = try options?.bool("uv") ?? false
+        // pinUvAuthParam takes precedence over the deprecated "uv" option (§6.1.2 step 5).
+        let uvOption = try options?.bool("uv") ?? false
+        let uv = pinUvAuthParam == nil && uvOption
         if uv && !configuration.hasBuiltInUserVerification {
             throw .rejected(.invalidOption, "This key has no built-in user verification.")
         }
@@ -81,6 +83,13 @@ extension VirtualKey {
         if enterpriseAttestation != nil {
             throw .rejected(.invalidParameter, "Enterprise attestation is not supported.")
         }
+        // makeCredUvNotRqd lets a protected key make non-discoverable credentials without
+        // verification; otherwise every credential needs it (§6.1.2 steps 7–8).
+        let verification = try await establishVerification(
+            param: pinUvAuthParam, protocol: pinUvAuthProtocol, uvOption: uv, clientDataHash: clientDataHash,
+            permission: .makeCredential, rpID: rpID,
+            puatRequired: isProtectedByUserVerification && (!configuration.makeCredentialUVNotRequired || rk),
+            keepalive: keepalive)
 
         let rpIDHash = Array(SHA256.hash(data: Array(rpID.utf8)))
         if let excludeItems {
@@ -89,8 +98,8 @@ extension VirtualKey {
                 maxIDLength: configuration.maxCredentialIdLength)
             for descriptor in excluded where descriptor.type == "public-key" {
                 if resolve(descriptor.id, rpID: rpID, rpIDHash: rpIDHash) != nil {
-                    // The spec asks for presence first so a page cannot probe silently (§6.1.2 step 7).
-                    try await collectUserPresence(keepalive: keepalive)
+                    // The spec asks for presence first so a page cannot probe silently (§6.1.2 step 12).
+                    if !verification.userPresent { try await collectUserPresence(keepalive: keepalive) }
                     throw .rejected(.credentialExcluded, "A credential in excludeList is on this key.")
                 }
             }
@@ -98,7 +107,10 @@ extension VirtualKey {
         // Unknown extensions are ignored (§6.1.2 step 10); none is implemented yet.
         _ = extensions
 
-        try await collectUserPresence(keepalive: keepalive)
+        // Presence shown by built-in UV or cached in the token counts; either way the token's
+        // cached presence and verification are used up (§6.1.2 steps 13–14).
+        if !verification.userPresent { try await collectUserPresence(keepalive: keepalive) }
+        clientPINSession.tokenState.consume()
 
         guard let generated = CredentialPrivateKey.generate(algorithm: algorithm) else {
             throw .rejected(.other, "A key for \(algorithm) could not be made.")
@@ -122,7 +134,7 @@ extension VirtualKey {
         let signCount: UInt32 =
             configuration.signatureCounter == .global ? nextSignatureCount(credentialID: credentialID) : 0
         var flags: AuthenticatorData.Flags = .userPresent
-        if uv { flags.insert(.userVerified) }
+        if verification.userVerified { flags.insert(.userVerified) }
         let authData = AuthenticatorData(
             rpIDHash: rpIDHash, flags: flags, signCount: signCount,
             attestedCredential: (aaguid, credentialID, key.cosePublicKey)
@@ -157,24 +169,6 @@ extension VirtualKey {
             throw .rejected(.unsupportedAlgorithm, "None of the requested algorithms is supported.")
         }
         return chosen
-    }
-
-    /// pinUvAuthParam handling of a key without clientPIN (§6.1.2 steps 1–2, §6.2.2 steps 1–2).
-    func checkPinUvAuth(
-        _ param: [UInt8]?, protocol pinProtocol: UInt64?,
-        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
-    ) async throws(VirtualKeyError) {
-        guard let param else { return }
-        if param.isEmpty {
-            // Platforms send an empty pinUvAuthParam to have the user pick a key by touching it
-            // and to learn whether a PIN is set.
-            try await collectUserPresence(keepalive: keepalive)
-            throw .rejected(.pinNotSet, "No PIN is set on this key.")
-        }
-        guard pinProtocol != nil else {
-            throw .rejected(.missingParameter, "pinUvAuthParam came without pinUvAuthProtocol.")
-        }
-        throw .rejected(.invalidParameter, "This key supports no PIN/UV auth protocol.")
     }
 
     /// The attestation statement in the configured format (WebAuthn §8.2, §8.7).

@@ -3,8 +3,9 @@ import Transport
 
 extension VirtualKey {
     /// authenticatorReset (CTAP 2.1 §6.6): only within the power-up window and with user
-    /// presence. Credentials die with the old wrapping key; the attestation identity and the
-    /// global signature counter stay.
+    /// presence. Credentials die with the old wrapping key, the PIN is removed (retries and
+    /// uvRetries refilled, tokens invalidated); the attestation identity and the global
+    /// signature counter stay.
     func reset(keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async throws(VirtualKeyError)
         -> CBORMap?
     {
@@ -15,6 +16,11 @@ extension VirtualKey {
         state.wrappingKey = randomBytes(32)
         state.credentials = []
         state.credentialCounters = [:]
+        state.pinHash = nil
+        state.pinRetries = PINPolicy.maxRetries
+        state.uvRetries = nil
+        state.forcePINChange = false
+        clientPINSession = ClientPINSession()
         try persist()
         logger.debug("Virtual key reset")
         return nil

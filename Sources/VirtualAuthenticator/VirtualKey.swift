@@ -7,8 +7,9 @@ import Transport
 /// projects put behind a transport server (CTAPHID over UDP or uhid, a vpcd card) or an
 /// ``InProcessConnection`` to test FIDO2 code without hardware.
 ///
-/// It implements authenticatorGetInfo, MakeCredential, GetAssertion, GetNextAssertion, Reset
-/// and Selection, plus CTAP1/U2F register and authenticate. State lives in memory, or in a
+/// It implements authenticatorGetInfo, MakeCredential, GetAssertion, GetNextAssertion, ClientPIN
+/// (PIN/UV auth protocols one and two, pinUvAuthTokens with permissions), Reset and Selection,
+/// a simulated built-in user verification, plus CTAP1/U2F register and authenticate. State lives in memory, or in a
 /// file given at creation so that a CI keeps a stable AAGUID, attestation and credentials.
 /// One request is served at a time; a request arriving meanwhile answers CTAP1_ERR_CHANNEL_BUSY.
 public actor VirtualKey: CTAPMessageHandler {
@@ -28,6 +29,8 @@ public actor VirtualKey: CTAPMessageHandler {
 
     /// How user presence requests are answered now.
     public private(set) var userPresence: UserPresencePolicy
+    /// How the simulated built-in user verification answers now (when `uv` is configured).
+    public private(set) var userVerification: UserVerificationPolicy
     /// How many times ``wink()`` was called.
     public private(set) var winkCount = 0
 
@@ -44,6 +47,8 @@ public actor VirtualKey: CTAPMessageHandler {
     var busy = false
     /// When a U2F request first asked for presence under an `approveAfter` policy.
     var u2fPresenceRequested: ContinuousClock.Instant?
+    /// Key-agreement keys, pinUvAuthTokens and the PIN-mismatch count of this power-up.
+    var clientPINSession = ClientPINSession()
 
     /// Creates a virtual key.
     ///
@@ -54,12 +59,14 @@ public actor VirtualKey: CTAPMessageHandler {
     ///   - stateFileAccess: ``StateFileAccess/readOnly`` loads an existing file (a fixture checked
     ///     into a CI repository) and keeps every later change in memory only.
     ///   - userPresence: the initial user presence policy.
+    ///   - userVerification: the initial built-in user verification policy.
     ///   - logger: receives commands and statuses at `debug`; secrets are never logged.
     public init(
         configuration: Configuration = Configuration(),
         stateFile: String? = nil,
         stateFileAccess: StateFileAccess = .readWrite,
         userPresence: UserPresencePolicy = .approve,
+        userVerification: UserVerificationPolicy = .match,
         logger: Logger = Logger(label: "securitykey.virtual-authenticator")
     ) throws(VirtualKeyError) {
         try configuration.validate()
@@ -77,6 +84,9 @@ public actor VirtualKey: CTAPMessageHandler {
             loaded = try AttestationIdentity.newState(aaguid: configuration.aaguid ?? randomBytes(16))
             try file?.write(loaded.encoded())
         }
+        if try Self.applyConfiguredPIN(configuration, to: &loaded), stateFileAccess == .readWrite {
+            try file?.write(loaded.encoded())
+        }
         let key: P256.Signing.PrivateKey
         do {
             key = try P256.Signing.PrivateKey(rawRepresentation: loaded.attestationKey)
@@ -91,6 +101,7 @@ public actor VirtualKey: CTAPMessageHandler {
         self.stateFile = stateFileAccess == .readWrite ? file : nil
         self.attestationKey = key
         self.userPresence = userPresence
+        self.userVerification = userVerification
         self.logger = logger
         self.poweredUp = .now
     }
@@ -106,6 +117,11 @@ public actor VirtualKey: CTAPMessageHandler {
     /// Changes how user presence is answered; a request already waiting sees the change.
     public func setUserPresence(_ policy: UserPresencePolicy) {
         userPresence = policy
+    }
+
+    /// Changes how built-in user verification answers; the next verification sees the change.
+    public func setUserVerification(_ policy: UserVerificationPolicy) {
+        userVerification = policy
     }
 
     /// The number of discoverable credentials stored.
@@ -141,6 +157,8 @@ public actor VirtualKey: CTAPMessageHandler {
             case .getNextAssertion: response = try getNextAssertion()
             case .reset: response = try await reset(keepalive: keepalive)
             case .selection: response = try await selection(keepalive: keepalive)
+            case .clientPIN where configuration.supportsClientPIN:
+                response = try await clientPIN(parameters, keepalive: keepalive)
             default:
                 throw VirtualKeyError.rejected(.invalidCommand, "Command \(command) is not supported.")
             }
@@ -156,11 +174,13 @@ public actor VirtualKey: CTAPMessageHandler {
         }
     }
 
-    /// Tells the key it was powered off and on: the reset window opens again and
-    /// getNextAssertion state is lost.
+    /// Tells the key it was powered off and on: the reset window opens again, getNextAssertion
+    /// state is lost, and the clientPIN state starts afresh (new key-agreement keys, no token,
+    /// PIN entry unblocked after three wrong PINs; CTAP 2.1 §6.5.4 `initialize`).
     public func powerCycle() async {
         poweredUp = now
         pendingAssertions = nil
+        clientPINSession = ClientPINSession()
     }
 
     /// Records a wink (CTAPHID_WINK); a software key has no LED.

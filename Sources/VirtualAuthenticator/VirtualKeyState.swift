@@ -25,6 +25,14 @@ struct VirtualKeyState: Sendable, Equatable {
     var credentials: [DiscoverableCredential]
     /// Creation order for the next discoverable credential.
     var nextSequence: UInt64
+    /// LEFT(SHA-256(PIN), 16), or nil when no PIN is set (CTAP 2.1 §6.5.5.5).
+    var pinHash: [UInt8]? = nil
+    /// PIN attempts left before the PIN is blocked for good (§6.5.2.2).
+    var pinRetries: Int = PINPolicy.maxRetries
+    /// Built-in verification attempts left; nil means the configured maximum.
+    var uvRetries: Int? = nil
+    /// Whether a PIN change is demanded before tokens are issued (§6.4 forcePINChange).
+    var forcePINChange = false
 }
 
 /// A stored discoverable credential (CTAP 2.1 §6.1.2 step 17).
@@ -54,6 +62,11 @@ extension VirtualKeyState {
         static let credentialCounters = "credentialCounters"
         static let credentials = "credentials"
         static let nextSequence = "nextSequence"
+        // Added with clientPIN; files without them load as keys without a PIN.
+        static let pinHash = "pinHash"
+        static let pinRetries = "pinRetries"
+        static let uvRetries = "uvRetries"
+        static let forcePINChange = "forcePINChange"
     }
 
     /// The canonical CBOR encoding written to the state file.
@@ -72,6 +85,10 @@ extension VirtualKeyState {
         map[Field.credentialCounters] = .map(counters)
         map[Field.credentials] = .array(credentials.map { .map($0.encoded()) })
         map[Field.nextSequence] = .unsigned(nextSequence)
+        if let pinHash { map[Field.pinHash] = .byteString(pinHash) }
+        map[Field.pinRetries] = .int(pinRetries)
+        if let uvRetries { map[Field.uvRetries] = .int(uvRetries) }
+        if forcePINChange { map[Field.forcePINChange] = .boolean(true) }
         return CBOREncoder.encode(.map(map))
     }
 
@@ -145,6 +162,27 @@ extension VirtualKeyState {
                 throw VirtualKeyError(.stateFileCorrupt, "A stored credential is not a map.")
             }
             credentials.append(try DiscoverableCredential(decoding: m))
+        }
+        if let v = map[Field.pinHash] {
+            guard let hash = v.bytesValue, hash.count == PINPolicy.hashLength else {
+                throw VirtualKeyError(.stateFileCorrupt, "The state file's PIN hash is damaged.")
+            }
+            pinHash = hash
+        }
+        func retries(_ name: String, max: Int) throws(VirtualKeyError) -> Int? {
+            guard let v = map[name] else { return nil }
+            guard let n = v.intValue, (0...max).contains(n) else {
+                throw VirtualKeyError(.stateFileCorrupt, "The state file's \(name) is out of range.")
+            }
+            return n
+        }
+        pinRetries = try retries(Field.pinRetries, max: PINPolicy.maxRetries) ?? PINPolicy.maxRetries
+        uvRetries = try retries(Field.uvRetries, max: 25)
+        if let v = map[Field.forcePINChange] {
+            guard let flag = v.boolValue else {
+                throw VirtualKeyError(.stateFileCorrupt, "The state file's forcePINChange is not a Boolean.")
+            }
+            forcePINChange = flag
         }
     }
 }

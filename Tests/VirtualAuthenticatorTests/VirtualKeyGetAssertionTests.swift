@@ -163,7 +163,10 @@ struct VirtualKeyGetAssertionTests {
 
     @Test func userNamesAfterBuiltInVerification() async throws {
         let key = try makeKey(.init(options: ["rk": true, "up": true, "uv": true]))
-        _ = try await register(key, userID: [7], rk: true)
+        // Built-in UV protects the key, so making a discoverable credential needs it too.
+        let made = try await send(
+            key, Spec.makeCredential, makeCredentialRequest(userID: [7], options: ["rk": true, "uv": true]))
+        #expect(made.status == Spec.ok)
         let reply = try await send(key, Spec.getAssertion, getAssertionRequest(options: ["uv": true]))
         #expect(reply.status == Spec.ok)
         #expect(reply.body?[4] == .map(["id": .byteString([7]), "name": "alice", "displayName": "Alice"]))

@@ -80,7 +80,10 @@ struct VirtualKeyPythonTests {
         #expect(view["versions"] as? [String] == ["U2F_V2", "FIDO_2_0"])
         #expect(view["aaguid"] as? String == Self.hex(aaguid))
         #expect(view["credentialAaguid"] as? String == Self.hex(aaguid))
-        #expect(view["options"] as? [String: Bool] == ["rk": true, "up": true, "plat": false])
+        #expect(
+            view["options"] as? [String: Bool] == [
+                "rk": true, "up": true, "plat": false, "clientPin": false, "pinUvAuthToken": true,
+            ])
         #expect(view["maxMsgSize"] as? Int == 1200)
         #expect(view["algorithms"] as? [Int] == [-7, -8, -35])
         #expect(view["attestationType"] as? String == "BASIC")

@@ -204,9 +204,10 @@ struct VirtualKeyTests {
         #expect(options["rk"] == true)
         #expect(options["up"] == true)
         #expect(options["plat"] == false)
-        #expect(options["clientPin"] == nil, "clientPIN is not implemented, so it must not be advertised.")
+        #expect(options["clientPin"] == false, "clientPIN is supported and no PIN is set.")
+        #expect(options["pinUvAuthToken"] == true)
         #expect(info[5] == 2048)
-        #expect(info[6] == nil, "No pinUvAuthProtocols without clientPIN.")
+        #expect(info[6] == [2, 1], "pinUvAuthProtocols, most preferred first.")
         #expect(info[8] == 64)
         #expect(info[9] == ["nfc", "usb"])
         #expect(
@@ -220,7 +221,7 @@ struct VirtualKeyTests {
     @Test func unknownCommandIsInvalidCommand() async throws {
         let key = try makeKey()
         #expect(try await send(key, [0x55]).status == Spec.invalidCommand)
-        #expect(try await send(key, [Spec.clientPIN, 0xA0]).status == Spec.invalidCommand)
+        #expect(try await send(key, [0x40, 0xA0]).status == Spec.invalidCommand)
         #expect(try await send(key, []).status == Spec.invalidLength)
     }
 
@@ -385,15 +386,17 @@ struct VirtualKeyTests {
         #expect(try await send(key, Spec.makeCredential, big).status == Spec.requestTooLarge)
     }
 
-    @Test func pinUvAuthParamWithoutClientPIN() async throws {
+    @Test func pinUvAuthParamWithoutAPIN() async throws {
         let key = try makeKey()
         var request = makeCredentialRequest()
         request[8] = .byteString([])
         #expect(try await send(key, Spec.makeCredential, request).status == Spec.pinNotSet)
         request[8] = .byteString(Array(repeating: 1, count: 16))
         #expect(try await send(key, Spec.makeCredential, request).status == Spec.missingParameter)
-        request[9] = 1
+        request[9] = 3
         #expect(try await send(key, Spec.makeCredential, request).status == Spec.invalidParameter)
+        request[9] = 1
+        #expect(try await send(key, Spec.makeCredential, request).status == Spec.pinNotSet)
         request = makeCredentialRequest()
         request[0x0A] = 1
         #expect(try await send(key, Spec.makeCredential, request).status == Spec.invalidParameter)
