@@ -111,6 +111,8 @@ let package = Package(
         .testTarget(name: "CBORTests", dependencies: ["CBOR"],
                     resources: [.copy("Regressions")], swiftSettings: strict),
         .testTarget(name: "CTAPHIDTests", dependencies: ["CTAPHID"], swiftSettings: strict),
+        .testTarget(name: "HIDTransportTests", dependencies: ["HIDTransport", "CTAPHID", "Transport"],
+                    swiftSettings: strict),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: strict),
         .testTarget(name: "CTAP2Tests", dependencies: [
             "CTAP2", "CBOR", "Transport",
