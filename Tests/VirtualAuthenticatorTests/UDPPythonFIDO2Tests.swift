@@ -44,33 +44,7 @@ print(json.dumps(result))
 """#
 
     static func runPython(port: UInt16, mode: String) async throws -> String {
-        guard let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"], !python.isEmpty else {
-            Issue.record("SECURITYKEY_PYTHON is not set: point it at a python3 with python-fido2 (make pydeps).")
-            return "{}"
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script, String(port), mode]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        // Wait for exit without blocking a cooperative thread: the server needs them.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume()
-            }
-        }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            Issue.record("python-fido2 failed: \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
-            return "{}"
-        }
-        return text
+        try await runPythonFIDO2(script, arguments: [String(port), mode])
     }
 
     static func parse(_ text: String) throws -> [String: Any] {
@@ -99,4 +73,36 @@ print(json.dumps(result))
         #expect(result["cancel"] as? String == "2d")  // CTAP2_ERR_KEEPALIVE_CANCEL
         #expect(handler.cancelled.withLock { $0 } == 1)
     }
+}
+
+/// Runs `script` under SECURITYKEY_PYTHON (python-fido2) and returns its standard output,
+/// waiting without blocking a cooperative thread; records an issue when python is unavailable.
+func runPythonFIDO2(_ script: String, arguments: [String]) async throws -> String {
+    guard let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"], !python.isEmpty else {
+        Issue.record("SECURITYKEY_PYTHON is not set: point it at a python3 with python-fido2 (make pydeps).")
+        return "{}"
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: python)
+    process.arguments = ["-c", script] + arguments
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    // Wait for exit without blocking a cooperative thread: the server needs them.
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        process.terminationHandler = { _ in continuation.resume() }
+        do {
+            try process.run()
+        } catch {
+            process.terminationHandler = nil
+            continuation.resume()
+        }
+    }
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    guard process.terminationStatus == 0 else {
+        Issue.record("python-fido2 failed: \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        return "{}"
+    }
+    return text
 }

@@ -47,3 +47,39 @@ struct UHIDServerTests {
         #expect(handler.winks.withLock { $0 } == 1)
     }
 }
+
+extension UHIDServerTests {
+    static let pythonScript = #"""
+import json, sys
+from fido2.hid import CtapHidDevice, CTAPHID
+devices = [d for d in CtapHidDevice.list_devices() if d.serial_number == sys.argv[1]]
+dev = devices[0]
+print(json.dumps({
+    "count": len(devices), "vid": dev.descriptor.vid, "pid": dev.descriptor.pid,
+    "size": [dev.descriptor.report_size_in, dev.descriptor.report_size_out],
+    "capabilities": int(dev.capabilities), "cbor": dev.call(CTAPHID.CBOR, b"\x04\x05").hex(),
+    "ping": dev.ping(b"uhid").hex(),
+}))
+"""#
+
+    @Test func pythonFIDO2FindsAndTalksToTheKey() async throws {
+        let server = UHIDServer(handler: CTAPHIDTestHandler(tag: [0x77]), configuration: .init(serialNumber: "UHIDTEST2"))
+        let output = try await withThrowingTaskGroup(of: String?.self) { group in
+            group.addTask {
+                try await server.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            _ = try #require(try await Self.waitForKey(serial: "UHIDTEST2"))
+            return try await runPythonFIDO2(Self.pythonScript, arguments: ["UHIDTEST2"])
+        }
+        let result = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any] ?? [:]
+        #expect(result["count"] as? Int == 1)
+        #expect(result["vid"] as? Int == 0x1209)
+        #expect(result["pid"] as? Int == 0xF1D0)
+        #expect(result["size"] as? [Int] == [64, 64])
+        #expect(result["capabilities"] as? Int == 0x05)
+        #expect(result["cbor"] as? String == "00770405")
+        #expect(result["ping"] as? String == "75686964")
+    }
+}
