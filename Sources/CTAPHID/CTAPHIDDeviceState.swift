@@ -49,6 +49,9 @@ public struct CTAPHIDDeviceState: Sendable {
         self.messageTimeout = messageTimeout
     }
 
+    /// The channel whose message is being received, if any.
+    public var assemblingChannel: UInt32? { assembly?.channel }
+
     /// The channel whose request is being processed, if any.
     public var processingChannel: UInt32? { processing?.channel }
 
@@ -151,13 +154,17 @@ public struct CTAPHIDDeviceState: Sendable {
         case .cbor, .msg:
             return startTransaction(message)
         case .wink:
-            guard deviceInfo.capabilities.contains(.wink) else { return [.send(errorMessage(channel, .invalidCommand))] }
+            guard deviceInfo.capabilities.contains(.wink) else {
+                return [.send(errorMessage(channel, .invalidCommand))]
+            }
             guard message.payload.isEmpty else { return [.send(errorMessage(channel, .invalidLength))] }
             return startTransaction(message)
         case .lock:
             guard message.payload.count == 1 else { return [.send(errorMessage(channel, .invalidLength))] }
             let seconds = message.payload[0]
-            guard seconds <= Self.maxLockSeconds else { return [.send(errorMessage(channel, .invalidParameter))] }
+            guard seconds <= Self.maxLockSeconds else {
+                return [.send(errorMessage(channel, .invalidParameter))]
+            }
             lock = seconds == 0 ? nil : (channel, now + .seconds(Int(seconds)))
             return [.send(CTAPHIDMessage(channel: channel, command: .lock, payload: []))]
         default:
@@ -191,7 +198,8 @@ public struct CTAPHIDDeviceState: Sendable {
         var response = deviceInfo
         response.nonce = Array(data.prefix(CTAPHIDInitResponse.nonceSize))
         response.channel = allocated
-        actions.append(.send(CTAPHIDMessage(channel: channel, command: .initialize, payload: response.payload)))
+        actions.append(
+            .send(CTAPHIDMessage(channel: channel, command: .initialize, payload: response.payload)))
         return actions
     }
 

@@ -41,7 +41,8 @@ public struct CTAPHIDInitResponse: Hashable, Sendable {
     public init(payload: [UInt8]) throws(CTAPHIDError) {
         guard payload.count >= Self.size else {
             throw CTAPHIDError(
-                .malformedMessage, "A CTAPHID_INIT response of \(payload.count) bytes is shorter than 17 bytes.")
+                .malformedMessage,
+                "A CTAPHID_INIT response of \(payload.count) bytes is shorter than 17 bytes.")
         }
         let channel = CTAPHIDPacket.channel(of: Array(payload[8..<12])) ?? 0
         self.init(

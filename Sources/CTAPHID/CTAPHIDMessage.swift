@@ -37,7 +37,8 @@ public struct CTAPHIDMessage: Hashable, Sendable {
     /// ``CTAPHIDError/Code/invalidReportSize`` for an unsupported report size.
     public func reports(reportSize: Int) throws(CTAPHIDError) -> [[UInt8]] {
         guard Self.supportedReportSizes.contains(reportSize) else {
-            throw CTAPHIDError(.invalidReportSize, "A HID report size of \(reportSize) bytes is not supported.")
+            throw CTAPHIDError(
+                .invalidReportSize, "A HID report size of \(reportSize) bytes is not supported.")
         }
         let limit = Self.maxPayloadSize(reportSize: reportSize)
         guard payload.count <= limit else {

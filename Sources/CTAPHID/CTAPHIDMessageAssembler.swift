@@ -80,12 +80,14 @@ public struct CTAPHIDMessageAssembler: Sendable {
         case .continuation(let sequence):
             guard var current = partial else {
                 throw CTAPHIDError(
-                    .malformedPacket, "The security key sent a CTAPHID continuation packet outside a message.")
+                    .malformedPacket, "The security key sent a CTAPHID continuation packet outside a message."
+                )
             }
             guard sequence == current.nextSequence else {
                 throw CTAPHIDError(
                     .invalidSequence,
-                    "The security key sent CTAPHID sequence \(sequence) where \(current.nextSequence) was due.")
+                    "The security key sent CTAPHID sequence \(sequence) where \(current.nextSequence) was due."
+                )
             }
             let take = min(current.length - current.payload.count, packet.data.count)
             current.payload.append(contentsOf: packet.data.prefix(take))
@@ -97,7 +99,8 @@ public struct CTAPHIDMessageAssembler: Sendable {
     private mutating func finishOrWait(_ current: Partial) -> Step {
         if current.payload.count >= current.length {
             partial = nil
-            return .complete(CTAPHIDMessage(channel: channel, command: current.command, payload: current.payload))
+            return .complete(
+                CTAPHIDMessage(channel: channel, command: current.command, payload: current.payload))
         }
         partial = current
         return .needMore

@@ -46,7 +46,8 @@ public struct CTAPHIDPacket: Hashable, Sendable {
         if byte4 & 0x80 != 0 {
             guard report.count >= Self.initializationHeaderSize else {
                 throw CTAPHIDError(
-                    .truncatedReport, "A CTAPHID initialization report of \(report.count) bytes is too short.")
+                    .truncatedReport, "A CTAPHID initialization report of \(report.count) bytes is too short."
+                )
             }
             let length = Int(report[5]) << 8 | Int(report[6])
             self.init(

@@ -64,10 +64,12 @@ public struct HIDReportDescriptor: Hashable, Sendable {
             }
         }
         guard isFIDO else {
-            throw CTAPHIDError(.invalidReportDescriptor, "The HID interface is not a FIDO (usage page 0xF1D0) interface.")
+            throw CTAPHIDError(
+                .invalidReportDescriptor, "The HID interface is not a FIDO (usage page 0xF1D0) interface.")
         }
         guard inputBits > 0, outputBits > 0, inputBits % 8 == 0, outputBits % 8 == 0 else {
-            throw CTAPHIDError(.invalidReportDescriptor, "The FIDO HID interface declares no usable report sizes.")
+            throw CTAPHIDError(
+                .invalidReportDescriptor, "The FIDO HID interface declares no usable report sizes.")
         }
         self.init(maxInputReportSize: inputBits / 8, maxOutputReportSize: outputBits / 8)
     }

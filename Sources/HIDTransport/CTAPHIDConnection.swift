@@ -47,8 +47,11 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
     ) async throws(TransportError) -> CTAPHIDConnection {
         do {
             let info = try await initialize(
-                pipe: pipe, channel: CTAPHIDMessage.broadcastChannel, deadline: .now + timeout, logger: logger)
-            logger.debug("CTAPHID channel allocated", metadata: ["uri": "\(descriptor.uri)", "cid": "\(hex(info.channel))"])
+                pipe: pipe, channel: CTAPHIDMessage.broadcastChannel, deadline: .now + timeout, logger: logger
+            )
+            logger.debug(
+                "CTAPHID channel allocated",
+                metadata: ["uri": "\(descriptor.uri)", "cid": "\(hex(info.channel))"])
             return CTAPHIDConnection(pipe: pipe, descriptor: descriptor, info: info, logger: logger)
         } catch {
             await pipe.close()
@@ -67,12 +70,14 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         switch command {
         case .cbor:
             guard capabilities.contains(.cbor) else {
-                throw TransportError(.notSupported, "This security key does not speak CTAP2 (no CTAPHID CBOR capability).")
+                throw TransportError(
+                    .notSupported, "This security key does not speak CTAP2 (no CTAPHID CBOR capability).")
             }
             hidCommand = .cbor
         case .u2f:
             guard !capabilities.contains(.noU2F) else {
-                throw TransportError(.notSupported, "This security key does not speak CTAP1/U2F (CTAPHID NMSG capability).")
+                throw TransportError(
+                    .notSupported, "This security key does not speak CTAP1/U2F (CTAPHID NMSG capability).")
             }
             hidCommand = .msg
         default:
@@ -90,7 +95,8 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
     }
 
     /// Sends CTAPHID_PING and returns the echoed bytes (CTAP 2.1 §11.2.9.1.4).
-    public func ping(_ data: [UInt8], timeout: Duration = .seconds(5)) async throws(TransportError) -> [UInt8] {
+    public func ping(_ data: [UInt8], timeout: Duration = .seconds(5)) async throws(TransportError) -> [UInt8]
+    {
         try await transaction(.ping, payload: data, deadline: .now + timeout, keepalive: { _ in })
     }
 
@@ -139,7 +145,8 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
             try await resynchronize(deadline: deadline)
         }
         do {
-            let reply = try await exchange(command, reports: reports, deadline: deadline, keepalive: keepalive)
+            let reply = try await exchange(
+                command, reports: reports, deadline: deadline, keepalive: keepalive)
             return reply
         } catch {
             if error.code != .deviceError {
@@ -162,7 +169,8 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         let info = try await Self.initialize(pipe: pipe, channel: channel, deadline: deadline, logger: logger)
         channel = info.channel
         needsResync = false
-        logger.info("CTAPHID channel re-initialised", metadata: ["uri": "\(descriptor.uri)", "dropped": "\(drained)"])
+        logger.info(
+            "CTAPHID channel re-initialised", metadata: ["uri": "\(descriptor.uri)", "dropped": "\(drained)"])
     }
 
     private func sendCancel() async {
@@ -222,7 +230,8 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
     ) async throws(TransportError) {
         let remaining = deadline - .now
         guard remaining > backoff else {
-            throw TransportError(.busy, "The security key stayed busy with another application until the deadline.")
+            throw TransportError(
+                .busy, "The security key stayed busy with another application until the deadline.")
         }
         logger.debug("CTAPHID channel busy, retrying", metadata: ["after": "\(backoff)"])
         do {
@@ -267,7 +276,9 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         pipe: any CTAPHIDReportPipe, channel: UInt32, deadline: ContinuousClock.Instant, logger: Logger
     ) async throws(TransportError) -> CTAPHIDInitResponse {
         var random = SystemRandomNumberGenerator()
-        let nonce = (0..<CTAPHIDInitResponse.nonceSize).map { _ in UInt8.random(in: .min ... .max, using: &random) }
+        let nonce = (0..<CTAPHIDInitResponse.nonceSize).map { _ in
+            UInt8.random(in: .min ... .max, using: &random)
+        }
         let request = CTAPHIDMessage(channel: channel, command: .initialize, payload: nonce)
         let reports: [[UInt8]]
         do {
@@ -296,17 +307,20 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
                 guard case .complete(let message)? = try? assembler.append(report) else { continue }
                 switch message.command {
                 case .initialize:
-                    guard let info = try? CTAPHIDInitResponse(payload: message.payload), info.nonce == nonce else {
+                    guard let info = try? CTAPHIDInitResponse(payload: message.payload), info.nonce == nonce
+                    else {
                         continue
                     }
                     guard info.channel != 0, info.channel != CTAPHIDMessage.broadcastChannel else {
-                        throw TransportError(.malformedResponse, "The security key allocated an invalid CTAPHID channel.")
+                        throw TransportError(
+                            .malformedResponse, "The security key allocated an invalid CTAPHID channel.")
                     }
                     return info
                 case .error where message.payload.first == CTAPHIDErrorCode.channelBusy.rawValue:
                     busy = true
                 case .error:
-                    throw deviceError(CTAPHIDErrorCode(rawValue: message.payload.first ?? CTAPHIDErrorCode.other.rawValue))
+                    throw deviceError(
+                        CTAPHIDErrorCode(rawValue: message.payload.first ?? CTAPHIDErrorCode.other.rawValue))
                 default:
                     continue
                 }

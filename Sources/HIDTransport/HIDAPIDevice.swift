@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import CHIDAPI
 import Transport
@@ -24,7 +24,9 @@ enum HIDAPI {
 
     /// `hid_enumerate(0, 0)`: every HID interface, copied out before `hid_free_enumeration`.
     static func enumerate() throws(TransportError) -> [DeviceInfo] {
-        guard initialized else { throw TransportError(.system, "hidapi could not be initialised (hid_init failed).") }
+        guard initialized else {
+            throw TransportError(.system, "hidapi could not be initialised (hid_init failed).")
+        }
         guard let first = hid_enumerate(0, 0) else { return [] }
         defer { hid_free_enumeration(first) }
         var found: [DeviceInfo] = []
@@ -35,7 +37,8 @@ enum HIDAPI {
                     DeviceInfo(
                         path: String(cString: path), vendorID: info.vendor_id, productID: info.product_id,
                         manufacturer: string(info.manufacturer_string), product: string(info.product_string),
-                        serialNumber: string(info.serial_number), usagePage: info.usage_page, usage: info.usage))
+                        serialNumber: string(info.serial_number), usagePage: info.usage_page,
+                        usage: info.usage))
             }
             cursor = info.next
         }
@@ -67,7 +70,9 @@ final class HIDAPIDevice: @unchecked Sendable {
 
     /// `hid_open_path`.
     init(path: String) throws(TransportError) {
-        guard HIDAPI.initialized else { throw TransportError(.system, "hidapi could not be initialised (hid_init failed).") }
+        guard HIDAPI.initialized else {
+            throw TransportError(.system, "hidapi could not be initialised (hid_init failed).")
+        }
         guard let handle = hid_open_path(path) else {
             throw TransportError(.noDevice, "Could not open \(path): \(HIDAPI.lastError(nil)).")
         }
@@ -81,7 +86,9 @@ final class HIDAPIDevice: @unchecked Sendable {
         let data = [0] + report
         let written = hid_write(handle, data, data.count)
         guard written >= 0 else {
-            throw TransportError(.noDevice, "Writing to \(path) failed; the key may have been removed (\(HIDAPI.lastError(handle))).")
+            throw TransportError(
+                .noDevice,
+                "Writing to \(path) failed; the key may have been removed (\(HIDAPI.lastError(handle))).")
         }
     }
 
@@ -91,10 +98,15 @@ final class HIDAPIDevice: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: size)
         let count = hid_read_timeout(handle, &buffer, size, milliseconds)
         guard count >= 0 else {
-            throw TransportError(.noDevice, "Reading from \(path) failed; the key may have been removed (\(HIDAPI.lastError(handle))).")
+            throw TransportError(
+                .noDevice,
+                "Reading from \(path) failed; the key may have been removed (\(HIDAPI.lastError(handle))).")
         }
         return count == 0 ? nil : Array(buffer.prefix(Int(count)))
     }
+
+    /// False once closed.
+    var isOpen: Bool { handle != nil }
 
     /// `hid_close`.
     func close() {

@@ -27,12 +27,14 @@ public struct HIDDiscovery: DeviceDiscovery {
         let all = try await Self.enumerationThread.run(skipIfCancelled: true) { () throws(TransportError) in
             try HIDAPI.enumerate()
         }
-        return all.filter { $0.usagePage == HIDReportDescriptor.fidoUsagePage && $0.usage == HIDReportDescriptor.ctaphidUsage }
-            .map {
-                DeviceDescriptor(
-                    uri: "hid:\($0.path)", transport: .usb, vendorID: $0.vendorID, productID: $0.productID,
-                    manufacturer: $0.manufacturer, product: $0.product, serialNumber: $0.serialNumber)
-            }
+        return all.filter {
+            $0.usagePage == HIDReportDescriptor.fidoUsagePage && $0.usage == HIDReportDescriptor.ctaphidUsage
+        }
+        .map {
+            DeviceDescriptor(
+                uri: "hid:\($0.path)", transport: .usb, vendorID: $0.vendorID, productID: $0.productID,
+                manufacturer: $0.manufacturer, product: $0.product, serialNumber: $0.serialNumber)
+        }
     }
 
     /// Opens `hid:/dev/hidrawN`.
@@ -46,6 +48,7 @@ public struct HIDDiscovery: DeviceDiscovery {
         let known = try? await devices().first { $0.uri == uri }
         let descriptor = known ?? DeviceDescriptor(uri: uri, transport: .usb)
         return try await CTAPHIDConnection.open(
-            pipe: pipe, descriptor: descriptor, timeout: max(deadline - .now, .milliseconds(500)), logger: logger)
+            pipe: pipe, descriptor: descriptor, timeout: max(deadline - .now, .milliseconds(500)),
+            logger: logger)
     }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import CTAPHID
 import Transport
@@ -21,7 +21,8 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
     /// How often a held lock is retried while waiting for another process.
     static let lockRetry: Duration = .milliseconds(50)
 
-    private init(path: String, reportSize: Int, device: HIDAPIDevice, lockDescriptor: Int32, thread: IOThread) {
+    private init(path: String, reportSize: Int, device: HIDAPIDevice, lockDescriptor: Int32, thread: IOThread)
+    {
         self.path = path
         self.reportSize = reportSize
         self.device = device
@@ -29,14 +30,31 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
         self.thread = thread
     }
 
+    deinit {
+        // A pipe dropped without close(): release the device and the lock on its own thread.
+        let device = self.device
+        let fd = lockDescriptor
+        thread.submit {
+            if device.isOpen {
+                device.close()
+                Glibc.close(fd)
+            }
+        }
+        thread.shutdown()
+    }
+
     /// Opens `path` (a `/dev/hidrawN` node of a FIDO interface), waiting until `deadline` for
     /// another process to release it.
-    public static func open(path: String, deadline: ContinuousClock.Instant) async throws(TransportError) -> HIDReportPipe {
+    public static func open(path: String, deadline: ContinuousClock.Instant) async throws(TransportError)
+        -> HIDReportPipe
+    {
         let descriptor = try HIDNode.reportDescriptor(path: path)
         let thread = IOThread(name: "hid \(path)")
         let fd: Int32
         do {
-            fd = try await thread.run(skipIfCancelled: true) { () throws(TransportError) in try HIDNode.openForLock(path) }
+            fd = try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
+                try HIDNode.openForLock(path)
+            }
         } catch {
             thread.shutdown()
             throw error
@@ -79,7 +97,10 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
     public func read(timeout: Duration) async throws(TransportError) -> [UInt8]? {
         let device = self.device
         let size = reportSize
-        let milliseconds = Int32(clamping: max(0, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        let milliseconds = Int32(
+            clamping: max(
+                0, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        )
         return try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
             try device.read(size: size, milliseconds: milliseconds)
         }
@@ -90,8 +111,10 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
         let device = self.device
         let fd = lockDescriptor
         _ = try? await thread.run(skipIfCancelled: false) { () throws(TransportError) in
-            device.close()
-            Glibc.close(fd)
+            if device.isOpen {
+                device.close()
+                Glibc.close(fd)
+            }
         }
         thread.shutdown()
     }
@@ -126,7 +149,8 @@ enum HIDNode {
         do {
             descriptor = try HIDReportDescriptor(bytes: Array(bytes.prefix(count)))
         } catch {
-            throw TransportError(.notSupported, "\(path) is not a FIDO security key interface.", underlying: error)
+            throw TransportError(
+                .notSupported, "\(path) is not a FIDO security key interface.", underlying: error)
         }
         guard descriptor.maxInputReportSize == descriptor.maxOutputReportSize,
             CTAPHIDMessage.supportedReportSizes.contains(descriptor.maxOutputReportSize)

@@ -42,6 +42,11 @@ final class IOThread: @unchecked Sendable {
         return true
     }
 
+    /// Queues `job` without waiting for it (for clean-up from `deinit`).
+    func submit(_ job: @escaping () -> Void) {
+        _ = enqueue(job)
+    }
+
     /// Lets queued jobs finish, then ends the thread; later jobs fail with `closed`.
     func shutdown() {
         condition.lock()
@@ -60,10 +65,12 @@ final class IOThread: @unchecked Sendable {
     ) async throws(TransportError) -> T {
         let cancelled = CancelFlag()
         let result: Result<T, TransportError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, TransportError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<T, TransportError>, Never>) in
                 let accepted = enqueue {
                     if skipIfCancelled && cancelled.value.load(ordering: .acquiring) {
-                        continuation.resume(returning: .failure(TransportError(.cancelled, "The operation was cancelled.")))
+                        continuation.resume(
+                            returning: .failure(TransportError(.cancelled, "The operation was cancelled.")))
                         return
                     }
                     do throws(TransportError) {
@@ -73,7 +80,8 @@ final class IOThread: @unchecked Sendable {
                     }
                 }
                 if !accepted {
-                    continuation.resume(returning: .failure(TransportError(.closed, "The device was closed.")))
+                    continuation.resume(
+                        returning: .failure(TransportError(.closed, "The device was closed.")))
                 }
             }
         } onCancel: {

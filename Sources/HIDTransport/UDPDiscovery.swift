@@ -19,7 +19,8 @@ public struct UDPDiscovery: DeviceDiscovery {
     /// Creates a discovery for `endpoints` (default: the emulator convention, 127.0.0.1:8111).
     public init(
         endpoints: [UDPEndpoint] = [UDPEndpoint()], probeTimeout: Duration = .milliseconds(300),
-        openTimeout: Duration = CTAPHIDConnection.defaultOpenTimeout, logger: Logger = Logger(label: "securitykey.udp")
+        openTimeout: Duration = CTAPHIDConnection.defaultOpenTimeout,
+        logger: Logger = Logger(label: "securitykey.udp")
     ) {
         self.endpoints = endpoints
         self.probeTimeout = probeTimeout
@@ -37,7 +38,8 @@ public struct UDPDiscovery: DeviceDiscovery {
                 await connection.close()
             } catch {
                 if error.code == .cancelled { throw error }
-                logger.debug("No UDP device answers", metadata: ["uri": "\(endpoint.uri)", "error": "\(error)"])
+                logger.debug(
+                    "No UDP device answers", metadata: ["uri": "\(endpoint.uri)", "error": "\(error)"])
             }
         }
         return found
@@ -49,9 +51,12 @@ public struct UDPDiscovery: DeviceDiscovery {
     }
 
     /// Opens an endpoint and allocates a CTAPHID channel.
-    public func open(endpoint: UDPEndpoint, timeout: Duration) async throws(TransportError) -> CTAPHIDConnection {
+    public func open(endpoint: UDPEndpoint, timeout: Duration) async throws(TransportError)
+        -> CTAPHIDConnection
+    {
         let pipe = try UDPReportPipe(endpoint: endpoint)
         let descriptor = DeviceDescriptor(uri: endpoint.uri, transport: .udp, product: "CTAPHID over UDP")
-        return try await CTAPHIDConnection.open(pipe: pipe, descriptor: descriptor, timeout: timeout, logger: logger)
+        return try await CTAPHIDConnection.open(
+            pipe: pipe, descriptor: descriptor, timeout: timeout, logger: logger)
     }
 }

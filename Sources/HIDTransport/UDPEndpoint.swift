@@ -19,7 +19,9 @@ public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {
     public static let defaultLocalPort: UInt16 = 7112
 
     /// Creates an endpoint.
-    public init(host: String = "127.0.0.1", port: UInt16 = defaultDevicePort, localPort: UInt16 = defaultLocalPort) {
+    public init(
+        host: String = "127.0.0.1", port: UInt16 = defaultDevicePort, localPort: UInt16 = defaultLocalPort
+    ) {
         self.host = host
         self.port = port
         self.localPort = localPort
@@ -28,7 +30,8 @@ public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {
     /// Parses `udp:HOST:PORT[?local=PORT]`.
     public init(uri: String) throws(TransportError) {
         let invalid = TransportError(
-            .invalidURI, "'\(uri)' is not a UDP device URI like udp:127.0.0.1:8111 or udp:127.0.0.1:8111?local=7112.")
+            .invalidURI,
+            "'\(uri)' is not a UDP device URI like udp:127.0.0.1:8111 or udp:127.0.0.1:8111?local=7112.")
         guard uri.hasPrefix("udp:") else { throw invalid }
         var rest = Substring(uri.dropFirst(4))
         var localPort = Self.defaultLocalPort
@@ -41,7 +44,8 @@ public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {
                 localPort = value
             }
         }
-        guard let colon = rest.lastIndex(of: ":"), let port = UInt16(rest[rest.index(after: colon)...]), port != 0
+        guard let colon = rest.lastIndex(of: ":"), let port = UInt16(rest[rest.index(after: colon)...]),
+            port != 0
         else { throw invalid }
         let host = String(rest[..<colon])
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)

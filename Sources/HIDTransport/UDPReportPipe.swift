@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Transport
 
@@ -38,9 +38,11 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
             if code == EADDRINUSE {
                 throw TransportError(
                     .busy,
-                    "Local UDP port \(endpoint.localPort) is in use; add ?local=0 to the URI to use any free port.")
+                    "Local UDP port \(endpoint.localPort) is in use; add ?local=0 to the URI to use any free port."
+                )
             }
-            throw TransportError(.system, "Could not bind local UDP port \(endpoint.localPort) (errno \(code)).")
+            throw TransportError(
+                .system, "Could not bind local UDP port \(endpoint.localPort) (errno \(code)).")
         }
         socket = fd
         thread = IOThread(name: "udp \(endpoint.host):\(endpoint.port)")
@@ -70,7 +72,9 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
             let sent = report.withUnsafeBytes { bytes in
                 withUnsafePointer(to: &peer) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                        sendto(
+                            fd, bytes.baseAddress, bytes.count, 0, $0,
+                            socklen_t(MemoryLayout<sockaddr_in>.size))
                     }
                 }
             }
@@ -88,7 +92,11 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
             guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
             while true {
                 let remaining = deadline - .now
-                let milliseconds = max(0, Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+                let milliseconds = max(
+                    0,
+                    Int32(
+                        remaining.components.seconds * 1000 + remaining.components.attoseconds
+                            / 1_000_000_000_000_000))
                 var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 let ready = poll(&descriptor, 1, milliseconds)
                 if ready < 0 {
@@ -110,7 +118,9 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
                     if errno == EINTR || errno == EAGAIN || errno == ECONNREFUSED { continue }
                     throw TransportError(.system, "Reading from the UDP device failed (errno \(errno)).")
                 }
-                guard source.sin_addr.s_addr == self.peer.sin_addr.s_addr, source.sin_port == self.peer.sin_port else {
+                guard source.sin_addr.s_addr == self.peer.sin_addr.s_addr,
+                    source.sin_port == self.peer.sin_port
+                else {
                     continue
                 }
                 return Array(buffer.prefix(received))

@@ -28,7 +28,8 @@ final class CTAPHIDServerEngine<Peer: Sendable>: Sendable {
     private let logger: Logger
 
     init(
-        handler: any CTAPMessageHandler, device: CTAPHIDDeviceState, keepaliveInterval: Duration, logger: Logger,
+        handler: any CTAPMessageHandler, device: CTAPHIDDeviceState, keepaliveInterval: Duration,
+        logger: Logger,
         send: @escaping @Sendable ([UInt8], Peer) -> Void
     ) {
         self.handler = handler
@@ -43,17 +44,20 @@ final class CTAPHIDServerEngine<Peer: Sendable>: Sendable {
     /// Handles one report from `peer`; requests that need the handler are added to `group`.
     func receive(_ report: [UInt8], from peer: Peer, in group: inout DiscardingTaskGroup) {
         let (actions, size) = state.withLock { state -> ([CTAPHIDDeviceState.Action], Int) in
-            if let channel = CTAPHIDPacket.channel(of: report), channel != CTAPHIDMessage.broadcastChannel {
-                if state.device.processingChannel != channel { state.peers[channel] = peer }
+            let actions = state.device.receive(report, at: .now)
+            // Remember who is sending a message, for ERR_MSG_TIMEOUT; only the one channel the
+            // device is assembling, so a flood of made-up channels cannot grow the table.
+            if let channel = state.device.assemblingChannel, channel == CTAPHIDPacket.channel(of: report) {
+                state.peers[channel] = peer
             }
-            return (state.device.receive(report, at: .now), state.device.reportSize)
+            return (actions, state.device.reportSize)
         }
         for action in actions {
             switch action {
             case .send(let message):
                 transmit(message, size: size, to: peer)
             case .process(let message, let transaction):
-                state.withLock { $0.peers[message.channel] = peer }
+                state.withLock { $0.peers[message.channel] = nil }
                 group.addTask { await self.process(message, transaction: transaction, peer: peer) }
             case .cancel(let channel):
                 logger.debug("CTAPHID cancel", metadata: ["cid": "\(channel)"])
@@ -65,7 +69,10 @@ final class CTAPHIDServerEngine<Peer: Sendable>: Sendable {
     /// Times out stalled messages; call it whenever a receive slice ends.
     func expire() {
         let (actions, peers, size) = state.withLock { state in
-            (state.device.expire(at: .now), state.peers, state.device.reportSize)
+            let actions = state.device.expire(at: .now)
+            let peers = state.peers
+            for case .send(let message) in actions { state.peers[message.channel] = nil }
+            return (actions, peers, state.device.reportSize)
         }
         for case .send(let message) in actions {
             if let peer = peers[message.channel] { transmit(message, size: size, to: peer) }
@@ -90,17 +97,24 @@ final class CTAPHIDServerEngine<Peer: Sendable>: Sendable {
             group.addTask {
                 switch message.command {
                 case .cbor:
-                    .reply(await handler.handleCBOR(message.payload) { keepalive in status.value.withLock { $0 = keepalive.rawValue } })
+                    .reply(
+                        await handler.handleCBOR(message.payload) { keepalive in
+                            status.value.withLock { $0 = keepalive.rawValue }
+                        })
                 case .msg:
                     .reply(await handler.handleU2F(message.payload))
                 default:
-                    .reply(await { await handler.wink(); return [] }())
+                    .reply(
+                        await {
+                            await handler.wink(); return []
+                        }())
                 }
             }
             group.addTask {
                 while (try? await Task.sleep(for: self.keepaliveInterval)) != nil {
                     let keepalive = CTAPHIDMessage(
-                        channel: message.channel, command: .keepalive, payload: [status.value.withLock { $0 }])
+                        channel: message.channel, command: .keepalive, payload: [status.value.withLock { $0 }]
+                    )
                     self.transmit(keepalive, size: size, to: peer)
                 }
                 return .idle
@@ -126,14 +140,20 @@ final class CTAPHIDServerEngine<Peer: Sendable>: Sendable {
         }
         cancelContinuation.finish()
         let current = state.withLock { state -> Bool in
-            if state.cancels[message.channel]?.transaction == transaction { state.cancels[message.channel] = nil }
+            if state.cancels[message.channel]?.transaction == transaction {
+                state.cancels[message.channel] = nil
+            }
             return state.device.finish(transaction: transaction)
         }
         guard current else {
-            logger.debug("CTAPHID reply dropped: the channel was re-initialised", metadata: ["cid": "\(message.channel)"])
+            logger.debug(
+                "CTAPHID reply dropped: the channel was re-initialised",
+                metadata: ["cid": "\(message.channel)"])
             return
         }
-        transmit(CTAPHIDMessage(channel: message.channel, command: message.command, payload: reply), size: size, to: peer)
+        transmit(
+            CTAPHIDMessage(channel: message.channel, command: message.command, payload: reply), size: size,
+            to: peer)
     }
 }
 

@@ -41,16 +41,20 @@ final class CTAPHIDServerThread: @unchecked Sendable {
     }
 
     /// Runs `body` on the thread and returns its result.
-    func run<T: Sendable>(_ body: @escaping @Sendable () throws(TransportError) -> T) async throws(TransportError) -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws(TransportError) -> T)
+        async throws(TransportError) -> T
+    {
         let cancelled = ServerCancelFlag()
         let result: Result<T, TransportError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, TransportError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<T, TransportError>, Never>) in
                 condition.lock()
                 let accepted = !stopping
                 if accepted {
                     jobs.append {
                         if cancelled.value.load(ordering: .acquiring) {
-                            continuation.resume(returning: .failure(TransportError(.cancelled, "The server was stopped.")))
+                            continuation.resume(
+                                returning: .failure(TransportError(.cancelled, "The server was stopped.")))
                             return
                         }
                         do throws(TransportError) {
@@ -63,7 +67,8 @@ final class CTAPHIDServerThread: @unchecked Sendable {
                 }
                 condition.unlock()
                 if !accepted {
-                    continuation.resume(returning: .failure(TransportError(.closed, "The server was closed.")))
+                    continuation.resume(
+                        returning: .failure(TransportError(.closed, "The server was closed.")))
                 }
             }
         } onCancel: {

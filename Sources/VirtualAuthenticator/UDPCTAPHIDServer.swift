@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import CTAPHID
 import Logging
@@ -69,9 +69,13 @@ public final class UDPCTAPHIDServer: Sendable {
             throw TransportError(.invalidURI, "'\(configuration.host)' is not an IPv4 address.")
         }
         let fd = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TransportError(.system, "Could not create a UDP socket (errno \(errno)).") }
+        guard fd >= 0 else {
+            throw TransportError(.system, "Could not create a UDP socket (errno \(errno)).")
+        }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0 else {
             let code = errno
@@ -105,8 +109,9 @@ public final class UDPCTAPHIDServer: Sendable {
             _ = report.withUnsafeBytes { bytes in
                 withUnsafePointer(to: &destination) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0,
-                               socklen_t(MemoryLayout<sockaddr_in>.size))
+                        sendto(
+                            fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0,
+                            socklen_t(MemoryLayout<sockaddr_in>.size))
                     }
                 }
             }

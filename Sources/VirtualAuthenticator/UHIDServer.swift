@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import CTAPHID
 import Logging
@@ -31,7 +31,8 @@ public final class UHIDServer: Sendable {
         public init(
             name: String = "securitykey virtual FIDO key", serialNumber: String = "VIRTUAL0001",
             vendorID: UInt32 = 0x1209, productID: UInt32 = 0xF1D0,
-            capabilities: CTAPHIDCapabilities = [.wink, .cbor], keepaliveInterval: Duration = .milliseconds(100)
+            capabilities: CTAPHIDCapabilities = [.wink, .cbor],
+            keepaliveInterval: Duration = .milliseconds(100)
         ) {
             self.name = name
             self.serialNumber = serialNumber
@@ -70,7 +71,8 @@ public final class UHIDServer: Sendable {
 
     /// Creates a server; nothing is opened until ``run()``.
     public init(
-        handler: any CTAPMessageHandler, configuration: Configuration = Configuration(), path: String = "/dev/uhid",
+        handler: any CTAPMessageHandler, configuration: Configuration = Configuration(),
+        path: String = "/dev/uhid",
         logger: Logger = Logger(label: "securitykey.virtual.uhid")
     ) {
         self.handler = handler
@@ -142,9 +144,13 @@ public final class UHIDServer: Sendable {
             engine.receive(report, from: (), in: &group)
         case UHIDEvent.getReport:
             // The FIDO interface has no feature reports; answer at once so the kernel does not wait.
-            if let id = UHIDEvent.requestID(event) { _ = UHIDEvent.write(fd, UHIDEvent.getReportReply(id: id)) }
+            if let id = UHIDEvent.requestID(event) {
+                _ = UHIDEvent.write(fd, UHIDEvent.getReportReply(id: id))
+            }
         case UHIDEvent.setReport:
-            if let id = UHIDEvent.requestID(event) { _ = UHIDEvent.write(fd, UHIDEvent.setReportReply(id: id)) }
+            if let id = UHIDEvent.requestID(event) {
+                _ = UHIDEvent.write(fd, UHIDEvent.setReportReply(id: id))
+            }
         default:
             break  // START, STOP, OPEN, CLOSE need no answer.
         }
@@ -202,7 +208,8 @@ enum UHIDEvent {
         put32(&bytes, 264, configuration.vendorID)
         put32(&bytes, 268, configuration.productID)
         put32(&bytes, 272, 0x0100)
-        bytes.replaceSubrange(280..<280 + UHIDServer.reportDescriptor.count, with: UHIDServer.reportDescriptor)
+        bytes.replaceSubrange(
+            280..<280 + UHIDServer.reportDescriptor.count, with: UHIDServer.reportDescriptor)
         return bytes
     }
 

@@ -5,7 +5,8 @@ import Testing
 /// The device-side state machine, driven with reports laid out by hand per CTAP 2.1 §11.2.
 @Suite struct CTAPHIDDeviceStateTests {
     static let info = CTAPHIDInitResponse(
-        nonce: [], channel: 0, majorVersion: 1, minorVersion: 2, buildVersion: 3, capabilities: [.wink, .cbor])
+        nonce: [], channel: 0, majorVersion: 1, minorVersion: 2, buildVersion: 3,
+        capabilities: [.wink, .cbor])
 
     static func report(_ hex: String) -> [UInt8] {
         var bytes = Hex.decode(hex)
@@ -48,7 +49,8 @@ import Testing
         let channel = try allocate()
         let hexChannel = String(format: "%08x", channel)
         let actions = state.receive(Self.report(hexChannel + "81" + "0003" + "414243"), at: start)
-        #expect(actions == [.send(CTAPHIDMessage(channel: channel, command: .ping, payload: [0x41, 0x42, 0x43]))])
+        #expect(
+            actions == [.send(CTAPHIDMessage(channel: channel, command: .ping, payload: [0x41, 0x42, 0x43]))])
     }
 
     @Test mutating func busyOnASecondChannelWhileProcessing() throws {
@@ -117,7 +119,10 @@ import Testing
     @Test mutating func resyncAbortsTheTransaction() throws {
         let channel = try allocate()
         let a = String(format: "%08x", channel)
-        guard case .process(_, let transaction)? = state.receive(Self.report(a + "90" + "0001" + "04"), at: start).first
+        guard
+            case .process(_, let transaction)? = state.receive(
+                Self.report(a + "90" + "0001" + "04"), at: start
+            ).first
         else {
             Issue.record("CBOR was not dispatched")
             return
@@ -131,7 +136,8 @@ import Testing
     @Test mutating func lockHoldsOtherChannelsOff() throws {
         let a = String(format: "%08x", try allocate())
         let b = String(format: "%08x", try allocate(nonce: "0101010101010101"))
-        guard case .send(let reply)? = state.receive(Self.report(a + "84" + "0001" + "02"), at: start).first else {
+        guard case .send(let reply)? = state.receive(Self.report(a + "84" + "0001" + "02"), at: start).first
+        else {
             Issue.record("LOCK not answered")
             return
         }

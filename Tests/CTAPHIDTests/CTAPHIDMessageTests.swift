@@ -20,8 +20,12 @@ import Testing
     }
 
     @Test func emptyMessageIsOneReport() throws {
-        let reports = try CTAPHIDMessage(channel: 0xFFFF_FFFF, command: .wink, payload: []).reports(reportSize: 64)
-        #expect(reports.map { Hex.encode($0) } == ["ffffffff" + "88" + "0000" + String(repeating: "00", count: 57)])
+        let reports = try CTAPHIDMessage(channel: 0xFFFF_FFFF, command: .wink, payload: []).reports(
+            reportSize: 64)
+        #expect(
+            reports.map { Hex.encode($0) } == [
+                "ffffffff" + "88" + "0000" + String(repeating: "00", count: 57)
+            ])
     }
 
     @Test func largestMessageUsesAllSequenceNumbers() throws {
@@ -70,7 +74,8 @@ import Testing
         var assembler = CTAPHIDMessageAssembler(channel: Self.channel)
         let step1 = try assembler.append(Self.report("cafe0002" + "90" + "0001" + "00"))
         #expect(step1 == .ignored)
-        let step2 = try assembler.append(Self.report(Self.header + "90" + "0040" + String(repeating: "11", count: 57)))
+        let step2 = try assembler.append(
+            Self.report(Self.header + "90" + "0040" + String(repeating: "11", count: 57)))
         #expect(step2 == .needMore)
         let step3 = try assembler.append(Self.report("cafe0002" + "00" + "22"))
         #expect(step3 == .ignored)
@@ -126,6 +131,8 @@ import Testing
     }
 
     @Test func shortPayloadIsRejected() {
-        #expect(throws: CTAPHIDError.self) { try CTAPHIDInitResponse(payload: Array(repeating: 0, count: 16)) }
+        #expect(throws: CTAPHIDError.self) {
+            try CTAPHIDInitResponse(payload: Array(repeating: 0, count: 16))
+        }
     }
 }

@@ -39,7 +39,8 @@ enum PythonFIDO2 {
     static func run(_ script: String, input: String) throws -> String {
         guard let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"], !python.isEmpty else {
             throw Unavailable(
-                description: "SECURITYKEY_PYTHON is not set: point it at a python3 with python-fido2 (make pydeps).")
+                description:
+                    "SECURITYKEY_PYTHON is not set: point it at a python3 with python-fido2 (make pydeps).")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)

@@ -38,7 +38,8 @@ import Transport
     @Test func oversizedRequestIsRefusedBeforeSending() async throws {
         let connection = try await Self.open(MemoryReportPipe())
         await #expect(throws: TransportError.self) {
-            _ = try await connection.transact(.cbor, payload: Array(repeating: 0, count: 7610), timeout: .seconds(1))
+            _ = try await connection.transact(
+                .cbor, payload: Array(repeating: 0, count: 7610), timeout: .seconds(1))
         }
         await Self.expectRecovery(connection, "an oversized request")
     }
@@ -46,7 +47,9 @@ import Transport
     @Test func u2fTravelsAsMSG() async throws {
         // The memory device advertises CBOR|WINK without NMSG, so MSG is allowed and echoed.
         let connection = try await Self.open(MemoryReportPipe())
-        #expect(try await connection.transact(.u2f, payload: [0x00, 0x03, 0x00, 0x00], timeout: .seconds(1)).first == 0)
+        #expect(
+            try await connection.transact(.u2f, payload: [0x00, 0x03, 0x00, 0x00], timeout: .seconds(1)).first
+                == 0)
     }
 
     static let hostile: [(Hostility, TransportError.Code?)] = [
@@ -62,7 +65,9 @@ import Transport
     ]
 
     @Test(arguments: hostile)
-    func hostileDeviceEndsWithATypedError(_ hostility: Hostility, _ expected: TransportError.Code?) async throws {
+    func hostileDeviceEndsWithATypedError(_ hostility: Hostility, _ expected: TransportError.Code?)
+        async throws
+    {
         let pipe = MemoryReportPipe(hostility: hostility, hostileRequests: 1)
         let connection = try await Self.open(pipe)
         let statuses = Mutex<[KeepaliveStatus]>([])
@@ -100,7 +105,8 @@ import Transport
         let pipe = MemoryReportPipe(hostility: .error(0x06), hostileRequests: .max)
         let connection = try await Self.open(pipe)
         do {
-            _ = try await connection.transact(.cbor, payload: Self.request, deadline: .now + .milliseconds(300), keepalive: { _ in })
+            _ = try await connection.transact(
+                .cbor, payload: Self.request, deadline: .now + .milliseconds(300), keepalive: { _ in })
             Issue.record("busy forever ended without error")
         } catch {
             #expect(error.code == .busy)
@@ -119,7 +125,8 @@ import Transport
     @Test func busyAnswerToInitEndsAsBusyThenOpens() async throws {
         let pipe = MemoryReportPipe(busyInits: .max)
         await #expect {
-            _ = try await CTAPHIDConnection.open(pipe: pipe, descriptor: Self.descriptor, timeout: .milliseconds(300))
+            _ = try await CTAPHIDConnection.open(
+                pipe: pipe, descriptor: Self.descriptor, timeout: .milliseconds(300))
         } throws: { ($0 as? TransportError)?.code == .busy }
         let retrying = MemoryReportPipe(busyInits: 2)
         let connection = try await Self.open(retrying)
@@ -130,7 +137,8 @@ import Transport
         let pipe = MemoryReportPipe(busyInits: 0)
         pipe.swallowInit()
         await #expect {
-            _ = try await CTAPHIDConnection.open(pipe: pipe, descriptor: Self.descriptor, timeout: .milliseconds(200))
+            _ = try await CTAPHIDConnection.open(
+                pipe: pipe, descriptor: Self.descriptor, timeout: .milliseconds(200))
         } throws: { ($0 as? TransportError)?.code == .timeout }
     }
 

@@ -39,8 +39,11 @@ final class MemoryReportPipe: CTAPHIDReportPipe {
     struct Core {
         var device: CTAPHIDDeviceState
         static func device(reportSize: Int) -> CTAPHIDDeviceState {
-            CTAPHIDDeviceState(reportSize: reportSize, deviceInfo: CTAPHIDInitResponse(
-                nonce: [], channel: 0, majorVersion: 1, minorVersion: 0, buildVersion: 0, capabilities: [.cbor, .wink]))
+            CTAPHIDDeviceState(
+                reportSize: reportSize,
+                deviceInfo: CTAPHIDInitResponse(
+                    nonce: [], channel: 0, majorVersion: 1, minorVersion: 0, buildVersion: 0,
+                    capabilities: [.cbor, .wink]))
         }
         var inbound: [[UInt8]] = []
         var hostility: Hostility
@@ -61,7 +64,10 @@ final class MemoryReportPipe: CTAPHIDReportPipe {
 
     init(hostility: Hostility = .silent, hostileRequests: Int = 0, busyInits: Int = 0, reportSize: Int = 64) {
         self.reportSize = reportSize
-        self.core = Mutex(Core(device: Core.device(reportSize: reportSize), hostility: hostility, hostileRequests: hostileRequests, busyInits: busyInits))
+        self.core = Mutex(
+            Core(
+                device: Core.device(reportSize: reportSize), hostility: hostility,
+                hostileRequests: hostileRequests, busyInits: busyInits))
     }
 
     var cancels: Int { core.withLock { $0.cancels } }
@@ -71,14 +77,19 @@ final class MemoryReportPipe: CTAPHIDReportPipe {
     }
 
     static func header(_ channel: UInt32) -> [UInt8] {
-        [UInt8(channel >> 24), UInt8(channel >> 16 & 0xFF), UInt8(channel >> 8 & 0xFF), UInt8(channel & 0xFF)]
+        [
+            UInt8(channel >> 24), UInt8(channel >> 16 & 0xFF), UInt8(channel >> 8 & 0xFF),
+            UInt8(channel & 0xFF),
+        ]
     }
 
     func write(_ report: [UInt8]) async throws(TransportError) {
         let size = reportSize
         core.withLock { core in
             if report.count > 4, report[4] == 0x86, core.swallowInit { return }
-            if report.count > 4, report[4] == 0x86, core.busyInits > 0, let channel = CTAPHIDPacket.channel(of: report) {
+            if report.count > 4, report[4] == 0x86, core.busyInits > 0,
+                let channel = CTAPHIDPacket.channel(of: report)
+            {
                 core.busyInits -= 1
                 core.inbound.append(Self.pad(Self.header(channel) + [0xBF, 0x00, 0x01, 0x06], to: size))
                 return
@@ -92,8 +103,9 @@ final class MemoryReportPipe: CTAPHIDReportPipe {
                     core.keepaliveForever = false
                     if let pending = core.pendingTransaction { _ = core.device.finish(transaction: pending) }
                     core.pendingTransaction = nil
-                    core.inbound += (try? CTAPHIDMessage(channel: channel, command: .cbor, payload: [0x2D])
-                        .reports(reportSize: size)) ?? []
+                    core.inbound +=
+                        (try? CTAPHIDMessage(channel: channel, command: .cbor, payload: [0x2D])
+                            .reports(reportSize: size)) ?? []
                 case .process(let message, let transaction):
                     core.requestsSeen += 1
                     if message.command == .cbor, core.hostileRequests > 0 {
@@ -106,7 +118,9 @@ final class MemoryReportPipe: CTAPHIDReportPipe {
                         }
                     } else {
                         _ = core.device.finish(transaction: transaction)
-                        let reply = CTAPHIDMessage(channel: message.channel, command: message.command, payload: [0x00] + message.payload)
+                        let reply = CTAPHIDMessage(
+                            channel: message.channel, command: message.command,
+                            payload: [0x00] + message.payload)
                         core.inbound += (try? reply.reports(reportSize: size)) ?? []
                     }
                 }
@@ -123,7 +137,9 @@ final class MemoryReportPipe: CTAPHIDReportPipe {
             core.keepaliveForever = true
             core.keepaliveChannel = channel
         case .wrongChannel:
-            core.inbound += (try? CTAPHIDMessage(channel: channel &+ 1, command: .cbor, payload: [0]).reports(reportSize: size)) ?? []
+            core.inbound +=
+                (try? CTAPHIDMessage(channel: channel &+ 1, command: .cbor, payload: [0]).reports(
+                    reportSize: size)) ?? []
         case .sequenceGap:
             core.inbound.append(pad(header + [0x90, 0x00, 0x64], to: size))
             core.inbound.append(pad(header + [0x01], to: size))
@@ -140,12 +156,13 @@ final class MemoryReportPipe: CTAPHIDReportPipe {
             core.inbound.append(header + [0x90, 0x00, 0x01])
         case .error(let code):
             core.inbound.append(pad(header + [0xBF, 0x00, 0x01, code], to: size))
-            // An error tells the host the request is dead; answer the next one normally.
+        // An error tells the host the request is dead; answer the next one normally.
         case .garbage:
             for index in 0..<8 {
                 var report: [UInt8] = index.isMultiple(of: 2) ? header : []
                 while report.count < size {
-                    core.garbageSeed = core.garbageSeed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    core.garbageSeed =
+                        core.garbageSeed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                     report.append(UInt8(truncatingIfNeeded: core.garbageSeed >> 33))
                 }
                 core.inbound.append(report)
@@ -161,7 +178,8 @@ final class MemoryReportPipe: CTAPHIDReportPipe {
                 if core.keepaliveForever {
                     core.keepaliveCount += 1
                     let status: UInt8 = core.keepaliveCount.isMultiple(of: 2) ? 2 : 1
-                    return Self.pad(Self.header(core.keepaliveChannel) + [0xBB, 0x00, 0x01, status], to: reportSize)
+                    return Self.pad(
+                        Self.header(core.keepaliveChannel) + [0xBB, 0x00, 0x01, status], to: reportSize)
                 }
                 return nil
             }

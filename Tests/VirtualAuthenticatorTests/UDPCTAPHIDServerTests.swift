@@ -19,7 +19,9 @@ final class CTAPHIDTestHandler: CTAPMessageHandler {
         self.delay = delay
     }
 
-    func handleCBOR(_ message: [UInt8], keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async -> [UInt8] {
+    func handleCBOR(_ message: [UInt8], keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async
+        -> [UInt8]
+    {
         if delay > .zero {
             keepalive(.userPresenceNeeded)
             do {
@@ -64,9 +66,13 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
             let connection = try await openUDP(server)
             #expect(connection.capabilities == [.cbor, .wink])
             let payload = (0..<7000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
-            #expect(try await connection.transact(.cbor, payload: payload, timeout: .seconds(5)) == [0] + payload)
+            #expect(
+                try await connection.transact(.cbor, payload: payload, timeout: .seconds(5)) == [0] + payload)
             #expect(try await connection.ping([9, 8, 7]) == [9, 8, 7])
-            #expect(try await connection.transact(.u2f, payload: [0, 3, 0, 0], timeout: .seconds(2)) == [0, 3, 0, 0, 0x90, 0])
+            #expect(
+                try await connection.transact(.u2f, payload: [0, 3, 0, 0], timeout: .seconds(2)) == [
+                    0, 3, 0, 0, 0x90, 0,
+                ])
             try await connection.wink()
             await connection.close()
         }
@@ -95,7 +101,8 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
             let (started, continuation) = AsyncStream.makeStream(of: Void.self)
             let request = Task {
                 try await connection.transact(
-                    .cbor, payload: [0x02], deadline: .now + .seconds(30), keepalive: { _ in continuation.yield() })
+                    .cbor, payload: [0x02], deadline: .now + .seconds(30),
+                    keepalive: { _ in continuation.yield() })
             }
             for await _ in started { break }
             request.cancel()
@@ -134,7 +141,8 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
                 for (index, server) in servers.enumerated() {
                     hosts.addTask {
                         let connection = try await openUDP(server)
-                        let reply = try await connection.transact(.cbor, payload: [0x04], timeout: .seconds(10))
+                        let reply = try await connection.transact(
+                            .cbor, payload: [0x04], timeout: .seconds(10))
                         await connection.close()
                         return (index, reply)
                     }
@@ -150,10 +158,12 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
     @Test func unknownEndpointFailsWithATypedError() async throws {
         // Nothing listens on the port of a server that was just closed.
         let port = try UDPCTAPHIDServer(handler: CTAPHIDTestHandler(), configuration: .init(port: 0)).port
-        let discovery = UDPDiscovery(endpoints: [UDPEndpoint(port: port, localPort: 0)], probeTimeout: .milliseconds(200))
+        let discovery = UDPDiscovery(
+            endpoints: [UDPEndpoint(port: port, localPort: 0)], probeTimeout: .milliseconds(200))
         #expect(try await discovery.devices().isEmpty)
         await #expect {
-            _ = try await discovery.open(endpoint: UDPEndpoint(port: port, localPort: 0), timeout: .milliseconds(300))
+            _ = try await discovery.open(
+                endpoint: UDPEndpoint(port: port, localPort: 0), timeout: .milliseconds(300))
         } throws: { [.timeout, .system].contains(($0 as? TransportError)?.code) }
     }
 }

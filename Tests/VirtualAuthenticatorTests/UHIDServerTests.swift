@@ -7,12 +7,17 @@ import VirtualAuthenticator
 
 /// The uhid server seen through a real hidraw node and hidapi. Runs only where /dev/uhid exists:
 /// in the QEMU guest of `scripts/hidvm/test-uhid.sh` (this host's kernel has no uhid).
-@Suite(.enabled(if: FileManager.default.fileExists(atPath: "/dev/uhid"), "needs /dev/uhid: run scripts/hidvm/test-uhid.sh"))
+@Suite(
+    .enabled(
+        if: FileManager.default.fileExists(atPath: "/dev/uhid"),
+        "needs /dev/uhid: run scripts/hidvm/test-uhid.sh"))
 struct UHIDServerTests {
     /// Waits (up to 20 s: the guest is slow) for hidapi to list the virtual key.
     static func waitForKey(serial: String) async throws -> DeviceDescriptor? {
         for _ in 0..<200 {
-            if let key = try await HIDDiscovery().devices().first(where: { $0.serialNumber == serial }) { return key }
+            if let key = try await HIDDiscovery().devices().first(where: { $0.serialNumber == serial }) {
+                return key
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         return nil
@@ -32,7 +37,9 @@ struct UHIDServerTests {
             let connection = try await discovery.open(uri: key.uri)
             #expect(connection.capabilities == [.cbor, .wink])
             let payload = (0..<1000).map { UInt8(truncatingIfNeeded: $0) }
-            #expect(try await connection.transact(.cbor, payload: payload, timeout: .seconds(20)) == [0, 0x55] + payload)
+            #expect(
+                try await connection.transact(.cbor, payload: payload, timeout: .seconds(20)) == [0, 0x55]
+                    + payload)
             try await connection.wink()
             // The flock keeps a second opener out while the first holds the key.
             await #expect {
@@ -50,20 +57,21 @@ struct UHIDServerTests {
 
 extension UHIDServerTests {
     static let pythonScript = #"""
-import json, sys
-from fido2.hid import CtapHidDevice, CTAPHID
-devices = [d for d in CtapHidDevice.list_devices() if d.serial_number == sys.argv[1]]
-dev = devices[0]
-print(json.dumps({
-    "count": len(devices), "vid": dev.descriptor.vid, "pid": dev.descriptor.pid,
-    "size": [dev.descriptor.report_size_in, dev.descriptor.report_size_out],
-    "capabilities": int(dev.capabilities), "cbor": dev.call(CTAPHID.CBOR, b"\x04\x05").hex(),
-    "ping": dev.ping(b"uhid").hex(),
-}))
-"""#
+        import json, sys
+        from fido2.hid import CtapHidDevice, CTAPHID
+        devices = [d for d in CtapHidDevice.list_devices() if d.serial_number == sys.argv[1]]
+        dev = devices[0]
+        print(json.dumps({
+            "count": len(devices), "vid": dev.descriptor.vid, "pid": dev.descriptor.pid,
+            "size": [dev.descriptor.report_size_in, dev.descriptor.report_size_out],
+            "capabilities": int(dev.capabilities), "cbor": dev.call(CTAPHID.CBOR, b"\x04\x05").hex(),
+            "ping": dev.ping(b"uhid").hex(),
+        }))
+        """#
 
     @Test func pythonFIDO2FindsAndTalksToTheKey() async throws {
-        let server = UHIDServer(handler: CTAPHIDTestHandler(tag: [0x77]), configuration: .init(serialNumber: "UHIDTEST2"))
+        let server = UHIDServer(
+            handler: CTAPHIDTestHandler(tag: [0x77]), configuration: .init(serialNumber: "UHIDTEST2"))
         let output = try await withThrowingTaskGroup(of: String?.self) { group in
             group.addTask {
                 try await server.run()
