@@ -167,3 +167,33 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
         } throws: { [.timeout, .system].contains(($0 as? TransportError)?.code) }
     }
 }
+
+@Suite struct UDPCTAPHIDServerReplyPortTests {
+    @Test func fixedReplyPortFollowsTheEmulatorConvention() async throws {
+        // A free port for the "host" side, learned by binding and releasing it.
+        let replyPort = try UDPCTAPHIDServer(handler: CTAPHIDTestHandler(), configuration: .init(port: 0))
+            .port
+        let server = try UDPCTAPHIDServer(
+            handler: CTAPHIDTestHandler(), configuration: .init(port: 0, replyPort: replyPort))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            let sender = try UDPReportPipe(endpoint: UDPEndpoint(port: server.port, localPort: 0))
+            let listener = try UDPReportPipe(endpoint: UDPEndpoint(port: server.port, localPort: replyPort))
+            // CTAPHID_INIT on the broadcast channel with nonce 01..08, laid out per CTAP 2.1 §11.2.9.1.3.
+            var request: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0x86, 0x00, 0x08, 1, 2, 3, 4, 5, 6, 7, 8]
+            request += Array(repeating: 0, count: 64 - request.count)
+            try await sender.write(request)
+            var reply: [UInt8]?
+            for _ in 0..<30 where reply == nil {
+                reply = try await listener.read(timeout: .milliseconds(100))
+            }
+            let answer = try #require(reply)
+            #expect(Array(answer.prefix(7)) == [0xFF, 0xFF, 0xFF, 0xFF, 0x86, 0x00, 0x11])
+            #expect(Array(answer[7..<15]) == [1, 2, 3, 4, 5, 6, 7, 8])
+            #expect(try await sender.read(timeout: .milliseconds(100)) == nil)
+            await sender.close()
+            await listener.close()
+            group.cancelAll()
+        }
+    }
+}
