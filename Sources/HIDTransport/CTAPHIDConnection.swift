@@ -189,6 +189,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> [UInt8] {
         var backoff: Duration = .milliseconds(10)
+        var sawBusy = false
         logger.debug("CTAPHID request", metadata: ["command": "\(command)", "uri": "\(descriptor.uri)"])
         while true {
             for report in reports {
@@ -196,8 +197,14 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
                 logger.trace("CTAPHID out", metadata: ["report": "\(hex(report))"])
                 try await pipe.write(report)
             }
-            let reply = try await Self.receive(
-                pipe: pipe, channel: channel, deadline: deadline, logger: logger, keepalive: keepalive)
+            let reply: CTAPHIDMessage
+            do {
+                reply = try await Self.receive(
+                    pipe: pipe, channel: channel, deadline: deadline, logger: logger, keepalive: keepalive)
+            } catch {
+                // A device that kept answering busy until the deadline was busy, not silent.
+                throw sawBusy && error.code == .timeout ? Self.stayedBusy : error
+            }
             switch reply.command {
             case command:
                 return reply.payload
@@ -207,6 +214,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
                 }
                 let code = CTAPHIDErrorCode(rawValue: byte)
                 guard code == .channelBusy else { throw Self.deviceError(code) }
+                sawBusy = true
                 try await Self.backOff(&backoff, deadline: deadline, logger: logger)
             default:
                 throw TransportError(
@@ -220,6 +228,9 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         return TransportError(.deviceError, error.message, underlying: error)
     }
 
+    private static let stayedBusy = TransportError(
+        .busy, "The security key stayed busy with another application until the deadline.")
+
     private static func checkCancellation() throws(TransportError) {
         if Task.isCancelled { throw TransportError(.cancelled, "The operation was cancelled.") }
     }
@@ -229,10 +240,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         _ backoff: inout Duration, deadline: ContinuousClock.Instant, logger: Logger
     ) async throws(TransportError) {
         let remaining = deadline - .now
-        guard remaining > backoff else {
-            throw TransportError(
-                .busy, "The security key stayed busy with another application until the deadline.")
-        }
+        guard remaining > backoff else { throw stayedBusy }
         logger.debug("CTAPHID channel busy, retrying", metadata: ["after": "\(backoff)"])
         do {
             try await Task.sleep(for: backoff)
@@ -287,6 +295,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
             throw TransportError(.notSupported, error.message, underlying: error)
         }
         var backoff: Duration = .milliseconds(10)
+        var sawBusy = false
         while true {
             for report in reports {
                 try checkCancellation()
@@ -298,6 +307,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
                 try checkCancellation()
                 let remaining = deadline - .now
                 guard remaining > .zero else {
+                    if sawBusy { throw stayedBusy }
                     throw TransportError(.timeout, "The security key did not answer CTAPHID_INIT in time.")
                 }
                 guard let report = try await pipe.read(timeout: min(readSlice, remaining)) else { continue }
@@ -318,6 +328,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
                     return info
                 case .error where message.payload.first == CTAPHIDErrorCode.channelBusy.rawValue:
                     busy = true
+                    sawBusy = true
                 case .error:
                     throw deviceError(
                         CTAPHIDErrorCode(rawValue: message.payload.first ?? CTAPHIDErrorCode.other.rawValue))

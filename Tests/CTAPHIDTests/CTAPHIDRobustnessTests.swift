@@ -37,7 +37,7 @@ import Testing
         var random = SplitMix(state: seed)
         var assembler = CTAPHIDMessageAssembler(channel: 0x0000_0001)
         var completed = 0
-        for _ in 0..<5000 {
+        for _ in 0..<1500 {
             let report = Self.randomReport(&random, channels: [1, 2])
             do {
                 if case .complete(let message) = try assembler.append(report) {
@@ -58,7 +58,7 @@ import Testing
                 nonce: [], channel: 0, majorVersion: 0, minorVersion: 0, buildVersion: 0,
                 capabilities: [.cbor]))
         var now = ContinuousClock.now
-        for _ in 0..<5000 {
+        for _ in 0..<1500 {
             now += .milliseconds(Int.random(in: 0...300, using: &random))
             for action in state.receive(
                 Self.randomReport(&random, channels: [0xFFFF_FFFF, 1, 2, 3]), at: now)
@@ -79,7 +79,7 @@ import Testing
 
     @Test func reportDescriptorParserSurvivesRandomBytes() {
         var random = SplitMix(state: 42)
-        for _ in 0..<5000 {
+        for _ in 0..<1500 {
             let bytes = (0..<Int.random(in: 0...96, using: &random)).map { _ in
                 UInt8.random(in: 0...255, using: &random)
             }

@@ -57,7 +57,7 @@ import Testing
             reply: Array(0..<100)),
     ]
 
-    @Test func framesLikePythonFIDO2() throws {
+    @Test func framesLikePythonFIDO2() async throws {
         let channel: UInt32 = 0x0102_0304
         var input: [[String: Any]] = []
         for item in Self.cases {
@@ -69,7 +69,7 @@ import Testing
             ])
         }
         let json = String(decoding: try JSONSerialization.data(withJSONObject: input), as: UTF8.self)
-        let output = try PythonFIDO2.run(Self.script, input: json)
+        let output = try await PythonFIDO2.run(Self.script, input: json)
         let results = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]] ?? []
         try #require(results.count == Self.cases.count)
         for (item, result) in zip(Self.cases, results) {

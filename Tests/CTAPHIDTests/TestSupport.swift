@@ -36,30 +36,42 @@ enum PythonFIDO2 {
         var description: String
     }
 
-    static func run(_ script: String, input: String) throws -> String {
+    /// Runs the script with `input` on standard input. Files, not pipes, carry the data, and the
+    /// wait does not block a cooperative thread.
+    static func run(_ script: String, input: String) async throws -> String {
         guard let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"], !python.isEmpty else {
             throw Unavailable(
                 description:
                     "SECURITYKEY_PYTHON is not set: point it at a python3 with python-fido2 (make pydeps).")
         }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ctaphid-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let inputURL = directory.appendingPathComponent("in")
+        let outputURL = directory.appendingPathComponent("out")
+        let errorURL = directory.appendingPathComponent("err")
+        try Data(input.utf8).write(to: inputURL)
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = ["-c", script]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Unavailable(description: "python-fido2 failed: \(String(decoding: errors, as: UTF8.self))")
+        process.standardInput = try FileHandle(forReadingFrom: inputURL)
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = try FileHandle(forWritingTo: errorURL)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
         }
-        return String(decoding: output, as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            let errors = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
+            throw Unavailable(description: "python-fido2 failed: \(errors)")
+        }
+        return try String(contentsOf: outputURL, encoding: .utf8)
     }
 }

@@ -10,14 +10,14 @@ import Transport
     static let request: [UInt8] = [0x04]
 
     static func open(_ pipe: MemoryReportPipe) async throws -> CTAPHIDConnection {
-        try await CTAPHIDConnection.open(pipe: pipe, descriptor: descriptor, timeout: .seconds(2))
+        try await CTAPHIDConnection.open(pipe: pipe, descriptor: descriptor, timeout: .seconds(10))
     }
 
     /// The recovery check: the next transaction on the same connection succeeds.
     static func expectRecovery(_ connection: CTAPHIDConnection, _ label: String) async {
         let payload: [UInt8] = (0..<200).map { UInt8($0) }
         do {
-            let reply = try await connection.transact(.cbor, payload: payload, timeout: .seconds(2))
+            let reply = try await connection.transact(.cbor, payload: payload, timeout: .seconds(10))
             #expect(reply == [0x00] + payload, "recovery after \(label)")
         } catch {
             Issue.record("no recovery after \(label): \(error)")
@@ -29,7 +29,7 @@ import Transport
         let connection = try await Self.open(pipe)
         #expect(connection.capabilities == [.cbor, .wink])
         let payload = (0..<7608).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        let reply = try await connection.transact(.cbor, payload: payload, timeout: .seconds(5))
+        let reply = try await connection.transact(.cbor, payload: payload, timeout: .seconds(10))
         #expect(reply == [0x00] + payload)
         #expect(try await connection.ping([1, 2, 3]) == [1, 2, 3])
         try await connection.wink()
@@ -73,17 +73,29 @@ import Transport
         let statuses = Mutex<[KeepaliveStatus]>([])
         do {
             _ = try await connection.transact(
-                .cbor, payload: Self.request, deadline: .now + .milliseconds(400),
+                .cbor, payload: Self.request, deadline: .now + .seconds(1),
                 keepalive: { status in statuses.withLock { $0.append(status) } })
             Issue.record("\(hostility): no error")
         } catch {
             if let expected { #expect(error.code == expected, "\(hostility)") }
         }
         if case .keepaliveForever = hostility {
-            let seen = Set(statuses.withLock { $0 })
-            #expect(seen == [.processing, .userPresenceNeeded])
+            // How many arrive before the deadline depends on the machine's load; the first is
+            // "processing", as the device sent it.
+            #expect(statuses.withLock { $0.first } == .processing)
         }
         await Self.expectRecovery(connection, "\(hostility)")
+    }
+
+    @Test func keepaliveStatusesReachTheCaller() async throws {
+        let pipe = MemoryReportPipe(hostility: .keepalivesThenReply, hostileRequests: 1)
+        let connection = try await Self.open(pipe)
+        let statuses = Mutex<[KeepaliveStatus]>([])
+        let reply = try await connection.transact(
+            .cbor, payload: Self.request, deadline: .now + .seconds(10),
+            keepalive: { status in statuses.withLock { $0.append(status) } })
+        #expect(reply == [0x00])
+        #expect(statuses.withLock { $0 } == [.processing, .userPresenceNeeded])
     }
 
     static let errorCodes: [UInt8] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x0A, 0x0B, 0x7F, 0x42]
@@ -118,7 +130,7 @@ import Transport
     @Test func channelBusyIsRetried() async throws {
         let pipe = MemoryReportPipe(hostility: .error(0x06), hostileRequests: 3)
         let connection = try await Self.open(pipe)
-        let reply = try await connection.transact(.cbor, payload: [7, 7], timeout: .seconds(3))
+        let reply = try await connection.transact(.cbor, payload: [7, 7], timeout: .seconds(10))
         #expect(reply == [0, 7, 7])
     }
 
@@ -173,8 +185,8 @@ import Transport
 
     @Test func smallReportSizeFromTheDeviceIsUsed() async throws {
         let connection = try await CTAPHIDConnection.open(
-            pipe: MemoryReportPipe(reportSize: 32), descriptor: Self.descriptor, timeout: .seconds(2))
+            pipe: MemoryReportPipe(reportSize: 32), descriptor: Self.descriptor, timeout: .seconds(10))
         let payload = (0..<500).map { UInt8(truncatingIfNeeded: $0) }
-        #expect(try await connection.transact(.cbor, payload: payload, timeout: .seconds(2)) == [0] + payload)
+        #expect(try await connection.transact(.cbor, payload: payload, timeout: .seconds(10)) == [0] + payload)
     }
 }

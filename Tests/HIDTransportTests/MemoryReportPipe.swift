@@ -7,6 +7,7 @@ import Transport
 enum Hostility: Sendable, CustomStringConvertible {
     case silent
     case keepaliveForever
+    case keepalivesThenReply
     case wrongChannel
     case sequenceGap
     case sequenceRepeat
@@ -20,6 +21,7 @@ enum Hostility: Sendable, CustomStringConvertible {
         switch self {
         case .silent: "never answers"
         case .keepaliveForever: "keepalive forever"
+        case .keepalivesThenReply: "keepalives, then the reply"
         case .wrongChannel: "wrong channel"
         case .sequenceGap: "sequence gap"
         case .sequenceRepeat: "sequence repeat"
@@ -134,8 +136,15 @@ final class MemoryReportPipe: CTAPHIDReportPipe {
         case .silent:
             break
         case .keepaliveForever:
+            // Both statuses at once, then "still processing" forever.
+            core.inbound.append(pad(header + [0xBB, 0x00, 0x01, 0x01], to: size))
+            core.inbound.append(pad(header + [0xBB, 0x00, 0x01, 0x02], to: size))
             core.keepaliveForever = true
             core.keepaliveChannel = channel
+        case .keepalivesThenReply:
+            core.inbound.append(pad(header + [0xBB, 0x00, 0x01, 0x01], to: size))
+            core.inbound.append(pad(header + [0xBB, 0x00, 0x01, 0x02], to: size))
+            core.inbound += (try? CTAPHIDMessage(channel: channel, command: .cbor, payload: [0x00]).reports(reportSize: size)) ?? []
         case .wrongChannel:
             core.inbound +=
                 (try? CTAPHIDMessage(channel: channel &+ 1, command: .cbor, payload: [0]).reports(
@@ -190,7 +199,7 @@ final class MemoryReportPipe: CTAPHIDReportPipe {
             let remaining = deadline - .now
             guard remaining > .zero else { return nil }
             do {
-                try await Task.sleep(for: min(remaining, .milliseconds(2)))
+                try await Task.sleep(for: min(remaining, .milliseconds(10)))
             } catch {
                 return nil
             }

@@ -56,7 +56,7 @@ func withUDPServer<T: Sendable>(
 
 func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
     let endpoint = UDPEndpoint(host: "127.0.0.1", port: server.port, localPort: 0)
-    return try await UDPDiscovery().open(endpoint: endpoint, timeout: .seconds(3))
+    return try await UDPDiscovery().open(endpoint: endpoint, timeout: .seconds(10))
 }
 
 @Suite struct UDPCTAPHIDServerTests {
@@ -67,10 +67,10 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
             #expect(connection.capabilities == [.cbor, .wink])
             let payload = (0..<7000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
             #expect(
-                try await connection.transact(.cbor, payload: payload, timeout: .seconds(5)) == [0] + payload)
+                try await connection.transact(.cbor, payload: payload, timeout: .seconds(10)) == [0] + payload)
             #expect(try await connection.ping([9, 8, 7]) == [9, 8, 7])
             #expect(
-                try await connection.transact(.u2f, payload: [0, 3, 0, 0], timeout: .seconds(2)) == [
+                try await connection.transact(.u2f, payload: [0, 3, 0, 0], timeout: .seconds(10)) == [
                     0, 3, 0, 0, 0x90, 0,
                 ])
             try await connection.wink()
@@ -85,7 +85,7 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
         try await withUDPServer(handler) { server in
             let connection = try await openUDP(server)
             let reply = try await connection.transact(
-                .cbor, payload: [0x04], deadline: .now + .seconds(5),
+                .cbor, payload: [0x04], deadline: .now + .seconds(10),
                 keepalive: { status in statuses.withLock { $0.append(status) } })
             #expect(reply == [0x00, 0x04])
         }
@@ -110,7 +110,7 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
             // The server must have cancelled the handler; the next request then goes through
             // (answered by a fresh handler call, which also waits, so use PING).
             #expect(try await connection.ping([1]) == [1])
-            for _ in 0..<100 where handler.cancelled.withLock({ $0 }) == 0 {
+            for _ in 0..<250 where handler.cancelled.withLock({ $0 }) == 0 {
                 try await Task.sleep(for: .milliseconds(20))
             }
             #expect(handler.cancelled.withLock { $0 } == 1)
@@ -122,10 +122,10 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
         try await withUDPServer(handler) { server in
             let first = try await openUDP(server)
             let second = try await openUDP(server)
-            async let a = first.transact(.cbor, payload: [0xA], timeout: .seconds(5))
+            async let a = first.transact(.cbor, payload: [0xA], timeout: .seconds(10))
             try await Task.sleep(for: .milliseconds(50))
             // The second host gets ERR_CHANNEL_BUSY until the first is done, and retries.
-            async let b = second.transact(.cbor, payload: [0xB], timeout: .seconds(5))
+            async let b = second.transact(.cbor, payload: [0xB], timeout: .seconds(10))
             #expect(try await a == [0, 0xA])
             #expect(try await b == [0, 0xB])
         }
@@ -184,7 +184,7 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
             request += Array(repeating: 0, count: 64 - request.count)
             try await sender.write(request)
             var reply: [UInt8]?
-            for _ in 0..<30 where reply == nil {
+            for _ in 0..<100 where reply == nil {
                 reply = try await listener.read(timeout: .milliseconds(100))
             }
             let answer = try #require(reply)
