@@ -130,7 +130,7 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "CTAP2", "CBOR", "Transport", "VirtualAuthenticator",
+            "CTAP2", "CBOR", "Transport", "VirtualAuthenticator", "HIDTransport",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
