@@ -108,7 +108,13 @@ public final class SecurityKeyAuthorizationController: Sendable {
         deadline: ContinuousClock.Instant,
         _ body: (ProviderKey) async throws(SecurityKeyError) -> T
     ) async throws(SecurityKeyError) -> T {
-        let keys = try await discoverKeys(deadline: deadline)
+        let keys: [ProviderKey]
+        do throws(SecurityKeyError) {
+            keys = try await discoverKeys(deadline: deadline)
+        } catch {
+            emit(.done)
+            throw error
+        }
         let result: Result<T, SecurityKeyError>
         do throws(SecurityKeyError) {
             let key = try await selectKey(keys, deadline: deadline)
