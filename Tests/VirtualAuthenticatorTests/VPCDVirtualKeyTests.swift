@@ -69,3 +69,26 @@ extension VPCDEndToEndTests {
         }
     }
 }
+
+extension VPCDEndToEndTests {
+    /// python-fido2's ClientPin against the virtual card through pcscd, protocols 1 and 2: set
+    /// and change the PIN, a wrong PIN, tokens with permissions and an RP ID, and
+    /// makeCredential / getAssertion with user verification — python-fido2's verdicts.
+    @Test(arguments: [1, 2])
+    func pythonFIDO2ClientPINOverNFC(protocolVersion: Int) async throws {
+        guard let bed = VPCDTestBed.fromEnvironment(), let python = pythonForCrossCheck() else { return }
+        let key = try VirtualKey()
+        let result = try await withCard(key, bed: bed) { _ in
+            try await runProcess(
+                python,
+                [pythonScriptsDirectory.appendingPathComponent("fido2_pcsc_pin_check.py").path,
+                 "--reader", bed.readers[0], "--protocol", String(protocolVersion)])
+        }
+        #expect(result.status == 0, "\(result.output)")
+        let verdicts = result.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(verdicts.count == 8, "\(result.output)")
+        #expect(verdicts.allSatisfy { ($0["ok"] as? Bool) == true }, "\(result.output)")
+    }
+}
