@@ -56,12 +56,12 @@ public final class SecurityKeyAuthorizationController: Sendable {
 
     /// Creates a controller.
     /// - Parameters:
-    ///   - sources: where to look for keys (default: PC/SC).
+    ///   - sources: where to look for keys (default: USB and PC/SC).
     ///   - interaction: asks the user for PINs and account choices.
     ///   - publicSuffixes: the list origins are checked against (default: Debian's).
     ///   - logger: commands and statuses at `debug`; PINs and tokens are never logged.
     public init(
-        sources: [SecurityKeySource] = [.pcsc], interaction: (any SecurityKeyInteraction)? = nil,
+        sources: [SecurityKeySource] = SecurityKeySource.system, interaction: (any SecurityKeyInteraction)? = nil,
         publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
         logger: Logger = Logger(label: "securitykey.provider")
     ) {

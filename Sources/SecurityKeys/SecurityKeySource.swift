@@ -1,3 +1,4 @@
+import HIDTransport
 import NFCTransport
 import Transport
 
@@ -23,4 +24,15 @@ public struct SecurityKeySource: Sendable {
 
     /// NFC and contact cards through pcscd.
     public static let pcsc = SecurityKeySource.discovery(PCSCDiscovery())
+
+    /// USB keys through hidapi (hidraw).
+    public static let hid = SecurityKeySource.discovery(HIDDiscovery())
+
+    /// CTAPHID-over-UDP keys (emulators, the virtual key) at `endpoints`.
+    public static func udp(_ endpoints: [UDPEndpoint] = [UDPEndpoint()]) -> SecurityKeySource {
+        .discovery(UDPDiscovery(endpoints: endpoints))
+    }
+
+    /// The keys a desktop has: USB and PC/SC.
+    public static let system: [SecurityKeySource] = [.hid, .pcsc]
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HIDTransport
 import NFCTransport
 import SecurityKeys
 import Testing
@@ -56,14 +57,19 @@ struct ProviderPCSCTests {
         Issue.record("pcscd did not see \(count) cards within 10 s")
     }
 
-    @Test func twoCardsOnlyTheTouchedOneWinsAndResultsVerifyInPythonFIDO2() async throws {
+    @Test func twoCardsAndAUDPKeyOnlyTheTouchedOneWinsAndResultsVerifyInPythonFIDO2() async throws {
         guard let port = vpcdPort() else { return }
         let idle = CancelCountingHandler(inner: try VirtualKey(userPresence: .never))
+        let idleUDP = CancelCountingHandler(inner: try VirtualKey(userPresence: .never))
         let touched = try VirtualKey(userPresence: .approveAfter(.milliseconds(500)))
         let provider = SecurityKeyCredentialProvider(relyingPartyIdentifier: "example.org")
+        let udpServer = try UDPCTAPHIDServer(handler: idleUDP, configuration: .init(port: 0))
+        let endpoint = UDPEndpoint(port: udpServer.port, localPort: UInt16.random(in: 40000...50000))
+        let udpTask = Task { try await udpServer.run() }
+        defer { udpTask.cancel() }
         try await withCards([idle, touched], port: port) {
             try await waitForCards(2)
-            let controller = SecurityKeyAuthorizationController(sources: [.pcsc])
+            let controller = SecurityKeyAuthorizationController(sources: [.pcsc, .udp([endpoint])])
             let registrationChallenge = randomBytes(32)
             var request = provider.createCredentialRegistrationRequest(
                 challenge: registrationChallenge, displayName: "Anne", name: "anne", userID: [1])
@@ -72,8 +78,9 @@ struct ProviderPCSCTests {
             let credential = try await controller.performRegistration(request)
             #expect(credential.deviceURI.hasSuffix("01"))
             #expect(idle.cancels.withLock { $0 } >= 1)
+            #expect(idleUDP.cancels.withLock { $0 } >= 1)
             let events = await drain(controller.statusUpdates)
-            #expect(events.contains(.selectingKey(count: 2)))
+            #expect(events.contains(.selectingKey(count: 3)))
 
             let assertionChallenge = randomBytes(32)
             var assertion = provider.createCredentialAssertionRequest(challenge: assertionChallenge)
