@@ -17,7 +17,8 @@ struct ProviderKey: Sendable {
 
     /// Starts a session and asks getInfo; nil when the device does not answer as a CTAP2 key.
     static func open(
-        _ connection: any AuthenticatorConnection, owned: Bool, deadline: ContinuousClock.Instant, logger: Logger
+        _ connection: any AuthenticatorConnection, owned: Bool, deadline: ContinuousClock.Instant,
+        logger: Logger
     ) async -> ProviderKey? {
         let session = CTAP2Session(connection: connection, logger: logger)
         let left = deadline - ContinuousClock.now
@@ -119,7 +120,9 @@ struct ProviderKey: Sendable {
 func remainingCTAP(_ deadline: ContinuousClock.Instant) throws(CTAP2Error) -> Duration {
     let left = deadline - ContinuousClock.now
     guard left > .zero else {
-        throw CTAP2Error(.transport, "The request's deadline passed.", underlying: TransportError(.timeout, "The deadline passed."))
+        throw CTAP2Error(
+            .transport, "The request's deadline passed.",
+            underlying: TransportError(.timeout, "The deadline passed."))
     }
     return left
 }

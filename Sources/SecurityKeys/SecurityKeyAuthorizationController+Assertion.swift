@@ -6,12 +6,14 @@ extension SecurityKeyAuthorizationController {
 
     /// Signs in with an existing credential (WebAuthn L3 §5.1.4 for a roaming authenticator;
     /// CTAP 2.2 §6.2).
-    public func performAssertion(_ request: SecurityKeyCredentialAssertionRequest) async throws(SecurityKeyError)
+    public func performAssertion(_ request: SecurityKeyCredentialAssertionRequest)
+        async throws(SecurityKeyError)
         -> SecurityKeyCredentialAssertion
     {
         let deadline = ContinuousClock.now + request.timeout
         let clientData = try request.clientData.resolve(
-            ceremony: .get, challenge: request.challenge, relyingPartyIdentifier: request.relyingPartyIdentifier,
+            ceremony: .get, challenge: request.challenge,
+            relyingPartyIdentifier: request.relyingPartyIdentifier,
             publicSuffixes: publicSuffixes)
         return try await withSelectedKey(deadline: deadline) { (key) throws(SecurityKeyError) in
             try await signIn(request, clientData: clientData, key: key, deadline: deadline)
@@ -44,7 +46,8 @@ extension SecurityKeyAuthorizationController {
                 }
             }
             guard let found else {
-                throw SecurityKeyError(.noCredentials, "This security key holds none of the credentials this site accepts.")
+                throw SecurityKeyError(
+                    .noCredentials, "This security key holds none of the credentials this site accepts.")
             }
             allowList = [PublicKeyCredentialDescriptor(id: found.credentialID)]
         }
@@ -61,7 +64,8 @@ extension SecurityKeyAuthorizationController {
             responses.append(first)
             let count = allowList == nil ? Int(clamping: first.numberOfCredentials ?? 1) : 1
             guard count <= Self.maximumAccounts else {
-                throw CTAP2Error(.malformedResponse, "The security key claims \(count) accounts for one site.")
+                throw CTAP2Error(
+                    .malformedResponse, "The security key claims \(count) accounts for one site.")
             }
             while responses.count < count {
                 responses.append(try await key.session.getNextAssertion(timeout: try remainingCTAP(deadline)))
@@ -75,7 +79,8 @@ extension SecurityKeyAuthorizationController {
             emit(.selectingAccount(count: responses.count))
             guard let interaction else {
                 throw SecurityKeyError(
-                    .notInteractive, "Several accounts are stored for this site, and this request cannot ask which one.")
+                    .notInteractive,
+                    "Several accounts are stored for this site, and this request cannot ask which one.")
             }
             let accounts = responses.map {
                 SecurityKeyAccount(
@@ -86,7 +91,8 @@ extension SecurityKeyAuthorizationController {
                 throw SecurityKeyError(.canceled, "The account choice was cancelled.")
             }
             guard responses.indices.contains(index) else {
-                throw SecurityKeyError(.invalidRequest, "The account chosen (\(index)) is not one of those offered.")
+                throw SecurityKeyError(
+                    .invalidRequest, "The account chosen (\(index)) is not one of those offered.")
             }
             chosen = responses[index]
         }
@@ -94,7 +100,8 @@ extension SecurityKeyAuthorizationController {
             throw SecurityKeyError(.invalidResponse, "The security key's assertion names no credential.")
         }
         return SecurityKeyCredentialAssertion(
-            credentialID: credentialID, rawAuthenticatorData: chosen.authData.bytes, signature: chosen.signature,
+            credentialID: credentialID, rawAuthenticatorData: chosen.authData.bytes,
+            signature: chosen.signature,
             userID: chosen.user?.id, rawClientDataJSON: clientData.json, appID: usedAppID, deviceURI: key.uri)
     }
 }

@@ -3,15 +3,18 @@ import CTAP2
 
 extension SecurityKeyAuthorizationController {
     /// Registers a new credential (WebAuthn L3 §5.1.3 for a roaming authenticator; CTAP 2.2 §6.1).
-    public func performRegistration(_ request: SecurityKeyCredentialRegistrationRequest) async throws(SecurityKeyError)
+    public func performRegistration(_ request: SecurityKeyCredentialRegistrationRequest)
+        async throws(SecurityKeyError)
         -> SecurityKeyCredentialRegistration
     {
         let deadline = ContinuousClock.now + request.timeout
         let clientData = try request.clientData.resolve(
-            ceremony: .create, challenge: request.challenge, relyingPartyIdentifier: request.relyingPartyIdentifier,
+            ceremony: .create, challenge: request.challenge,
+            relyingPartyIdentifier: request.relyingPartyIdentifier,
             publicSuffixes: publicSuffixes)
         guard !request.userID.isEmpty, request.userID.count <= 64 else {
-            throw SecurityKeyError(.invalidRequest, "The user ID must be 1 to 64 bytes, not \(request.userID.count).")
+            throw SecurityKeyError(
+                .invalidRequest, "The user ID must be 1 to 64 bytes, not \(request.userID.count).")
         }
         guard !request.credentialParameters.isEmpty else {
             throw SecurityKeyError(.invalidRequest, "At least one credential algorithm must be offered.")
@@ -32,7 +35,8 @@ extension SecurityKeyAuthorizationController {
         switch request.residentKeyPreference {
         case .required:
             guard canStore else {
-                throw SecurityKeyError(.notHandled, "This security key cannot store discoverable credentials.")
+                throw SecurityKeyError(
+                    .notHandled, "This security key cannot store discoverable credentials.")
             }
             residentKey = true
         case .preferred: residentKey = canStore
@@ -47,11 +51,13 @@ extension SecurityKeyAuthorizationController {
         defer { plan.token?.wipe() }
 
         let excluded = try await key.preflight(
-            rpID: rpID, credentials: request.excludedCredentials, clientDataHash: clientData.hash, token: plan.token,
+            rpID: rpID, credentials: request.excludedCredentials, clientDataHash: clientData.hash,
+            token: plan.token,
             deadline: deadline)
 
         var makeCredential = MakeCredentialRequest(
-            clientDataHash: clientData.hash, rp: RelyingPartyEntity(id: rpID, name: request.relyingPartyName ?? rpID),
+            clientDataHash: clientData.hash,
+            rp: RelyingPartyEntity(id: rpID, name: request.relyingPartyName ?? rpID),
             user: UserEntity(id: request.userID, name: request.name, displayName: request.displayName),
             pubKeyCredParams: request.credentialParameters.map {
                 PublicKeyCredentialParameters(algorithm: CTAP2.COSEAlgorithm(rawValue: $0.rawValue))
@@ -60,7 +66,8 @@ extension SecurityKeyAuthorizationController {
             extensions: request.extensionInputs.isEmpty ? nil : request.extensionInputs,
             options: CommandOptions(
                 residentKey: residentKey ? true : nil, userVerification: plan.uvOption ? true : nil),
-            enterpriseAttestation: request.attestationPreference == .enterprise && info.isEnabled("ep") ? 1 : nil)
+            enterpriseAttestation: request.attestationPreference == .enterprise && info.isEnabled("ep")
+                ? 1 : nil)
         let response: MakeCredentialResponse
         do throws(CTAP2Error) {
             if let token = plan.token { try makeCredential.authorize(with: token) }
@@ -91,7 +98,8 @@ extension SecurityKeyAuthorizationController {
         // rpIdHash (32) ‖ flags (1) ‖ signCount (4) ‖ AAGUID (16) ‖ ...
         let aaguidRange = 37..<53
         guard object.authData.attestedCredentialData != nil, bytes.count >= aaguidRange.upperBound else {
-            throw SecurityKeyError(.invalidResponse, "The security key's authenticator data lacks the new credential.")
+            throw SecurityKeyError(
+                .invalidResponse, "The security key's authenticator data lacks the new credential.")
         }
         bytes.replaceSubrange(aaguidRange, with: [UInt8](repeating: 0, count: 16))
         do {

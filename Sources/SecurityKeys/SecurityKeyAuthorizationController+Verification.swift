@@ -42,17 +42,20 @@ extension SecurityKeyAuthorizationController {
         if uvReady {
             do throws(SecurityKeyError) {
                 return UserVerificationPlan(
-                    token: try await builtInVerification(key: key, permissions: permissions, rpID: rpID, deadline: deadline))
-            } catch where error.code == .uvBlocked && pinSet {
+                    token: try await builtInVerification(
+                        key: key, permissions: permissions, rpID: rpID, deadline: deadline))
+            } catch  where error.code == .uvBlocked && pinSet {
                 logger.info("built-in user verification is blocked; asking for the PIN")
             }
         }
         return UserVerificationPlan(
-            token: try await pinVerification(key: key, permissions: permissions, rpID: rpID, deadline: deadline))
+            token: try await pinVerification(
+                key: key, permissions: permissions, rpID: rpID, deadline: deadline))
     }
 
     private func builtInVerification(
-        key: ProviderKey, permissions: PINUVAuthTokenPermissions, rpID: String, deadline: ContinuousClock.Instant
+        key: ProviderKey, permissions: PINUVAuthTokenPermissions, rpID: String,
+        deadline: ContinuousClock.Instant
     ) async throws(SecurityKeyError) -> PINUVAuthToken {
         let clientPIN: ClientPIN
         do { clientPIN = try ClientPIN(session: key.session, info: key.info, logger: logger) } catch {
@@ -63,7 +66,7 @@ extension SecurityKeyAuthorizationController {
                 return try await clientPIN.uvAuthToken(
                     permissions: permissions, rpID: rpID, timeout: try remainingCTAP(deadline),
                     keepalive: touchObserver(key))
-            } catch where error.code == .uvInvalid && (error.retriesLeft ?? 1) > 0 {
+            } catch  where error.code == .uvInvalid && (error.retriesLeft ?? 1) > 0 {
                 emit(.userVerificationRetry(attemptsLeft: error.retriesLeft))
             } catch {
                 throw SecurityKeyError(error)
@@ -72,7 +75,8 @@ extension SecurityKeyAuthorizationController {
     }
 
     private func pinVerification(
-        key: ProviderKey, permissions: PINUVAuthTokenPermissions, rpID: String, deadline: ContinuousClock.Instant
+        key: ProviderKey, permissions: PINUVAuthTokenPermissions, rpID: String,
+        deadline: ContinuousClock.Instant
     ) async throws(SecurityKeyError) -> PINUVAuthToken {
         guard let interaction else {
             throw SecurityKeyError(
@@ -102,7 +106,7 @@ extension SecurityKeyAuthorizationController {
             do throws(CTAP2Error) {
                 return try await clientPIN.pinUVAuthToken(
                     pin: pin, permissions: permissions, rpID: rpID, timeout: try remainingCTAP(deadline))
-            } catch where error.code == .pinInvalid && (error.retriesLeft ?? 1) > 0 {
+            } catch  where error.code == .pinInvalid && (error.retriesLeft ?? 1) > 0 {
                 attemptsLeft = error.retriesLeft
             } catch {
                 throw SecurityKeyError(error)

@@ -61,7 +61,8 @@ public final class SecurityKeyAuthorizationController: Sendable {
     ///   - publicSuffixes: the list origins are checked against (default: Debian's).
     ///   - logger: commands and statuses at `debug`; PINs and tokens are never logged.
     public init(
-        sources: [SecurityKeySource] = SecurityKeySource.system, interaction: (any SecurityKeyInteraction)? = nil,
+        sources: [SecurityKeySource] = SecurityKeySource.system,
+        interaction: (any SecurityKeyInteraction)? = nil,
         publicSuffixes: PublicSuffixList? = PublicSuffixList.system,
         logger: Logger = Logger(label: "securitykey.provider")
     ) {
@@ -136,14 +137,18 @@ public final class SecurityKeyAuthorizationController: Sendable {
             for source in sources {
                 switch source.kind {
                 case .connection(let connection):
-                    if let key = await ProviderKey.open(connection, owned: false, deadline: deadline, logger: logger) {
+                    if let key = await ProviderKey.open(
+                        connection, owned: false, deadline: deadline, logger: logger)
+                    {
                         keys.append(key)
                     }
                 case .discovery(let discovery):
                     let found: [DeviceDescriptor]
                     do { found = try await discovery.devices() } catch {
                         if error.code == .permissionDenied { denied = error }
-                        logger.debug("discovery failed", metadata: ["scheme": "\(discovery.scheme)", "code": "\(error.code)"])
+                        logger.debug(
+                            "discovery failed",
+                            metadata: ["scheme": "\(discovery.scheme)", "code": "\(error.code)"])
                         continue
                     }
                     for device in found {
@@ -152,7 +157,9 @@ public final class SecurityKeyAuthorizationController: Sendable {
                             if error.code == .permissionDenied { denied = error }
                             continue
                         }
-                        if let key = await ProviderKey.open(connection, owned: true, deadline: deadline, logger: logger) {
+                        if let key = await ProviderKey.open(
+                            connection, owned: true, deadline: deadline, logger: logger)
+                        {
                             keys.append(key)
                         } else {
                             await connection.close()
@@ -169,7 +176,8 @@ public final class SecurityKeyAuthorizationController: Sendable {
                         "A security key is present but this user may not open it; add a udev rule or join the group that owns it.",
                         underlying: denied)
                 }
-                throw SecurityKeyError(.noKeyFound, "No security key was found before the deadline; insert or tap one.")
+                throw SecurityKeyError(
+                    .noKeyFound, "No security key was found before the deadline; insert or tap one.")
             }
             if !announced {
                 announced = true
@@ -214,7 +222,9 @@ public final class SecurityKeyAuthorizationController: Sendable {
                     group.cancelAll()
                     return (index, nil)
                 }
-                logger.debug("key left the selection", metadata: ["device": "\(keys[index].uri)", "code": "\(error.code)"])
+                logger.debug(
+                    "key left the selection",
+                    metadata: ["device": "\(keys[index].uri)", "code": "\(error.code)"])
                 lastError = error
             }
             return (nil, lastError)

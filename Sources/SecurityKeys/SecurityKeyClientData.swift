@@ -27,7 +27,8 @@ public enum SecurityKeyClientData: Hashable, Sendable {
             _ = try RelyingPartyIdentifier.validate(
                 relyingPartyIdentifier, origin: origin, publicSuffixes: publicSuffixes)
             guard !challenge.isEmpty else {
-                throw SecurityKeyError(.invalidRequest, "The challenge is empty; the relying party must send one.")
+                throw SecurityKeyError(
+                    .invalidRequest, "The challenge is empty; the relying party must send one.")
             }
             let data = CollectedClientData(
                 type: ceremony, challenge: challenge, origin: origin, crossOrigin: crossOrigin,

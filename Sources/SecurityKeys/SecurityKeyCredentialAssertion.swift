@@ -43,7 +43,8 @@ public struct SecurityKeyCredentialAssertion: Hashable, Sendable {
         var extensions: [String: Any] = [:]
         if appID { extensions["appid"] = true }
         return WebAuthnJSON.serialize([
-            "id": Base64URL.encode(credentialID), "rawId": Base64URL.encode(credentialID), "type": "public-key",
+            "id": Base64URL.encode(credentialID), "rawId": Base64URL.encode(credentialID),
+            "type": "public-key",
             "authenticatorAttachment": "cross-platform", "response": response,
             "clientExtensionResults": extensions,
         ])

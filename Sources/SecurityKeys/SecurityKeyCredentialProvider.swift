@@ -25,7 +25,9 @@ public struct SecurityKeyCredentialProvider: Hashable, Sendable {
     }
 
     /// A request to sign in with an existing credential.
-    public func createCredentialAssertionRequest(challenge: [UInt8]) -> SecurityKeyCredentialAssertionRequest {
-        SecurityKeyCredentialAssertionRequest(relyingPartyIdentifier: relyingPartyIdentifier, challenge: challenge)
+    public func createCredentialAssertionRequest(challenge: [UInt8]) -> SecurityKeyCredentialAssertionRequest
+    {
+        SecurityKeyCredentialAssertionRequest(
+            relyingPartyIdentifier: relyingPartyIdentifier, challenge: challenge)
     }
 }

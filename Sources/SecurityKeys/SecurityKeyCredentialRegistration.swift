@@ -35,7 +35,8 @@ public struct SecurityKeyCredentialRegistration: Hashable, Sendable {
         ]
         if let rawClientDataJSON { response["clientDataJSON"] = Base64URL.encode(rawClientDataJSON) }
         return WebAuthnJSON.serialize([
-            "id": Base64URL.encode(credentialID), "rawId": Base64URL.encode(credentialID), "type": "public-key",
+            "id": Base64URL.encode(credentialID), "rawId": Base64URL.encode(credentialID),
+            "type": "public-key",
             "authenticatorAttachment": "cross-platform", "response": response,
             "clientExtensionResults": [String: Any](),
         ])
@@ -48,7 +49,8 @@ enum WebAuthnJSON {
         // Only strings, booleans, arrays and dictionaries of them reach here, which
         // JSONSerialization always accepts.
         let data =
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            (try? JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
             ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }

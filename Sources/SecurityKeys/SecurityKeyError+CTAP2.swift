@@ -16,7 +16,8 @@ extension SecurityKeyError {
             case .timeout?: self = make(.timedOut, "The security key did not answer before the deadline.")
             case .cancelled?: self = make(.canceled, "The request was cancelled.")
             case .permissionDenied?: self = make(.permissionDenied)
-            case .noDevice?, .closed?: self = make(.noKeyFound, "The security key went away during the request.")
+            case .noDevice?, .closed?:
+                self = make(.noKeyFound, "The security key went away during the request.")
             default: self = make(.failed)
             }
         case .malformedResponse, .verificationFailed, .messageTooLarge, .invalidCertificate:
@@ -33,10 +34,12 @@ extension SecurityKeyError {
         case .authenticatorStatus:
             switch error.status {
             case .credentialExcluded?:
-                self = make(.matchedExcludedCredential, "This security key is already registered for this account.")
+                self = make(
+                    .matchedExcludedCredential, "This security key is already registered for this account.")
             case .noCredentials?:
                 self = make(.noCredentials, "This security key holds no credential for this site.")
-            case .operationDenied?: self = make(.operationDenied, "The request was declined on the security key.")
+            case .operationDenied?:
+                self = make(.operationDenied, "The request was declined on the security key.")
             case .userActionTimeout?, .actionTimeout?:
                 self = make(.timedOut, "The security key was not touched in time.")
             case .keepaliveCancel?: self = make(.canceled, "The request was cancelled.")

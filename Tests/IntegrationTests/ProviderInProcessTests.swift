@@ -21,7 +21,8 @@ struct ProviderInProcessTests {
         let controller = controller(key)
         let registrationChallenge = randomBytes(32)
         var registration = provider.createCredentialRegistrationRequest(
-            challenge: registrationChallenge, displayName: "Anne", name: "anne@example.org", userID: [1, 2, 3])
+            challenge: registrationChallenge, displayName: "Anne", name: "anne@example.org",
+            userID: [1, 2, 3])
         registration.attestationPreference = .direct
         let credential = try await controller.performRegistration(registration)
         #expect(credential.transports.contains(.nfc))
@@ -30,7 +31,9 @@ struct ProviderInProcessTests {
 
         let assertionChallenge = randomBytes(32)
         var assertion = provider.createCredentialAssertionRequest(challenge: assertionChallenge)
-        assertion.allowedCredentials = [SecurityKeyCredentialDescriptor(credentialID: credential.credentialID)]
+        assertion.allowedCredentials = [
+            SecurityKeyCredentialDescriptor(credentialID: credential.credentialID)
+        ]
         let signIn = try await controller.performAssertion(assertion)
         #expect(signIn.credentialID == credential.credentialID)
         #expect(!signIn.appID)
@@ -58,14 +61,18 @@ struct ProviderInProcessTests {
         var again = provider.createCredentialRegistrationRequest(
             challenge: randomBytes(32), displayName: "Bob", name: "bob", userID: [9])
         again.excludedCredentials = list
-        let error = await #expect(throws: SecurityKeyError.self) { try await controller.performRegistration(again) }
+        let error = await #expect(throws: SecurityKeyError.self) {
+            try await controller.performRegistration(again)
+        }
         #expect(error?.code == .matchedExcludedCredential)
 
         // Only decoys: registration works, sign-in finds nothing.
         again.excludedCredentials = decoys
         _ = try await controller.performRegistration(again)
         assertion.allowedCredentials = decoys
-        let none = await #expect(throws: SecurityKeyError.self) { try await controller.performAssertion(assertion) }
+        let none = await #expect(throws: SecurityKeyError.self) {
+            try await controller.performAssertion(assertion)
+        }
         #expect(none?.code == .noCredentials)
     }
 
@@ -76,12 +83,14 @@ struct ProviderInProcessTests {
         var ids: [String: [UInt8]] = [:]
         for name in ["alice", "bob", "carol"] {
             var request = provider.createCredentialRegistrationRequest(
-                challenge: randomBytes(32), displayName: name.capitalized, name: name, userID: Array(name.utf8))
+                challenge: randomBytes(32), displayName: name.capitalized, name: name,
+                userID: Array(name.utf8))
             request.residentKeyPreference = .required
             ids[name] = try await controller.performRegistration(request).credentialID
         }
         for _ in 0..<3 { _ = await drain(controller.statusUpdates) }
-        let signIn = try await controller.performAssertion(provider.createCredentialAssertionRequest(challenge: randomBytes(32)))
+        let signIn = try await controller.performAssertion(
+            provider.createCredentialAssertionRequest(challenge: randomBytes(32)))
         #expect(signIn.userID == Array("carol".utf8))
         #expect(signIn.credentialID == ids["carol"])
         let offered = interaction.offeredAccounts.withLock { $0 }
@@ -95,7 +104,8 @@ struct ProviderInProcessTests {
         // Without anyone to ask, the choice cannot be made.
         let silent = self.controller(key)
         let error = await #expect(throws: SecurityKeyError.self) {
-            try await silent.performAssertion(provider.createCredentialAssertionRequest(challenge: randomBytes(32)))
+            try await silent.performAssertion(
+                provider.createCredentialAssertionRequest(challenge: randomBytes(32)))
         }
         #expect(error?.code == .notInteractive)
     }
@@ -111,7 +121,9 @@ struct ProviderInProcessTests {
         // First prompt with the key's full count, then one fewer after the wrong PIN.
         let prompts = interaction.pinPrompts.withLock { $0 }
         #expect(prompts.count == 2)
-        if prompts.count == 2, let first = prompts[0], let second = prompts[1] { #expect(second == first - 1) }
+        if prompts.count == 2, let first = prompts[0], let second = prompts[1] {
+            #expect(second == first - 1)
+        }
         let events = await drain(controller.statusUpdates)
         #expect(events.contains { if case .pinNeeded = $0 { true } else { false } })
         // The authenticator data says the user was verified (UV flag, bit 2 of byte 32).
@@ -131,7 +143,9 @@ struct ProviderInProcessTests {
         let key = try VirtualKey()
         var request = provider.createCredentialAssertionRequest(challenge: randomBytes(32))
         request.userVerificationPreference = .required
-        let error = await #expect(throws: SecurityKeyError.self) { try await controller(key).performAssertion(request) }
+        let error = await #expect(throws: SecurityKeyError.self) {
+            try await controller(key).performAssertion(request)
+        }
         #expect(error?.code == .pinNotSet)
     }
 
@@ -142,12 +156,15 @@ struct ProviderInProcessTests {
         ("https://foo.github.io", "github.io", .invalidRelyingParty),
         ("http://example.org", "example.org", .invalidOrigin),
     ])
-    func originsAreCheckedAgainstThePublicSuffixList(_ origin: String, _ rpID: String, _ expected: SecurityKeyError.Code?)
+    func originsAreCheckedAgainstThePublicSuffixList(
+        _ origin: String, _ rpID: String, _ expected: SecurityKeyError.Code?
+    )
         async throws
     {
         let key = try VirtualKey()
         var request = SecurityKeyCredentialProvider(relyingPartyIdentifier: rpID)
-            .createCredentialRegistrationRequest(challenge: randomBytes(32), displayName: "E", name: "e", userID: [5])
+            .createCredentialRegistrationRequest(
+                challenge: randomBytes(32), displayName: "E", name: "e", userID: [5])
         request.clientData = .origin(origin)
         do {
             let result = try await controller(key).performRegistration(request)
@@ -176,7 +193,9 @@ struct ProviderInProcessTests {
 
     @Test func callerCancellationStopsTheRequest() async throws {
         let key = CancelCountingHandler(inner: try VirtualKey(userPresence: .never))
-        let controller = SecurityKeyAuthorizationController(sources: [.connection(InProcessConnection(handler: key))])
+        let controller = SecurityKeyAuthorizationController(sources: [
+            .connection(InProcessConnection(handler: key))
+        ])
         let request = provider.createCredentialRegistrationRequest(
             challenge: randomBytes(32), displayName: "G", name: "g", userID: [7])
         let task = Task { try await controller.performRegistration(request) }
@@ -193,7 +212,9 @@ struct ProviderInProcessTests {
         let controller = SecurityKeyAuthorizationController(sources: [])
         var request = provider.createCredentialAssertionRequest(challenge: randomBytes(32))
         request.timeout = .milliseconds(500)
-        let error = await #expect(throws: SecurityKeyError.self) { try await controller.performAssertion(request) }
+        let error = await #expect(throws: SecurityKeyError.self) {
+            try await controller.performAssertion(request)
+        }
         #expect(error?.code == .noKeyFound)
     }
 }

@@ -17,7 +17,9 @@ struct ProviderPCSCTests {
     /// vpcd's port for the first reader, or a recorded failure saying how to start the bed.
     func vpcdPort() -> UInt16? {
         let env = ProcessInfo.processInfo.environment
-        guard env["PCSCLITE_CSOCK_NAME"] != nil, let text = env["SECURITYKEY_VPCD_PORT"], let port = UInt16(text) else {
+        guard env["PCSCLITE_CSOCK_NAME"] != nil, let text = env["SECURITYKEY_VPCD_PORT"],
+            let port = UInt16(text)
+        else {
             Issue.record(Comment(rawValue: Self.howToRun))
             return nil
         }
@@ -32,7 +34,8 @@ struct ProviderPCSCTests {
             for (slot, handler) in handlers.enumerated() {
                 let server = VPCDCardServer(
                     handler: handler,
-                    configuration: .init(host: "127.0.0.1", port: port + UInt16(slot), reconnectDelay: .milliseconds(50)))
+                    configuration: .init(
+                        host: "127.0.0.1", port: port + UInt16(slot), reconnectDelay: .milliseconds(50)))
                 group.addTask { await server.run() }
             }
             defer { group.cancelAll() }
@@ -84,7 +87,9 @@ struct ProviderPCSCTests {
 
             let assertionChallenge = randomBytes(32)
             var assertion = provider.createCredentialAssertionRequest(challenge: assertionChallenge)
-            assertion.allowedCredentials = [SecurityKeyCredentialDescriptor(credentialID: credential.credentialID)]
+            assertion.allowedCredentials = [
+                SecurityKeyCredentialDescriptor(credentialID: credential.credentialID)
+            ]
             assertion.timeout = .seconds(20)
             let signIn = try await controller.performAssertion(assertion)
             #expect(signIn.deviceURI == credential.deviceURI)

@@ -34,7 +34,9 @@ final class CancelCountingHandler: CTAPMessageHandler {
     let inner: any CTAPMessageHandler
     let cancels = Mutex(0)
     init(inner: any CTAPMessageHandler) { self.inner = inner }
-    func handleCBOR(_ message: [UInt8], keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async -> [UInt8] {
+    func handleCBOR(_ message: [UInt8], keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async
+        -> [UInt8]
+    {
         let reply = await inner.handleCBOR(message, keepalive: keepalive)
         if reply == [0x2D] { cancels.withLock { $0 += 1 } }
         return reply

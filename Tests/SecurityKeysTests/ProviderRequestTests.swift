@@ -12,7 +12,9 @@ struct ProviderRequestTests {
         request.clientData = .hash([UInt8](repeating: 7, count: count))
         request.timeout = .milliseconds(100)
         let controller = SecurityKeyAuthorizationController(sources: [])
-        let error = await #expect(throws: SecurityKeyError.self) { try await controller.performAssertion(request) }
+        let error = await #expect(throws: SecurityKeyError.self) {
+            try await controller.performAssertion(request)
+        }
         #expect(error?.code == .invalidRequest)
     }
 
@@ -21,7 +23,9 @@ struct ProviderRequestTests {
         let request = provider.createCredentialRegistrationRequest(
             challenge: [1], displayName: "A", name: "a", userID: userID)
         let controller = SecurityKeyAuthorizationController(sources: [])
-        let error = await #expect(throws: SecurityKeyError.self) { try await controller.performRegistration(request) }
+        let error = await #expect(throws: SecurityKeyError.self) {
+            try await controller.performRegistration(request)
+        }
         #expect(error?.code == .invalidRequest)
     }
 
@@ -55,7 +59,8 @@ struct ProviderRequestTests {
 
     @Test func assertionJSONCarriesUserHandleAndAppID() throws {
         let assertion = SecurityKeyCredentialAssertion(
-            credentialID: [1, 2, 3], rawAuthenticatorData: [0xFB, 0xFF], signature: [1, 2, 3], userID: [0xFB, 0xFF],
+            credentialID: [1, 2, 3], rawAuthenticatorData: [0xFB, 0xFF], signature: [1, 2, 3],
+            userID: [0xFB, 0xFF],
             rawClientDataJSON: nil, appID: true, deviceURI: "udp:x")
         let json = try #require(
             JSONSerialization.jsonObject(with: Data(assertion.webAuthnJSON.utf8)) as? [String: Any])
