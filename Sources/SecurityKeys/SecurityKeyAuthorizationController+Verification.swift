@@ -68,6 +68,12 @@ extension SecurityKeyAuthorizationController {
                     keepalive: touchObserver(key))
             } catch  where error.code == .uvInvalid && (error.retriesLeft ?? 1) > 0 {
                 emit(.userVerificationRetry(attemptsLeft: error.retriesLeft))
+            } catch  where error.code == .uvInvalid {
+                // No attempt left: the sensor is blocked now, so the PIN takes over.
+                throw SecurityKeyError(
+                    .uvBlocked,
+                    "Built-in user verification failed too often and is blocked: use the PIN instead.",
+                    underlying: error)
             } catch {
                 throw SecurityKeyError(error)
             }

@@ -218,3 +218,25 @@ struct ProviderInProcessTests {
         #expect(error?.code == .noKeyFound)
     }
 }
+
+/// Built-in user verification: a failed match is retried, a blocked sensor falls back to the PIN.
+struct ProviderUserVerificationTests {
+    @Test func failedFingerprintsFallBackToThePIN() async throws {
+        let key = try VirtualKey(
+            configuration: .init(
+                options: ["rk": true, "up": true, "uv": true], pin: "4321", maxUVRetries: 2),
+            userVerification: .mismatch)
+        let interaction = ScriptedInteraction(pins: ["4321"])
+        let controller = SecurityKeyAuthorizationController(
+            sources: [.connection(InProcessConnection(handler: key))], interaction: interaction)
+        let credential = try await controller.performRegistration(
+            SecurityKeyCredentialProvider(relyingPartyIdentifier: "example.org")
+                .createCredentialRegistrationRequest(
+                    challenge: randomBytes(32), displayName: "H", name: "h", userID: [8]))
+        #expect(!credential.credentialID.isEmpty)
+        let events = await drain(controller.statusUpdates)
+        #expect(events.contains(.userVerificationRetry(attemptsLeft: 1)))
+        #expect(events.contains { if case .pinNeeded = $0 { true } else { false } })
+        #expect(interaction.pinPrompts.withLock { $0.count } == 1)
+    }
+}
