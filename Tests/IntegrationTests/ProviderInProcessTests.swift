@@ -240,3 +240,35 @@ struct ProviderUserVerificationTests {
         #expect(interaction.pinPrompts.withLock { $0.count } == 1)
     }
 }
+
+/// The FIDO AppID extension: a credential made under a legacy AppID is found through it.
+struct ProviderAppIDTests {
+    @Test func credentialUnderTheAppIDIsUsedAndReported() async throws {
+        let appID = "https://example.org/u2f-app-id.json"
+        let key = try VirtualKey()
+        let controller = SecurityKeyAuthorizationController(sources: [
+            .connection(InProcessConnection(handler: key))
+        ])
+        // A U2F-era credential, registered with the AppID as its RP ID (client data given as a hash).
+        var legacy = SecurityKeyCredentialProvider(relyingPartyIdentifier: appID)
+            .createCredentialRegistrationRequest(
+                challenge: [1], displayName: "I", name: "i", userID: [9])
+        legacy.clientData = .hash(randomBytes(32))
+        let credential = try await controller.performRegistration(legacy)
+
+        var assertion = SecurityKeyCredentialProvider(relyingPartyIdentifier: "example.org")
+            .createCredentialAssertionRequest(challenge: randomBytes(32))
+        assertion.allowedCredentials = [
+            SecurityKeyCredentialDescriptor(credentialID: credential.credentialID)
+        ]
+        let missing = await #expect(throws: SecurityKeyError.self) {
+            try await controller.performAssertion(assertion)
+        }
+        #expect(missing?.code == .noCredentials)
+
+        assertion.appID = appID
+        let signIn = try await controller.performAssertion(assertion)
+        #expect(signIn.appID)
+        #expect(signIn.credentialID == credential.credentialID)
+    }
+}
