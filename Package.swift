@@ -130,7 +130,7 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "CTAP2", "CBOR", "Transport", "VirtualAuthenticator", "HIDTransport",
+            "CTAP2", "CBOR", "Transport", "VirtualAuthenticator", "SecurityKeys", "NFCTransport", "HIDTransport",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
