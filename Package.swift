@@ -30,6 +30,9 @@ let package = Package(
         // MARK: C libraries (each imported by exactly one transport)
         .systemLibrary(name: "CHIDAPI", path: "Sources/CHIDAPI", pkgConfig: "hidapi-hidraw",
                        providers: [.apt(["libhidapi-dev"])]),
+        // Hotplug (device arrival and removal) for the HID transport.
+        .systemLibrary(name: "CUDev", path: "Sources/CUDev", pkgConfig: "libudev",
+                       providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CPCSCLite", path: "Sources/CPCSCLite", pkgConfig: "libpcsclite",
                        providers: [.apt(["libpcsclite-dev"])]),
 
