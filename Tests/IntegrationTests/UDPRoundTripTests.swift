@@ -20,7 +20,8 @@ struct UDPRoundTripTests {
             }
             defer { group.cancelAll() }
             let connection = try await UDPDiscovery().open(
-                endpoint: UDPEndpoint(host: "127.0.0.1", port: server.port, localPort: 0), timeout: .seconds(10))
+                endpoint: UDPEndpoint(host: "127.0.0.1", port: server.port, localPort: 0),
+                timeout: .seconds(10))
             defer { Task { await connection.close() } }
             return try await body(connection)
         }
@@ -69,7 +70,9 @@ struct UDPRoundTripTests {
             let result = await waiting.result
             // Cancelled, not timed out: the cancel reached the key, which gave up waiting.
             let error = #expect(throws: CTAP2Error.self) { try result.get() }
-            #expect(error?.code == .cancelled || error?.status == .keepaliveCancel, "\(String(describing: error))")
+            #expect(
+                error?.code == .cancelled || error?.status == .keepaliveCancel, "\(String(describing: error))"
+            )
             // The key is free again: the next request is answered.
             await key.setUserPresence(.approve)
             _ = try await session.makeCredential(request)

@@ -64,10 +64,12 @@ extension UHIDServerTests {
 
             // fido2-cred -M makes a credential; fido2-cred -V verifies its attestation (libfido2's
             // own verification, not ours).
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fido2-cred-\(UUID())")
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "fido2-cred-\(UUID())")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
-            let input = directory.appendingPathComponent("in"), output = directory.appendingPathComponent("out")
+            let input = directory.appendingPathComponent("in"),
+                output = directory.appendingPathComponent("out")
             let clientDataHash = Data(SHA256.hash(data: Data("libfido2".utf8))).base64EncodedString()
             try "\(clientDataHash)\nexample.org\nanne\n\(Data([7, 7, 7]).base64EncodedString())\n"
                 .write(to: input, atomically: true, encoding: .utf8)
@@ -99,8 +101,10 @@ extension UHIDServerTests {
 
     @Test func pythonFIDO2RegistersAndSignsInThroughHidraw() async throws {
         let (aaguid, output) = try await withVirtualKey(serial: "UHIDKEY3") { key, _ in
-            (key.aaguid.map { String(format: "%02x", $0) }.joined(),
-             try await runPythonFIDO2(Self.pythonCtap2Script, arguments: ["UHIDKEY3"]))
+            (
+                key.aaguid.map { String(format: "%02x", $0) }.joined(),
+                try await runPythonFIDO2(Self.pythonCtap2Script, arguments: ["UHIDKEY3"])
+            )
         }
         let result = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any] ?? [:]
         #expect(result["aaguid"] as? String == aaguid)
