@@ -91,15 +91,11 @@ func runPythonFIDO2(_ script: String, arguments: [String]) async throws -> Strin
     let errors = Pipe()
     process.standardOutput = output
     process.standardError = errors
-    // Wait for exit without blocking a cooperative thread: the server needs them.
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        process.terminationHandler = { _ in continuation.resume() }
-        do {
-            try process.run()
-        } catch {
-            process.terminationHandler = nil
-            continuation.resume()
-        }
+    do {
+        try await runToExit(process)
+    } catch {
+        Issue.record("python-fido2 could not start: \(error)")
+        return "{}"
     }
     let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     guard process.terminationStatus == 0 else {

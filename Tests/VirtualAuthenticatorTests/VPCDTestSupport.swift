@@ -196,13 +196,22 @@ func runProcess(_ executable: String, _ arguments: [String]) async throws -> (st
     process.environment = ProcessInfo.processInfo.environment
     let pipe = Pipe()
     process.standardOutput = pipe
-    let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-        process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-        do { try process.run() } catch {
-            process.terminationHandler = nil
-            continuation.resume(throwing: error)
-        }
-    }
+    try await runToExit(process)
+    let status = process.terminationStatus
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     return (status, String(decoding: data, as: UTF8.self))
+}
+
+/// Starts `process` and waits for it to exit on a thread of its own, never blocking a
+/// cooperative thread (the servers under test need them). `waitUntilExit` rather than a
+/// `terminationHandler`: in the QEMU guest Foundation cannot create CFSocket's wakeup socket
+/// pair and termination handlers never fire.
+func runToExit(_ process: Process) async throws {
+    try process.run()
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        Thread.detachNewThread {
+            process.waitUntilExit()
+            continuation.resume()
+        }
+    }
 }
