@@ -98,8 +98,11 @@ let package = Package(
             name: "securitykey",
             dependencies: [
                 "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport", "VirtualAuthenticator",
+                "NFCTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -132,6 +135,9 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
+        // Runs the built `securitykey` binary as a subprocess (it must be built first:
+        // `swift build --build-tests` builds it).
+        .testTarget(name: "CLITests", dependencies: ["securitykey"], swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [
             "SecurityKeys",
             .product(name: "Crypto", package: "swift-crypto"),
