@@ -90,7 +90,7 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
         case .pinInvalid, .pinAuthBlocked, .pinBlocked, .pinNotSet, .pinPolicyViolation, .pinChangeRequired,
             .pinRequired, .pinAuthInvalid, .uvInvalid, .uvBlocked:
             status = .pinProblem
-            if let retries = error.retriesLeft { message += " \(retries) attempt(s) left." }
+            if let retries = error.retriesLeft, !message.contains("attempt") { message += " \(retries) attempt(s) left." }
         case .pinUVNotSupported, .unsupportedAlgorithm, .unsupportedAttestationFormat: status = .notSupported
         case .verificationFailed, .invalidCertificate: status = .verificationFailed
         case .authenticatorStatus:
