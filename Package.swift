@@ -116,6 +116,8 @@ let package = Package(
                     exclude: ["PythonFido2"],
                     resources: [.copy("Regressions")], swiftSettings: strict),
         .testTarget(name: "CTAPHIDTests", dependencies: ["CTAPHID"], swiftSettings: strict),
+        .testTarget(name: "HIDTransportTests", dependencies: ["HIDTransport", "CTAPHID", "Transport"],
+                    swiftSettings: strict),
         .testTarget(name: "ISO7816Tests", dependencies: ["ISO7816"], swiftSettings: strict),
         .testTarget(name: "NFCTransportTests", dependencies: ["NFCTransport", "ISO7816", "Transport"],
                     swiftSettings: strict),

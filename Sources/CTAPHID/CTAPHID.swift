@@ -1,1 +1,0 @@
-// The CTAPHID module. See Docs/Architecture.md for what belongs here.

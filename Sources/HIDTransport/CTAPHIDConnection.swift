@@ -1,0 +1,351 @@
+import CTAPHID
+import Logging
+import Transport
+
+/// A host-side CTAPHID connection to one device over any ``CTAPHIDReportPipe`` (CTAP 2.1 §11.2).
+///
+/// One transaction runs at a time. Every wait is bounded by the caller's deadline and read in
+/// short slices, so cancellation is seen quickly; cancelling sends CTAPHID_CANCEL. After any
+/// failure the next transaction drains stale reports and re-initialises the channel first.
+public actor CTAPHIDConnection: AuthenticatorConnection {
+    /// What this connection talks to.
+    public nonisolated let descriptor: DeviceDescriptor
+    /// The device's abilities, from its CTAPHID_INIT response.
+    public nonisolated let capabilities: TransportCapabilities
+    /// The device's CTAPHID_INIT response when the connection was opened (versions, capabilities).
+    public nonisolated let deviceInfo: CTAPHIDInitResponse
+
+    /// How long one read waits before the connection checks for cancellation and the deadline.
+    public static let readSlice: Duration = .milliseconds(100)
+    /// How long ``open(pipe:descriptor:timeout:logger:)`` waits for the INIT answer by default.
+    public static let defaultOpenTimeout: Duration = .seconds(3)
+
+    private let pipe: any CTAPHIDReportPipe
+    private let logger: Logger
+    private var channel: UInt32
+    private var needsResync = false
+    private var closed = false
+    private var inTransaction = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    private init(
+        pipe: any CTAPHIDReportPipe, descriptor: DeviceDescriptor, info: CTAPHIDInitResponse, logger: Logger
+    ) {
+        self.pipe = pipe
+        self.descriptor = descriptor
+        self.deviceInfo = info
+        self.channel = info.channel
+        self.capabilities = TransportCapabilities(rawValue: info.capabilities.rawValue)
+        self.logger = logger
+    }
+
+    /// Allocates a channel with CTAPHID_INIT on the broadcast channel and returns the connection.
+    /// On failure the pipe is closed.
+    public static func open(
+        pipe: any CTAPHIDReportPipe, descriptor: DeviceDescriptor, timeout: Duration = defaultOpenTimeout,
+        logger: Logger = Logger(label: "securitykey.hid")
+    ) async throws(TransportError) -> CTAPHIDConnection {
+        do {
+            let info = try await initialize(
+                pipe: pipe, channel: CTAPHIDMessage.broadcastChannel, deadline: .now + timeout, logger: logger
+            )
+            logger.debug(
+                "CTAPHID channel allocated",
+                metadata: ["uri": "\(descriptor.uri)", "cid": "\(hex(info.channel))"])
+            return CTAPHIDConnection(pipe: pipe, descriptor: descriptor, info: info, logger: logger)
+        } catch {
+            await pipe.close()
+            throw error
+        }
+    }
+
+    // MARK: AuthenticatorConnection
+
+    /// Sends a CTAPHID_CBOR or CTAPHID_MSG request and returns the reply payload.
+    public func transact(
+        _ command: TransportCommand, payload: [UInt8], deadline: ContinuousClock.Instant,
+        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+    ) async throws(TransportError) -> [UInt8] {
+        let hidCommand: CTAPHIDCommand
+        switch command {
+        case .cbor:
+            guard capabilities.contains(.cbor) else {
+                throw TransportError(
+                    .notSupported, "This security key does not speak CTAP2 (no CTAPHID CBOR capability).")
+            }
+            hidCommand = .cbor
+        case .u2f:
+            guard !capabilities.contains(.noU2F) else {
+                throw TransportError(
+                    .notSupported, "This security key does not speak CTAP1/U2F (CTAPHID NMSG capability).")
+            }
+            hidCommand = .msg
+        default:
+            throw TransportError(.notSupported, "CTAPHID cannot carry \(command) messages.")
+        }
+        return try await transaction(hidCommand, payload: payload, deadline: deadline, keepalive: keepalive)
+    }
+
+    /// Sends CTAPHID_WINK (CTAP 2.1 §11.2.9.2.1).
+    public func wink() async throws(TransportError) {
+        guard capabilities.contains(.wink) else {
+            throw TransportError(.notSupported, "This security key cannot blink on request.")
+        }
+        _ = try await transaction(.wink, payload: [], deadline: .now + .seconds(5), keepalive: { _ in })
+    }
+
+    /// Sends CTAPHID_PING and returns the echoed bytes (CTAP 2.1 §11.2.9.1.4).
+    public func ping(_ data: [UInt8], timeout: Duration = .seconds(5)) async throws(TransportError) -> [UInt8]
+    {
+        try await transaction(.ping, payload: data, deadline: .now + timeout, keepalive: { _ in })
+    }
+
+    /// Sends CTAPHID_LOCK for `seconds` (0 releases, at most 10) (CTAP 2.1 §11.2.9.2.2).
+    public func lock(seconds: UInt8, timeout: Duration = .seconds(5)) async throws(TransportError) {
+        _ = try await transaction(.lock, payload: [seconds], deadline: .now + timeout, keepalive: { _ in })
+    }
+
+    /// Closes the pipe; later calls fail with ``TransportError/Code/closed``.
+    public func close() async {
+        guard !closed else { return }
+        closed = true
+        await pipe.close()
+    }
+
+    // MARK: Transactions
+
+    private func acquire() async {
+        while inTransaction {
+            await withCheckedContinuation { waiters.append($0) }
+        }
+        inTransaction = true
+    }
+
+    private func release() {
+        inTransaction = false
+        if !waiters.isEmpty { waiters.removeFirst().resume() }
+    }
+
+    private func transaction(
+        _ command: CTAPHIDCommand, payload: [UInt8], deadline: ContinuousClock.Instant,
+        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+    ) async throws(TransportError) -> [UInt8] {
+        await acquire()
+        defer { release() }
+        guard !closed else { throw TransportError(.closed, "The security key connection was closed.") }
+        guard !Task.isCancelled else { throw TransportError(.cancelled, "The operation was cancelled.") }
+        let request = CTAPHIDMessage(channel: channel, command: command, payload: payload)
+        let reports: [[UInt8]]
+        do {
+            reports = try request.reports(reportSize: pipe.reportSize)
+        } catch {
+            throw TransportError(.messageTooLarge, error.message, underlying: error)
+        }
+        if needsResync {
+            try await resynchronize(deadline: deadline)
+        }
+        do {
+            let reply = try await exchange(
+                command, reports: reports, deadline: deadline, keepalive: keepalive)
+            return reply
+        } catch {
+            if error.code != .deviceError {
+                needsResync = true
+            }
+            if error.code == .cancelled || error.code == .timeout {
+                // Tell the device to stop waiting for a touch nobody will give.
+                await sendCancel()
+            }
+            throw error
+        }
+    }
+
+    /// Drops reports left over from a failed transaction and re-sends INIT on the channel.
+    private func resynchronize(deadline: ContinuousClock.Instant) async throws(TransportError) {
+        var drained = 0
+        while drained < 64, ContinuousClock.now < deadline, (try await pipe.read(timeout: .zero)) != nil {
+            drained += 1
+        }
+        let info = try await Self.initialize(pipe: pipe, channel: channel, deadline: deadline, logger: logger)
+        channel = info.channel
+        needsResync = false
+        logger.info(
+            "CTAPHID channel re-initialised", metadata: ["uri": "\(descriptor.uri)", "dropped": "\(drained)"])
+    }
+
+    private func sendCancel() async {
+        let cancel = CTAPHIDMessage(channel: channel, command: .cancel, payload: [])
+        guard let report = try? cancel.reports(reportSize: pipe.reportSize).first else { return }
+        do {
+            try await pipe.write(report)
+            logger.debug("CTAPHID_CANCEL sent", metadata: ["uri": "\(descriptor.uri)"])
+        } catch {
+            logger.debug("CTAPHID_CANCEL could not be sent", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func exchange(
+        _ command: CTAPHIDCommand, reports: [[UInt8]], deadline: ContinuousClock.Instant,
+        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+    ) async throws(TransportError) -> [UInt8] {
+        var backoff: Duration = .milliseconds(10)
+        var sawBusy = false
+        logger.debug("CTAPHID request", metadata: ["command": "\(command)", "uri": "\(descriptor.uri)"])
+        while true {
+            for report in reports {
+                try Self.checkCancellation()
+                logger.trace("CTAPHID out", metadata: ["report": "\(hex(report))"])
+                try await pipe.write(report)
+            }
+            let reply: CTAPHIDMessage
+            do {
+                reply = try await Self.receive(
+                    pipe: pipe, channel: channel, deadline: deadline, logger: logger, keepalive: keepalive)
+            } catch {
+                // A device that kept answering busy until the deadline was busy, not silent.
+                throw sawBusy && error.code == .timeout ? Self.stayedBusy : error
+            }
+            switch reply.command {
+            case command:
+                return reply.payload
+            case .error:
+                guard let byte = reply.payload.first else {
+                    throw TransportError(.malformedResponse, "The security key sent an empty CTAPHID error.")
+                }
+                let code = CTAPHIDErrorCode(rawValue: byte)
+                guard code == .channelBusy else { throw Self.deviceError(code) }
+                sawBusy = true
+                try await Self.backOff(&backoff, deadline: deadline, logger: logger)
+            default:
+                throw TransportError(
+                    .malformedResponse, "The security key answered \(command) with \(reply.command).")
+            }
+        }
+    }
+
+    private static func deviceError(_ code: CTAPHIDErrorCode) -> TransportError {
+        let error = CTAPHIDError.device(code)
+        return TransportError(.deviceError, error.message, underlying: error)
+    }
+
+    private static let stayedBusy = TransportError(
+        .busy, "The security key stayed busy with another application until the deadline.")
+
+    private static func checkCancellation() throws(TransportError) {
+        if Task.isCancelled { throw TransportError(.cancelled, "The operation was cancelled.") }
+    }
+
+    /// Waits before retrying after ERR_CHANNEL_BUSY, doubling up to 500 ms, within the deadline.
+    private static func backOff(
+        _ backoff: inout Duration, deadline: ContinuousClock.Instant, logger: Logger
+    ) async throws(TransportError) {
+        let remaining = deadline - .now
+        guard remaining > backoff else { throw stayedBusy }
+        logger.debug("CTAPHID channel busy, retrying", metadata: ["after": "\(backoff)"])
+        do {
+            try await Task.sleep(for: backoff)
+        } catch {
+            throw TransportError(.cancelled, "The operation was cancelled.")
+        }
+        backoff = min(backoff * 2, .milliseconds(500))
+    }
+
+    /// Reads one complete message for `channel`, surfacing keepalives, until `deadline`.
+    private static func receive(
+        pipe: any CTAPHIDReportPipe, channel: UInt32, deadline: ContinuousClock.Instant, logger: Logger,
+        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+    ) async throws(TransportError) -> CTAPHIDMessage {
+        var assembler = CTAPHIDMessageAssembler(channel: channel, reportSize: pipe.reportSize)
+        while true {
+            try checkCancellation()
+            let remaining = deadline - .now
+            guard remaining > .zero else {
+                throw TransportError(.timeout, "The security key did not answer in time.")
+            }
+            guard let report = try await pipe.read(timeout: min(readSlice, remaining)) else { continue }
+            logger.trace("CTAPHID in", metadata: ["report": "\(hex(report))"])
+            let step: CTAPHIDMessageAssembler.Step
+            do {
+                step = try assembler.append(report)
+            } catch {
+                throw TransportError(.malformedResponse, error.message, underlying: error)
+            }
+            guard case .complete(let message) = step else { continue }
+            guard message.command == .keepalive else { return message }
+            guard let status = message.payload.first else {
+                throw TransportError(.malformedResponse, "The security key sent an empty CTAPHID keepalive.")
+            }
+            keepalive(KeepaliveStatus(rawValue: status))
+        }
+    }
+
+    /// Runs CTAPHID_INIT on `channel` with a fresh nonce, ignoring anything but the matching answer.
+    private static func initialize(
+        pipe: any CTAPHIDReportPipe, channel: UInt32, deadline: ContinuousClock.Instant, logger: Logger
+    ) async throws(TransportError) -> CTAPHIDInitResponse {
+        var random = SystemRandomNumberGenerator()
+        let nonce = (0..<CTAPHIDInitResponse.nonceSize).map { _ in
+            UInt8.random(in: .min ... .max, using: &random)
+        }
+        let request = CTAPHIDMessage(channel: channel, command: .initialize, payload: nonce)
+        let reports: [[UInt8]]
+        do {
+            reports = try request.reports(reportSize: pipe.reportSize)
+        } catch {
+            throw TransportError(.notSupported, error.message, underlying: error)
+        }
+        var backoff: Duration = .milliseconds(10)
+        var sawBusy = false
+        while true {
+            for report in reports {
+                try checkCancellation()
+                try await pipe.write(report)
+            }
+            var assembler = CTAPHIDMessageAssembler(channel: channel, reportSize: pipe.reportSize)
+            var busy = false
+            while !busy {
+                try checkCancellation()
+                let remaining = deadline - .now
+                guard remaining > .zero else {
+                    if sawBusy { throw stayedBusy }
+                    throw TransportError(.timeout, "The security key did not answer CTAPHID_INIT in time.")
+                }
+                guard let report = try await pipe.read(timeout: min(readSlice, remaining)) else { continue }
+                logger.trace("CTAPHID in", metadata: ["report": "\(hex(report))"])
+                // Leftovers of an aborted exchange may still arrive: skip anything that is not
+                // the answer to this INIT rather than fail on it.
+                guard case .complete(let message)? = try? assembler.append(report) else { continue }
+                switch message.command {
+                case .initialize:
+                    guard let info = try? CTAPHIDInitResponse(payload: message.payload), info.nonce == nonce
+                    else {
+                        continue
+                    }
+                    guard info.channel != 0, info.channel != CTAPHIDMessage.broadcastChannel else {
+                        throw TransportError(
+                            .malformedResponse, "The security key allocated an invalid CTAPHID channel.")
+                    }
+                    return info
+                case .error where message.payload.first == CTAPHIDErrorCode.channelBusy.rawValue:
+                    busy = true
+                    sawBusy = true
+                case .error:
+                    throw deviceError(
+                        CTAPHIDErrorCode(rawValue: message.payload.first ?? CTAPHIDErrorCode.other.rawValue))
+                default:
+                    continue
+                }
+            }
+            try await backOff(&backoff, deadline: deadline, logger: logger)
+        }
+    }
+}
+
+func hex(_ value: UInt32) -> String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+}
+
+func hex(_ bytes: [UInt8]) -> String {
+    bytes.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+}

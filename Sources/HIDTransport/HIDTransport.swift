@@ -1,1 +1,0 @@
-// The HIDTransport module. See Docs/Architecture.md for what belongs here.

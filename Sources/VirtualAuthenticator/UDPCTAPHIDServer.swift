@@ -1,0 +1,175 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import CTAPHID
+import Logging
+import Transport
+
+/// Serves a ``CTAPMessageHandler`` as a CTAPHID device over UDP, one 64-byte report per
+/// datagram, the convention of firmware emulators (CTAP 2.1 §11.2 framing).
+///
+/// It listens on 127.0.0.1:8111 by default and answers each report to the address it came from,
+/// so many servers and hosts can run at once; ``Configuration/replyPort`` pins the reply port
+/// instead (emulator hosts listen on 7112). Blocking socket calls run on the server's own
+/// thread; ``run()`` is owned by the caller and returns when its task is cancelled.
+public final class UDPCTAPHIDServer: Sendable {
+    /// How the server listens and what it reports in CTAPHID_INIT.
+    public struct Configuration: Sendable {
+        /// The IPv4 address to listen on.
+        public var host: String
+        /// The UDP port to listen on (0 = any free port; see ``UDPCTAPHIDServer/port``).
+        public var port: UInt16
+        /// When set, replies go to this port on the sender's host instead of the sender's port.
+        public var replyPort: UInt16?
+        /// Capability flags announced in CTAPHID_INIT.
+        public var capabilities: CTAPHIDCapabilities
+        /// Device version announced in CTAPHID_INIT (major, minor, build).
+        public var deviceVersion: (major: UInt8, minor: UInt8, build: UInt8)
+        /// How long a host may pause inside one message before ERR_MSG_TIMEOUT.
+        public var messageTimeout: Duration
+        /// How often KEEPALIVE is sent while a request is processed.
+        public var keepaliveInterval: Duration
+
+        /// The emulator convention: listen on 127.0.0.1:8111, answer to the sender.
+        public init(
+            host: String = "127.0.0.1", port: UInt16 = 8111, replyPort: UInt16? = nil,
+            capabilities: CTAPHIDCapabilities = [.wink, .cbor],
+            deviceVersion: (major: UInt8, minor: UInt8, build: UInt8) = (1, 0, 0),
+            messageTimeout: Duration = .milliseconds(500), keepaliveInterval: Duration = .milliseconds(100)
+        ) {
+            self.host = host
+            self.port = port
+            self.replyPort = replyPort
+            self.capabilities = capabilities
+            self.deviceVersion = deviceVersion
+            self.messageTimeout = messageTimeout
+            self.keepaliveInterval = keepaliveInterval
+        }
+    }
+
+    /// The port the server listens on.
+    public let port: UInt16
+    private let socket: Int32
+    private let thread: CTAPHIDServerThread
+    private let engine: CTAPHIDServerEngine<sockaddr_in>
+    private let logger: Logger
+
+    /// How long one receive waits before the server checks for cancellation and stalled messages.
+    static let receiveSlice: Int32 = 100
+
+    /// Binds the socket; call ``run()`` to serve.
+    public init(
+        handler: any CTAPMessageHandler, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "securitykey.virtual.udp")
+    ) throws(TransportError) {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = configuration.port.bigEndian
+        guard inet_pton(AF_INET, configuration.host, &address.sin_addr) == 1 else {
+            throw TransportError(.invalidURI, "'\(configuration.host)' is not an IPv4 address.")
+        }
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else {
+            throw TransportError(.system, "Could not create a UDP socket (errno \(errno)).")
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw TransportError(
+                code == EADDRINUSE ? .busy : .system,
+                "Could not listen on UDP \(configuration.host):\(configuration.port) (errno \(code)).")
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        port = UInt16(bigEndian: actual.sin_port)
+        socket = fd
+        self.logger = logger
+        thread = CTAPHIDServerThread(name: "udp ctaphid :\(port)")
+        let info = CTAPHIDInitResponse(
+            nonce: [], channel: 0, majorVersion: configuration.deviceVersion.major,
+            minorVersion: configuration.deviceVersion.minor, buildVersion: configuration.deviceVersion.build,
+            capabilities: configuration.capabilities)
+        let replyPort = configuration.replyPort
+        engine = CTAPHIDServerEngine(
+            handler: handler,
+            device: CTAPHIDDeviceState(deviceInfo: info, messageTimeout: configuration.messageTimeout),
+            keepaliveInterval: configuration.keepaliveInterval, logger: logger
+        ) { report, peer in
+            var destination = peer
+            if let replyPort { destination.sin_port = replyPort.bigEndian }
+            // Non-blocking: a full socket buffer drops the report, as a lossy link would.
+            _ = report.withUnsafeBytes { bytes in
+                withUnsafePointer(to: &destination) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(
+                            fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0,
+                            socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+        }
+    }
+
+    deinit {
+        thread.shutdown()
+        Glibc.close(socket)
+    }
+
+    /// Serves until the calling task is cancelled.
+    public func run() async throws(TransportError) {
+        logger.info("CTAPHID over UDP listening", metadata: ["port": "\(port)"])
+        let outcome: TransportError? = await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                let received: (report: [UInt8], peer: sockaddr_in)?
+                do throws(TransportError) {
+                    received = try await thread.run { () throws(TransportError) in try self.receive() }
+                } catch {
+                    if error.code == .cancelled { break }
+                    group.cancelAll()
+                    return error
+                }
+                if let received {
+                    engine.receive(received.report, from: received.peer, in: &group)
+                }
+                engine.expire()
+            }
+            group.cancelAll()
+            return nil
+        }
+        if let outcome { throw outcome }
+    }
+
+    /// Waits one slice (`poll`) for a datagram (`recvfrom`). Runs on the server thread.
+    private func receive() throws(TransportError) -> (report: [UInt8], peer: sockaddr_in)? {
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, Self.receiveSlice)
+        if ready < 0 {
+            if errno == EINTR { return nil }
+            throw TransportError(.system, "Waiting on the UDP socket failed (errno \(errno)).")
+        }
+        guard ready > 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        var peer = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let count = buffer.withUnsafeMutableBytes { bytes in
+            withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    recvfrom(socket, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
+                }
+            }
+        }
+        guard count >= 0 else {
+            if errno == EAGAIN || errno == EINTR || errno == ECONNREFUSED { return nil }
+            throw TransportError(.system, "Reading the UDP socket failed (errno \(errno)).")
+        }
+        return (Array(buffer.prefix(count)), peer)
+    }
+}
