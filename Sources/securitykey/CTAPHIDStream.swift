@@ -39,7 +39,7 @@ enum CTAPHIDStream {
         var pending: [UInt32: Pending] = [:]
         var messages: [JSONValue] = []
         var problems: [JSONValue] = []
-        var awaitingResponse: [UInt32: UInt8] = [:]
+        var awaitingResponse: [UInt32: (hid: UInt8, ctap: UInt8?)] = [:]
         let reportCount = bytes.count / reportSize
         for index in 0..<reportCount {
             let report = Array(bytes[(index * reportSize)..<((index + 1) * reportSize)])
@@ -96,7 +96,7 @@ enum CTAPHIDStream {
     }
 
     private static func describe(
-        _ message: Pending, cid: UInt32, reports: ClosedRange<Int>, awaiting: inout [UInt32: UInt8]
+        _ message: Pending, cid: UInt32, reports: ClosedRange<Int>, awaiting: inout [UInt32: (hid: UInt8, ctap: UInt8?)]
     ) -> JSONValue {
         let payload = message.data
         var direction: String
@@ -104,12 +104,12 @@ enum CTAPHIDStream {
         case 0x3B, 0x3F: direction = "response"
         case 0x11: direction = "request"
         case 0x06: direction = payload.count == 8 ? "request" : "response"
-        default: direction = awaiting[cid] == message.command ? "response" : "request"
+        default: direction = awaiting[cid]?.hid == message.command ? "response" : "request"
         }
         var decoded: JSONValue?
-        let requestCommand = awaiting[cid]
+        let requestCommand = awaiting[cid]?.ctap
         if direction == "request", message.command != 0x11 {
-            awaiting[cid] = message.command
+            awaiting[cid] = (message.command, message.command == 0x10 ? payload.first : nil)
         } else if direction == "response", message.command != 0x3B {
             awaiting[cid] = nil
         }

@@ -98,7 +98,16 @@ enum Decoder {
         case .clientData: body = try clientData(bytes)
         case .ctaphid: body = try CTAPHIDStream.decode(bytes)
         }
-        guard case .object(let members) = body else { return body }
+        guard case .object(var members) = body else { return body }
+        switch kind {
+        case .attestationObject, .getInfo, .makeCredentialResponse, .getAssertionResponse, .coseKey:
+            // The CBOR as it came, for reading beside the structured fields.
+            let cborBytes = kind == .attestationObject || kind == .coseKey ? bytes : try stripStatus(bytes)
+            if let value = try? lenient.decode(cborBytes), !members.contains(where: { $0.0 == "diagnostic" }) {
+                members.append(("diagnostic", .string(value.diagnosticNotation)))
+            }
+        default: break
+        }
         return .object([("kind", .string(kind.rawValue))] + members)
     }
 
