@@ -109,8 +109,11 @@ final class PCSCBed {
             try? FileManager.default.removeItem(at: errURL)
         }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        // Close every inherited descriptor above 2 first: pcscd, which the bed script leaves
+        // running, must not hold one that Foundation watches for the script's exit.
+        let closeAll = "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done; exec \"$@\""
+        process.arguments = ["-c", closeAll, "sh"] + arguments
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
         process.standardInput = FileHandle.nullDevice
