@@ -50,8 +50,7 @@ build: deps
 # python-fido2 in .venv is the independent implementation they check against.
 test: deps pydeps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --build-tests
-	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/pcsc-testbed.sh run -- \
-	  $(SWIFT) test --skip-build --disable-xctest
+	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/run-tests.sh
 
 # Builds the CLI, serves a virtual key in a private PC/SC bed, registers, signs in, verifies,
 # and stops everything it started (scripts/demo.sh).

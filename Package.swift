@@ -30,6 +30,9 @@ let package = Package(
         // MARK: C libraries (each imported by exactly one transport)
         .systemLibrary(name: "CHIDAPI", path: "Sources/CHIDAPI", pkgConfig: "hidapi-hidraw",
                        providers: [.apt(["libhidapi-dev"])]),
+        // Hotplug (device arrival and removal) for the HID transport.
+        .systemLibrary(name: "CUDev", path: "Sources/CUDev", pkgConfig: "libudev",
+                       providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CPCSCLite", path: "Sources/CPCSCLite", pkgConfig: "libpcsclite",
                        providers: [.apt(["libpcsclite-dev"])]),
 
@@ -133,7 +136,7 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "CTAP2", "CBOR", "Transport", "VirtualAuthenticator",
+            "CTAP2", "CBOR", "Transport", "VirtualAuthenticator", "SecurityKeys", "NFCTransport", "HIDTransport",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),

@@ -21,7 +21,6 @@ public protocol PINUVAuthProtocol: Sendable {
     func authenticate(key: [UInt8], _ message: [UInt8]) -> [UInt8]
 }
 
-
 extension PINUVAuthProtocol {
     /// Whether `signature` is the pinUvAuthParam of `message` (constant time).
     public func verify(key: [UInt8], _ message: [UInt8], signature: [UInt8]) -> Bool {
@@ -45,7 +44,8 @@ extension PINUVAuthProtocol {
         guard peerX.count == 32, peerY.count == 32,
             let peer = try? P256.KeyAgreement.PublicKey(x963Representation: [0x04] + peerX + peerY)
         else {
-            throw CTAP2Error(.pinUVAuthProtocol, "The authenticator's key-agreement key is not a valid P-256 point.")
+            throw CTAP2Error(
+                .pinUVAuthProtocol, "The authenticator's key-agreement key is not a valid P-256 point.")
         }
         guard let shared = try? privateKey.sharedSecretFromKeyAgreement(with: peer) else {
             throw CTAP2Error(.pinUVAuthProtocol, "ECDH with the authenticator's key-agreement key failed.")
@@ -92,7 +92,8 @@ public struct PINUVAuthProtocolTwo: PINUVAuthProtocol {
         let salt = [UInt8](repeating: 0, count: 32)
         func derive(_ info: String) -> [UInt8] {
             HKDF<SHA256>.deriveKey(
-                inputKeyMaterial: SymmetricKey(data: z), salt: salt, info: Array(info.utf8), outputByteCount: 32
+                inputKeyMaterial: SymmetricKey(data: z), salt: salt, info: Array(info.utf8),
+                outputByteCount: 32
             ).withUnsafeBytes { [UInt8]($0) }
         }
         return derive("CTAP2 HMAC key") + derive("CTAP2 AES key")
@@ -107,13 +108,19 @@ public struct PINUVAuthProtocolTwo: PINUVAuthProtocol {
 
     /// ``encrypt(key:_:)`` with a given IV (for known-answer tests).
     public func encrypt(key: [UInt8], _ plaintext: [UInt8], iv: [UInt8]) throws(CTAP2Error) -> [UInt8] {
-        guard key.count == 64 else { throw CTAP2Error(.pinUVAuthProtocol, "Protocol two needs a 64-byte shared secret.") }
+        guard key.count == 64 else {
+            throw CTAP2Error(.pinUVAuthProtocol, "Protocol two needs a 64-byte shared secret.")
+        }
         return iv + (try AESCBC.run(encrypt: true, key: Array(key[32...]), iv: iv, plaintext))
     }
 
     public func decrypt(key: [UInt8], _ ciphertext: [UInt8]) throws(CTAP2Error) -> [UInt8] {
-        guard key.count == 64 else { throw CTAP2Error(.pinUVAuthProtocol, "Protocol two needs a 64-byte shared secret.") }
-        guard ciphertext.count >= 16 else { throw CTAP2Error(.pinUVAuthProtocol, "The ciphertext is shorter than its IV.") }
+        guard key.count == 64 else {
+            throw CTAP2Error(.pinUVAuthProtocol, "Protocol two needs a 64-byte shared secret.")
+        }
+        guard ciphertext.count >= 16 else {
+            throw CTAP2Error(.pinUVAuthProtocol, "The ciphertext is shorter than its IV.")
+        }
         return try AESCBC.run(
             encrypt: false, key: Array(key[32...]), iv: Array(ciphertext[..<16]), Array(ciphertext[16...]))
     }
@@ -126,8 +133,11 @@ public struct PINUVAuthProtocolTwo: PINUVAuthProtocol {
 }
 
 enum AESCBC {
-    static func run(encrypt: Bool, key: [UInt8], iv: [UInt8], _ input: [UInt8]) throws(CTAP2Error) -> [UInt8] {
-        guard key.count == 32 else { throw CTAP2Error(.pinUVAuthProtocol, "AES-256-CBC needs a 32-byte key.") }
+    static func run(encrypt: Bool, key: [UInt8], iv: [UInt8], _ input: [UInt8]) throws(CTAP2Error) -> [UInt8]
+    {
+        guard key.count == 32 else {
+            throw CTAP2Error(.pinUVAuthProtocol, "AES-256-CBC needs a 32-byte key.")
+        }
         guard input.count % 16 == 0 else {
             throw CTAP2Error(.pinUVAuthProtocol, "AES-256-CBC input must be a multiple of 16 bytes.")
         }

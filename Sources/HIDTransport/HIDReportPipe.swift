@@ -48,10 +48,13 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
     public static func open(path: String, deadline: ContinuousClock.Instant) async throws(TransportError)
         -> HIDReportPipe
     {
-        let descriptor = try HIDNode.reportDescriptor(path: path)
         let thread = IOThread(name: "hid \(path)")
+        let descriptor: HIDReportDescriptor
         let fd: Int32
-        do {
+        do throws(TransportError) {
+            descriptor = try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
+                try HIDNode.reportDescriptor(path: path)
+            }
             fd = try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
                 try HIDNode.openForLock(path)
             }

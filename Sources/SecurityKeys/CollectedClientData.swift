@@ -26,7 +26,10 @@ public struct CollectedClientData: Sendable, Hashable {
     public var topOrigin: String?
 
     /// Creates client data.
-    public init(type: Ceremony, challenge: [UInt8], origin: String, crossOrigin: Bool = false, topOrigin: String? = nil) {
+    public init(
+        type: Ceremony, challenge: [UInt8], origin: String, crossOrigin: Bool = false,
+        topOrigin: String? = nil
+    ) {
         self.type = type
         self.challenge = challenge
         self.origin = origin

@@ -38,7 +38,8 @@ public struct PublicSuffixList: Sendable {
         else {
             throw SecurityKeyError(
                 .configuration,
-                "The public suffix list could not be read from \(path); install Debian's publicsuffix package.")
+                "The public suffix list could not be read from \(path); install Debian's publicsuffix package."
+            )
         }
         self.init(text: text)
     }
@@ -49,7 +50,8 @@ public struct PublicSuffixList: Sendable {
     /// The public suffix of `host` (lower-case ASCII), by the list's algorithm; a host matching
     /// no rule has its last label as public suffix (the implicit `*` rule).
     public func publicSuffix(of host: String) -> String {
-        let labels = host.lowercased().split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let labels = host.lowercased().split(separator: ".", omittingEmptySubsequences: false).map(
+            String.init)
         var longest = labels.last.map { [$0] } ?? []
         for start in labels.indices {
             let candidate = labels[start...].joined(separator: ".")
@@ -58,7 +60,8 @@ public struct PublicSuffixList: Sendable {
                 // An exception rule's suffix is the candidate without its first label.
                 return parent
             }
-            let matches = rules.contains(candidate) || (start + 1 < labels.count && wildcards.contains(parent))
+            let matches =
+                rules.contains(candidate) || (start + 1 < labels.count && wildcards.contains(parent))
             if matches && labels.count - start > longest.count {
                 longest = Array(labels[start...])
             }

@@ -16,29 +16,36 @@ public enum RelyingPartyIdentifier {
             components.path.isEmpty || components.path == "/", components.query == nil,
             components.user == nil, components.password == nil
         else {
-            throw SecurityKeyError(.invalidOrigin, "The origin \"\(origin)\" is not of the form https://host[:port].")
+            throw SecurityKeyError(
+                .invalidOrigin, "The origin \"\(origin)\" is not of the form https://host[:port].")
         }
         let host = rawHost.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         guard let asciiHost = PublicSuffixList.asciiDomain(host) else {
-            throw SecurityKeyError(.invalidOrigin, "The origin's host \"\(rawHost)\" is not a valid domain name.")
+            throw SecurityKeyError(
+                .invalidOrigin, "The origin's host \"\(rawHost)\" is not a valid domain name.")
         }
         let isLocalhost = asciiHost == "localhost" || asciiHost.hasSuffix(".localhost")
         guard scheme == "https" || (scheme == "http" && isLocalhost) else {
             throw SecurityKeyError(
-                .invalidOrigin, "The origin \"\(origin)\" is not secure; WebAuthn needs https (or http://localhost).")
+                .invalidOrigin,
+                "The origin \"\(origin)\" is not secure; WebAuthn needs https (or http://localhost).")
         }
         guard let id = PublicSuffixList.asciiDomain(rpID.lowercased()), !id.isEmpty else {
-            throw SecurityKeyError(.invalidRelyingParty, "The relying party ID \"\(rpID)\" is not a valid domain name.")
+            throw SecurityKeyError(
+                .invalidRelyingParty, "The relying party ID \"\(rpID)\" is not a valid domain name.")
         }
         if id == asciiHost { return asciiHost }
-        let isIPAddress = asciiHost.contains(":") || asciiHost.split(separator: ".").allSatisfy { Int($0) != nil }
+        let isIPAddress =
+            asciiHost.contains(":") || asciiHost.split(separator: ".").allSatisfy { Int($0) != nil }
         guard !isIPAddress, asciiHost.hasSuffix("." + id) else {
             throw SecurityKeyError(
-                .invalidRelyingParty, "The relying party ID \"\(rpID)\" is not the origin's host or a parent domain of it.")
+                .invalidRelyingParty,
+                "The relying party ID \"\(rpID)\" is not the origin's host or a parent domain of it.")
         }
         guard !publicSuffixes.isPublicSuffix(id) else {
             throw SecurityKeyError(
-                .invalidRelyingParty, "The relying party ID \"\(rpID)\" is a public suffix, which no site may claim.")
+                .invalidRelyingParty,
+                "The relying party ID \"\(rpID)\" is a public suffix, which no site may claim.")
         }
         return asciiHost
     }

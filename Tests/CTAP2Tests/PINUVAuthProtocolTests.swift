@@ -16,7 +16,8 @@ struct PINUVAuthProtocolTests {
         else { return [:] }
         var out: [String: [UInt8]] = [:]
         for entry in entries where entry.id.hasPrefix("python-fido2/test_ctap2/") {
-            out[entry.id.replacingOccurrences(of: "python-fido2/test_ctap2/", with: "")] = hexBytes(entry.hex ?? "")
+            out[entry.id.replacingOccurrences(of: "python-fido2/test_ctap2/", with: "")] = hexBytes(
+                entry.hex ?? "")
         }
         return out
     }()
@@ -34,12 +35,14 @@ struct PINUVAuthProtocolTests {
     }
 
     private func vector(_ name: String) throws -> [UInt8] {
-        try #require(Self.vectors[name], "vector \(name) missing from Tests/Vectors/python-fido2-vectors.json")
+        try #require(
+            Self.vectors[name], "vector \(name) missing from Tests/Vectors/python-fido2-vectors.json")
     }
 
     /// python-fido2's platform key for these tests (the integer EC_PRIV in test_ctap2.py); the
     /// test checks that it yields the recorded EC_PUB_X / EC_PUB_Y before trusting it.
-    private static let platformScalar = hexBytes("7452e599fee739d8a653f6a507343d12d382249108a651402520b72f24fe7684")
+    private static let platformScalar = hexBytes(
+        "7452e599fee739d8a653f6a507343d12d382249108a651402520b72f24fe7684")
 
     @Test func protocolOneSharedSecretMatchesRecording() throws {
         let key = try P256.KeyAgreement.PrivateKey(rawRepresentation: Self.platformScalar)
@@ -67,7 +70,9 @@ struct PINUVAuthProtocolTests {
         let v1 = PINUVAuthProtocolOne()
         let newPINEnc = try v1.encrypt(key: shared, padded("1234"))
         #expect(newPINEnc == (try vector("TestClientPin.test_set_pin/kw:new_pin_enc")))
-        #expect(v1.authenticate(key: shared, newPINEnc) == (try vector("TestClientPin.test_set_pin/kw:pin_uv_param")))
+        #expect(
+            v1.authenticate(key: shared, newPINEnc)
+                == (try vector("TestClientPin.test_set_pin/kw:pin_uv_param")))
     }
 
     @Test func protocolOneChangePIN() throws {
@@ -85,10 +90,15 @@ struct PINUVAuthProtocolTests {
 
     @Test func rejectsBadInput() {
         let errors = [
-            #expect(throws: CTAP2Error.self) { try PINUVAuthProtocolOne().encrypt(key: [UInt8](repeating: 0, count: 32), [1, 2, 3]) },
-            #expect(throws: CTAP2Error.self) { try PINUVAuthProtocolTwo().decrypt(key: [UInt8](repeating: 0, count: 64), [1, 2]) },
             #expect(throws: CTAP2Error.self) {
-                try PINUVAuthProtocolOne().encapsulate(peerX: [UInt8](repeating: 1, count: 32), peerY: [UInt8](repeating: 2, count: 32))
+                try PINUVAuthProtocolOne().encrypt(key: [UInt8](repeating: 0, count: 32), [1, 2, 3])
+            },
+            #expect(throws: CTAP2Error.self) {
+                try PINUVAuthProtocolTwo().decrypt(key: [UInt8](repeating: 0, count: 64), [1, 2])
+            },
+            #expect(throws: CTAP2Error.self) {
+                try PINUVAuthProtocolOne().encapsulate(
+                    peerX: [UInt8](repeating: 1, count: 32), peerY: [UInt8](repeating: 2, count: 32))
             },
         ]
         #expect(errors.allSatisfy { $0?.code == .pinUVAuthProtocol })

@@ -44,7 +44,8 @@ enum PythonFIDO2 {
                 description:
                     "SECURITYKEY_PYTHON is not set: point it at a python3 with python-fido2 (make pydeps).")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ctaphid-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ctaphid-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let inputURL = directory.appendingPathComponent("in")

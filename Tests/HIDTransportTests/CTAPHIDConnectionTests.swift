@@ -187,6 +187,7 @@ import Transport
         let connection = try await CTAPHIDConnection.open(
             pipe: MemoryReportPipe(reportSize: 32), descriptor: Self.descriptor, timeout: .seconds(10))
         let payload = (0..<500).map { UInt8(truncatingIfNeeded: $0) }
-        #expect(try await connection.transact(.cbor, payload: payload, timeout: .seconds(10)) == [0] + payload)
+        #expect(
+            try await connection.transact(.cbor, payload: payload, timeout: .seconds(10)) == [0] + payload)
     }
 }

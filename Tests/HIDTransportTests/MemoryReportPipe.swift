@@ -144,7 +144,9 @@ final class MemoryReportPipe: CTAPHIDReportPipe {
         case .keepalivesThenReply:
             core.inbound.append(pad(header + [0xBB, 0x00, 0x01, 0x01], to: size))
             core.inbound.append(pad(header + [0xBB, 0x00, 0x01, 0x02], to: size))
-            core.inbound += (try? CTAPHIDMessage(channel: channel, command: .cbor, payload: [0x00]).reports(reportSize: size)) ?? []
+            core.inbound +=
+                (try? CTAPHIDMessage(channel: channel, command: .cbor, payload: [0x00]).reports(
+                    reportSize: size)) ?? []
         case .wrongChannel:
             core.inbound +=
                 (try? CTAPHIDMessage(channel: channel &+ 1, command: .cbor, payload: [0]).reports(

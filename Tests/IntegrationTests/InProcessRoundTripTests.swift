@@ -70,7 +70,8 @@ struct InProcessRoundTripTests {
         // Another RP sees nothing.
         let error = await #expect(throws: CTAP2Error.self) {
             _ = try await session.getAssertion(
-                GetAssertionRequest(rpID: "other.example", clientDataHash: assertionHash, allowList: allowList))
+                GetAssertionRequest(
+                    rpID: "other.example", clientDataHash: assertionHash, allowList: allowList))
         }
         #expect(error?.status == .noCredentials)
     }
@@ -90,7 +91,8 @@ struct InProcessRoundTripTests {
             publicKeys[Array(name.utf8)] = credential.credentialPublicKey
         }
         let challenge = hash("sign in")
-        let first = try await session.getAssertion(GetAssertionRequest(rpID: "example.org", clientDataHash: challenge))
+        let first = try await session.getAssertion(
+            GetAssertionRequest(rpID: "example.org", clientDataHash: challenge))
         #expect(first.numberOfCredentials == 3)
         var users = [first]
         for _ in 1..<3 { users.append(try await session.getNextAssertion()) }
@@ -111,7 +113,10 @@ struct InProcessRoundTripTests {
             pubKeyCredParams: [PublicKeyCredentialParameters(algorithm: .es256)])
         let first = try await session.makeCredential(request)
         var again = request
-        again.excludeList = [PublicKeyCredentialDescriptor(id: try #require(first.authData.attestedCredentialData).credentialID)]
+        again.excludeList = [
+            PublicKeyCredentialDescriptor(
+                id: try #require(first.authData.attestedCredentialData).credentialID)
+        ]
         let error = await #expect(throws: CTAP2Error.self) { _ = try await session.makeCredential(again) }
         #expect(error?.status == .credentialExcluded)
     }

@@ -23,7 +23,8 @@ struct PINRoundTripTests {
             keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
         ) async throws(TransportError) -> [UInt8] {
             count.withLock { $0 += 1 }
-            return try await inner.transact(command, payload: payload, deadline: deadline, keepalive: keepalive)
+            return try await inner.transact(
+                command, payload: payload, deadline: deadline, keepalive: keepalive)
         }
         func close() async { await inner.close() }
     }
@@ -64,12 +65,14 @@ struct PINRoundTripTests {
         #expect(pin.pinUVAuthProtocol.version == 2)
         #expect(try await pin.pinRetries().retries == 8)
 
-        let mcToken = try await pin.pinUVAuthToken(pin: "123456", permissions: [.makeCredential], rpID: "example.org")
+        let mcToken = try await pin.pinUVAuthToken(
+            pin: "123456", permissions: [.makeCredential], rpID: "example.org")
         let registration = try await register(bench, token: mcToken)
         #expect(registration.authData.flags.contains(.userVerified))
         let credential = try #require(registration.authData.attestedCredentialData)
 
-        let gaToken = try await pin.pinUVAuthToken(pin: "123456", permissions: [.getAssertion], rpID: "example.org")
+        let gaToken = try await pin.pinUVAuthToken(
+            pin: "123456", permissions: [.getAssertion], rpID: "example.org")
         var assertionRequest = GetAssertionRequest(rpID: "example.org", clientDataHash: Self.clientDataHash)
         try assertionRequest.authorize(with: gaToken)
         let assertion = try await bench.session.getAssertion(assertionRequest)
@@ -80,7 +83,8 @@ struct PINRoundTripTests {
         #expect(throws: CTAP2Error.self) {
             var request = MakeCredentialRequest(
                 clientDataHash: Self.clientDataHash, rp: RelyingPartyEntity(id: "example.org"),
-                user: UserEntity(id: [9], name: "x"), pubKeyCredParams: [PublicKeyCredentialParameters(algorithm: .es256)])
+                user: UserEntity(id: [9], name: "x"),
+                pubKeyCredParams: [PublicKeyCredentialParameters(algorithm: .es256)])
             try request.authorize(with: gaToken)
         }
         #expect(throws: CTAP2Error.self) {
@@ -94,7 +98,8 @@ struct PINRoundTripTests {
         try await bench.clientPIN().setPIN("1234")
         let pin = try await bench.clientPIN()
         #expect(pin.pinUVAuthProtocol.version == 1)
-        let token = try await pin.pinUVAuthToken(pin: "1234", permissions: [.makeCredential], rpID: "example.org")
+        let token = try await pin.pinUVAuthToken(
+            pin: "1234", permissions: [.makeCredential], rpID: "example.org")
         #expect(try await register(bench, token: token).authData.flags.contains(.userVerified))
     }
 
@@ -185,7 +190,8 @@ struct PINRoundTripTests {
     }
 
     @Test func biometricFailuresFallBackToPIN() async throws {
-        let bench = try Bench(.init(options: ["rk": true, "up": true, "plat": false, "uv": true], pin: "1234", maxUVRetries: 3))
+        let bench = try Bench(
+            .init(options: ["rk": true, "up": true, "plat": false, "uv": true], pin: "1234", maxUVRetries: 3))
         await bench.key.setUserVerification(.mismatch)
         let pin = try await bench.clientPIN()
         var codes: [CTAP2Error.Code] = []
@@ -202,12 +208,15 @@ struct PINRoundTripTests {
         #expect(codes.last == .uvBlocked)
         #expect(try await pin.uvRetries() == 0)
         // Built-in UV blocked: the PIN still works.
-        let token = try await pin.pinUVAuthToken(pin: "1234", permissions: [.makeCredential], rpID: "example.org")
+        let token = try await pin.pinUVAuthToken(
+            pin: "1234", permissions: [.makeCredential], rpID: "example.org")
         #expect(try await register(bench, token: token).authData.flags.contains(.userVerified))
 
         // And a matching finger gives a token without a PIN.
-        let fresh = try Bench(.init(options: ["rk": true, "up": true, "plat": false, "uv": true], pin: "1234"))
-        let uvToken = try await fresh.clientPIN().uvAuthToken(permissions: [.makeCredential], rpID: "example.org")
+        let fresh = try Bench(
+            .init(options: ["rk": true, "up": true, "plat": false, "uv": true], pin: "1234"))
+        let uvToken = try await fresh.clientPIN().uvAuthToken(
+            permissions: [.makeCredential], rpID: "example.org")
         #expect(try await register(fresh, token: uvToken).authData.flags.contains(.userVerified))
     }
 }

@@ -57,9 +57,12 @@ struct ClientDataTests {
     }
 
     @Test func escapingFollowsCCDToString() {
-        let data = CollectedClientData(type: .get, challenge: [0xFB, 0xFF], origin: "https://a\"b\\c\u{1}.example")
-        #expect(String(decoding: data.json, as: UTF8.self)
-            == #"{"type":"webauthn.get","challenge":"-_8","origin":"https://a\"b\\c\u0001.example","crossOrigin":false}"#)
+        let data = CollectedClientData(
+            type: .get, challenge: [0xFB, 0xFF], origin: "https://a\"b\\c\u{1}.example")
+        #expect(
+            String(decoding: data.json, as: UTF8.self)
+                == #"{"type":"webauthn.get","challenge":"-_8","origin":"https://a\"b\\c\u0001.example","crossOrigin":false}"#
+        )
     }
 
     /// RFC 4648 §10 test vectors, in the URL-safe alphabet without padding.

@@ -13,21 +13,24 @@ struct PublicSuffixTests {
         #expect(!list.isPublicSuffix("example.com"))
     }
 
-    @Test(arguments: [
-        ("com", nil), ("example.com", "example.com"), ("b.example.com", "example.com"),
-        ("a.b.example.com", "example.com"), ("uk.com", nil), ("example.uk.com", "example.uk.com"),
-        ("b.example.uk.com", "example.uk.com"), ("test.ac", "test.ac"), ("mm", nil), ("c.mm", nil),
-        ("b.c.mm", "b.c.mm"), ("a.b.c.mm", "b.c.mm"), ("jp", nil), ("test.jp", "test.jp"),
-        ("www.test.jp", "test.jp"), ("ac.jp", nil), ("test.ac.jp", "test.ac.jp"), ("kyoto.jp", nil),
-        ("test.kyoto.jp", "test.kyoto.jp"), ("ide.kyoto.jp", nil), ("b.ide.kyoto.jp", "b.ide.kyoto.jp"),
-        ("c.kobe.jp", nil), ("b.c.kobe.jp", "b.c.kobe.jp"), ("city.kobe.jp", "city.kobe.jp"),
-        ("www.city.kobe.jp", "city.kobe.jp"), ("ck", nil), ("test.ck", nil), ("b.test.ck", "b.test.ck"),
-        ("www.ck", "www.ck"), ("www.www.ck", "www.ck"), ("us", nil), ("test.us", "test.us"),
-        ("ak.us", nil), ("test.ak.us", "test.ak.us"), ("k12.ak.us", nil), ("test.k12.ak.us", "test.k12.ak.us"),
-        ("xn--85x722f.com.cn", "xn--85x722f.com.cn"), ("xn--55qx5d.cn", nil),
-        ("xn--85x722f.xn--55qx5d.cn", "xn--85x722f.xn--55qx5d.cn"), ("shishi.xn--fiqs8s", "shishi.xn--fiqs8s"),
-        ("xn--fiqs8s", nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("com", nil), ("example.com", "example.com"), ("b.example.com", "example.com"),
+            ("a.b.example.com", "example.com"), ("uk.com", nil), ("example.uk.com", "example.uk.com"),
+            ("b.example.uk.com", "example.uk.com"), ("test.ac", "test.ac"), ("mm", nil), ("c.mm", nil),
+            ("b.c.mm", "b.c.mm"), ("a.b.c.mm", "b.c.mm"), ("jp", nil), ("test.jp", "test.jp"),
+            ("www.test.jp", "test.jp"), ("ac.jp", nil), ("test.ac.jp", "test.ac.jp"), ("kyoto.jp", nil),
+            ("test.kyoto.jp", "test.kyoto.jp"), ("ide.kyoto.jp", nil), ("b.ide.kyoto.jp", "b.ide.kyoto.jp"),
+            ("c.kobe.jp", nil), ("b.c.kobe.jp", "b.c.kobe.jp"), ("city.kobe.jp", "city.kobe.jp"),
+            ("www.city.kobe.jp", "city.kobe.jp"), ("ck", nil), ("test.ck", nil), ("b.test.ck", "b.test.ck"),
+            ("www.ck", "www.ck"), ("www.www.ck", "www.ck"), ("us", nil), ("test.us", "test.us"),
+            ("ak.us", nil), ("test.ak.us", "test.ak.us"), ("k12.ak.us", nil),
+            ("test.k12.ak.us", "test.k12.ak.us"),
+            ("xn--85x722f.com.cn", "xn--85x722f.com.cn"), ("xn--55qx5d.cn", nil),
+            ("xn--85x722f.xn--55qx5d.cn", "xn--85x722f.xn--55qx5d.cn"),
+            ("shishi.xn--fiqs8s", "shishi.xn--fiqs8s"),
+            ("xn--fiqs8s", nil),
+        ] as [(String, String?)])
     func registrableDomain(_ host: String, _ expected: String?) throws {
         let list = try #require(Self.list)
         let suffix = list.publicSuffix(of: host)
@@ -52,7 +55,9 @@ struct RelyingPartyIdentifierTests {
     ])
     func accepted(_ rpID: String, _ origin: String) throws {
         let list = try #require(PublicSuffixList.system)
-        #expect(throws: Never.self) { try RelyingPartyIdentifier.validate(rpID, origin: origin, publicSuffixes: list) }
+        #expect(throws: Never.self) {
+            try RelyingPartyIdentifier.validate(rpID, origin: origin, publicSuffixes: list)
+        }
     }
 
     @Test(arguments: [
@@ -77,8 +82,11 @@ struct RelyingPartyIdentifierTests {
 
     @Test func punycodeMatchesRFC3492() {
         // RFC 3492 §7.1 sample (A) Arabic (Egyptian), and the PSL's 公司.cn → xn--55qx5d.cn.
-        #expect(Punycode.asciiLabel("\u{0644}\u{064A}\u{0647}\u{0645}\u{0627}\u{0628}\u{062A}\u{0643}\u{0644}\u{0645}\u{0648}\u{0634}\u{0639}\u{0631}\u{0628}\u{064A}\u{061F}")
-            == "xn--egbpdaj6bu4bxfgehfvwxn")
+        #expect(
+            Punycode.asciiLabel(
+                "\u{0644}\u{064A}\u{0647}\u{0645}\u{0627}\u{0628}\u{062A}\u{0643}\u{0644}\u{0645}\u{0648}\u{0634}\u{0639}\u{0631}\u{0628}\u{064A}\u{061F}"
+            )
+                == "xn--egbpdaj6bu4bxfgehfvwxn")
         #expect(PublicSuffixList.asciiDomain("公司.cn") == "xn--55qx5d.cn")
         #expect(PublicSuffixList.asciiDomain("食狮.中国") == "xn--85x722f.xn--fiqs8s")
     }

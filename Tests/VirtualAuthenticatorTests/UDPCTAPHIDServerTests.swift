@@ -67,7 +67,8 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
             #expect(connection.capabilities == [.cbor, .wink])
             let payload = (0..<7000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
             #expect(
-                try await connection.transact(.cbor, payload: payload, timeout: .seconds(10)) == [0] + payload)
+                try await connection.transact(.cbor, payload: payload, timeout: .seconds(10)) == [0] + payload
+            )
             #expect(try await connection.ping([9, 8, 7]) == [9, 8, 7])
             #expect(
                 try await connection.transact(.u2f, payload: [0, 3, 0, 0], timeout: .seconds(10)) == [

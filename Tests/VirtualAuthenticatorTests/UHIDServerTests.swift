@@ -7,7 +7,10 @@ import VirtualAuthenticator
 
 /// The uhid server seen through a real hidraw node and hidapi. Runs only where /dev/uhid exists:
 /// in the QEMU guest of `scripts/hidvm/test-uhid.sh` (this host's kernel has no uhid).
+// Serialized: hosts that enumerate (python-fido2, libfido2) would otherwise open the key a
+// parallel test holds.
 @Suite(
+    .serialized,
     .enabled(
         if: FileManager.default.fileExists(atPath: "/dev/uhid"),
         "needs /dev/uhid: run scripts/hidvm/test-uhid.sh"))

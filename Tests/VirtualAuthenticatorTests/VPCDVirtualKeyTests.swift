@@ -18,8 +18,10 @@ extension VPCDEndToEndTests {
         let result = try await withCard(key, bed: bed) { _ in
             try await runProcess(
                 python,
-                [pythonScriptsDirectory.appendingPathComponent("fido2_pcsc_check.py").path,
-                 "--reader", bed.readers[0]] + (extended ? ["--extended"] : []))
+                [
+                    pythonScriptsDirectory.appendingPathComponent("fido2_pcsc_check.py").path,
+                    "--reader", bed.readers[0],
+                ] + (extended ? ["--extended"] : []))
         }
         #expect(result.status == 0, "\(result.output)")
         // Every step's verdict is python-fido2's, printed as one JSON object per line.
@@ -51,8 +53,9 @@ extension VPCDEndToEndTests {
                 MakeCredentialRequest(
                     clientDataHash: clientDataHash, rp: RelyingPartyEntity(id: "example.org"),
                     // A long user name makes the request span several short APDUs.
-                    user: UserEntity(id: Array(repeating: 7, count: 64), name: String(repeating: "n", count: 64),
-                                     displayName: String(repeating: "d", count: 64)),
+                    user: UserEntity(
+                        id: Array(repeating: 7, count: 64), name: String(repeating: "n", count: 64),
+                        displayName: String(repeating: "d", count: 64)),
                     pubKeyCredParams: [PublicKeyCredentialParameters(algorithm: .es256)],
                     options: CommandOptions(residentKey: true)),
                 keepalive: { keepalives.append($0) })
@@ -81,8 +84,10 @@ extension VPCDEndToEndTests {
         let result = try await withCard(key, bed: bed) { _ in
             try await runProcess(
                 python,
-                [pythonScriptsDirectory.appendingPathComponent("fido2_pcsc_pin_check.py").path,
-                 "--reader", bed.readers[0], "--protocol", String(protocolVersion)])
+                [
+                    pythonScriptsDirectory.appendingPathComponent("fido2_pcsc_pin_check.py").path,
+                    "--reader", bed.readers[0], "--protocol", String(protocolVersion),
+                ])
         }
         #expect(result.status == 0, "\(result.output)")
         let verdicts = result.output.split(separator: "\n").compactMap {

@@ -52,7 +52,9 @@ struct VirtualKeyMakeCredentialTests {
         #expect(attributes.contains("OU=Authenticator Attestation"))
         #expect(attributes.contains { $0.hasPrefix("CN=") && $0.count > 3 })
         // X.520 upper bounds (ub-common-name, ub-organization-name, ...): 64 characters.
-        #expect(attributes.allSatisfy { ($0.split(separator: "=", maxSplits: 1).last?.count ?? 0) <= 64 }, "\(attributes)")
+        #expect(
+            attributes.allSatisfy { ($0.split(separator: "=", maxSplits: 1).last?.count ?? 0) <= 64 },
+            "\(attributes)")
         let basicConstraints = try #require(try leaf.extensions.basicConstraints)
         #expect(basicConstraints == .notCertificateAuthority)
         let aaguidExtension = try #require(

@@ -108,7 +108,10 @@ if [[ $setup_only == 1 ]]; then say "ready: $kernel $initrd"; exit 0; fi
 
 # --- run ----------------------------------------------------------------------------------------
 run=$(mktemp -d "${TMPDIR:-/tmp}/hidvm.XXXXXX")
-trap 'rm -rf "$run"' EXIT
+qemu_pid=
+# Never leave a guest running behind us: stop it on any exit, including a signal.
+trap '[[ -n $qemu_pid ]] && kill "$qemu_pid" 2>/dev/null; rm -rf "$run"' EXIT
+trap 'exit 130' INT TERM HUP
 workdir=$(pwd -P)
 [[ $workdir != / && $workdir != *[[:space:]]* ]] || fail "run from a project directory without spaces"
 printf 'HIDVM_WORKDIR=%q\n' "$workdir" > "$run/config.sh"
@@ -129,8 +132,11 @@ timeout -k 10 "$limit" qemu-system-x86_64 -nodefaults -no-user-config -display n
     -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
     -fsdev "local,id=run,path=$run,security_model=none,multidevs=remap" -device virtio-9p-pci,fsdev=run,mount_tag=run \
     -fsdev "local,id=work,path=$workdir,security_model=none,multidevs=remap" -device virtio-9p-pci,fsdev=work,mount_tag=work \
-    </dev/null >"$run/qemu.log" 2>&1
+    </dev/null >"$run/qemu.log" 2>&1 &
+qemu_pid=$!
+wait "$qemu_pid"
 qemu_rc=$?
+qemu_pid=
 set -e
 [[ -f $run/stdout ]] && cat "$run/stdout"
 [[ -f $run/stderr ]] && cat "$run/stderr" >&2

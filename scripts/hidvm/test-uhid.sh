@@ -11,10 +11,13 @@ if [[ ${1:-} != --in-guest ]]; then
 fi
 echo "guest kernel $(uname -r); $(ls -l /dev/uhid)"
 bin=$(ls -d .build/debug/*PackageTests.xctest | head -1)
-out=$("$bin" --testing-library swift-testing --filter UHIDServerTests 2>&1) && rc=0 || rc=$?
-echo "$out"
+# tee: progress shows while the (slow, emulated) guest runs.
+out=$(set -o pipefail; "$bin" --testing-library swift-testing --filter UHIDServerTests 2>&1 | tee /dev/stderr) \
+    && rc=0 || rc=$?
 if grep -q 'skipped' <<<"$out"; then echo "test-uhid: the uhid tests were skipped" >&2; exit 1; fi
-for t in hidapiFindsOpensAndTalksToTheKey pythonFIDO2FindsAndTalksToTheKey; do
+for t in hidapiFindsOpensAndTalksToTheKey pythonFIDO2FindsAndTalksToTheKey \
+    ourHostRegistersAndSignsInThroughHidapi libfido2ToolsListInspectAndRegister \
+    pythonFIDO2RegistersAndSignsInThroughHidraw; do
     grep -q "$t() passed" <<<"$out" || { echo "test-uhid: $t did not pass" >&2; exit 1; }
 done
 exit "$rc"

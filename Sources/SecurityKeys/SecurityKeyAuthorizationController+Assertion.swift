@@ -1,0 +1,107 @@
+import CTAP2
+
+extension SecurityKeyAuthorizationController {
+    /// The most accounts a discoverable sign-in reads from one key (hostile keys may claim more).
+    static let maximumAccounts = 256
+
+    /// Signs in with an existing credential (WebAuthn L3 §5.1.4 for a roaming authenticator;
+    /// CTAP 2.2 §6.2).
+    public func performAssertion(_ request: SecurityKeyCredentialAssertionRequest)
+        async throws(SecurityKeyError)
+        -> SecurityKeyCredentialAssertion
+    {
+        let deadline = ContinuousClock.now + request.timeout
+        let clientData = try request.clientData.resolve(
+            ceremony: .get, challenge: request.challenge,
+            relyingPartyIdentifier: request.relyingPartyIdentifier,
+            publicSuffixes: publicSuffixes)
+        return try await withSelectedKey(deadline: deadline) { (key) throws(SecurityKeyError) in
+            try await signIn(request, clientData: clientData, key: key, deadline: deadline)
+        }
+    }
+
+    private func signIn(
+        _ request: SecurityKeyCredentialAssertionRequest, clientData: (json: [UInt8]?, hash: [UInt8]),
+        key: ProviderKey, deadline: ContinuousClock.Instant
+    ) async throws(SecurityKeyError) -> SecurityKeyCredentialAssertion {
+        var rpID = request.relyingPartyIdentifier
+        let plan = try await userVerification(
+            key: key, preference: request.userVerificationPreference, keyDemandsIt: false,
+            permissions: [.getAssertion], rpID: rpID, deadline: deadline)
+        defer { plan.token?.wipe() }
+
+        var allowList: [PublicKeyCredentialDescriptor]?
+        var usedAppID = false
+        if !request.allowedCredentials.isEmpty {
+            var found = try await key.preflight(
+                rpID: rpID, credentials: request.allowedCredentials, clientDataHash: clientData.hash,
+                token: plan.token, deadline: deadline)
+            if found == nil, let appID = request.appID, appID != rpID {
+                found = try await key.preflight(
+                    rpID: appID, credentials: request.allowedCredentials, clientDataHash: clientData.hash,
+                    token: nil, deadline: deadline)
+                if found != nil {
+                    rpID = appID
+                    usedAppID = true
+                }
+            }
+            guard let found else {
+                throw SecurityKeyError(
+                    .noCredentials, "This security key holds none of the credentials this site accepts.")
+            }
+            allowList = [PublicKeyCredentialDescriptor(id: found.credentialID)]
+        }
+
+        var getAssertion = GetAssertionRequest(
+            rpID: rpID, clientDataHash: clientData.hash, allowList: allowList,
+            extensions: request.extensionInputs.isEmpty ? nil : request.extensionInputs,
+            options: plan.uvOption ? CommandOptions(userVerification: true) : nil)
+        var responses: [GetAssertionResponse] = []
+        do throws(CTAP2Error) {
+            if let token = plan.token, !usedAppID { try getAssertion.authorize(with: token) }
+            let first = try await key.session.getAssertion(
+                getAssertion, timeout: try remainingCTAP(deadline), keepalive: touchObserver(key))
+            responses.append(first)
+            let count = allowList == nil ? Int(clamping: first.numberOfCredentials ?? 1) : 1
+            guard count <= Self.maximumAccounts else {
+                throw CTAP2Error(
+                    .malformedResponse, "The security key claims \(count) accounts for one site.")
+            }
+            while responses.count < count {
+                responses.append(try await key.session.getNextAssertion(timeout: try remainingCTAP(deadline)))
+            }
+        } catch {
+            throw SecurityKeyError(error)
+        }
+
+        var chosen = responses[0]
+        if responses.count > 1 {
+            emit(.selectingAccount(count: responses.count))
+            guard let interaction else {
+                throw SecurityKeyError(
+                    .notInteractive,
+                    "Several accounts are stored for this site, and this request cannot ask which one.")
+            }
+            let accounts = responses.map {
+                SecurityKeyAccount(
+                    userID: $0.user?.id ?? [], name: $0.user?.name, displayName: $0.user?.displayName,
+                    credentialID: $0.credential?.id ?? [])
+            }
+            guard let index = await interaction.chooseAccount(accounts) else {
+                throw SecurityKeyError(.canceled, "The account choice was cancelled.")
+            }
+            guard responses.indices.contains(index) else {
+                throw SecurityKeyError(
+                    .invalidRequest, "The account chosen (\(index)) is not one of those offered.")
+            }
+            chosen = responses[index]
+        }
+        guard let credentialID = chosen.credential?.id ?? allowList?.first?.id else {
+            throw SecurityKeyError(.invalidResponse, "The security key's assertion names no credential.")
+        }
+        return SecurityKeyCredentialAssertion(
+            credentialID: credentialID, rawAuthenticatorData: chosen.authData.bytes,
+            signature: chosen.signature,
+            userID: chosen.user?.id, rawClientDataJSON: clientData.json, appID: usedAppID, deviceURI: key.uri)
+    }
+}

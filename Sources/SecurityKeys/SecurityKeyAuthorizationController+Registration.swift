@@ -1,0 +1,112 @@
+import CBOR
+import CTAP2
+
+extension SecurityKeyAuthorizationController {
+    /// Registers a new credential (WebAuthn L3 §5.1.3 for a roaming authenticator; CTAP 2.2 §6.1).
+    public func performRegistration(_ request: SecurityKeyCredentialRegistrationRequest)
+        async throws(SecurityKeyError)
+        -> SecurityKeyCredentialRegistration
+    {
+        let deadline = ContinuousClock.now + request.timeout
+        let clientData = try request.clientData.resolve(
+            ceremony: .create, challenge: request.challenge,
+            relyingPartyIdentifier: request.relyingPartyIdentifier,
+            publicSuffixes: publicSuffixes)
+        guard !request.userID.isEmpty, request.userID.count <= 64 else {
+            throw SecurityKeyError(
+                .invalidRequest, "The user ID must be 1 to 64 bytes, not \(request.userID.count).")
+        }
+        guard !request.credentialParameters.isEmpty else {
+            throw SecurityKeyError(.invalidRequest, "At least one credential algorithm must be offered.")
+        }
+        return try await withSelectedKey(deadline: deadline) { (key) throws(SecurityKeyError) in
+            try await register(request, clientData: clientData, key: key, deadline: deadline)
+        }
+    }
+
+    private func register(
+        _ request: SecurityKeyCredentialRegistrationRequest, clientData: (json: [UInt8]?, hash: [UInt8]),
+        key: ProviderKey, deadline: ContinuousClock.Instant
+    ) async throws(SecurityKeyError) -> SecurityKeyCredentialRegistration {
+        let info = key.info
+        let rpID = request.relyingPartyIdentifier
+        let canStore = info.options["rk"] == true
+        let residentKey: Bool
+        switch request.residentKeyPreference {
+        case .required:
+            guard canStore else {
+                throw SecurityKeyError(
+                    .notHandled, "This security key cannot store discoverable credentials.")
+            }
+            residentKey = true
+        case .preferred: residentKey = canStore
+        default: residentKey = false
+        }
+        // A key with a PIN refuses makeCredential without verification unless it offers
+        // makeCredUvNotRqd for non-discoverable credentials (CTAP 2.1 §6.1.2 steps 7-8).
+        let keyDemandsIt = residentKey || !info.isEnabled("makeCredUvNotRqd")
+        let plan = try await userVerification(
+            key: key, preference: request.userVerificationPreference, keyDemandsIt: keyDemandsIt,
+            permissions: [.makeCredential, .getAssertion], rpID: rpID, deadline: deadline)
+        defer { plan.token?.wipe() }
+
+        let excluded = try await key.preflight(
+            rpID: rpID, credentials: request.excludedCredentials, clientDataHash: clientData.hash,
+            token: plan.token,
+            deadline: deadline)
+
+        var makeCredential = MakeCredentialRequest(
+            clientDataHash: clientData.hash,
+            rp: RelyingPartyEntity(id: rpID, name: request.relyingPartyName ?? rpID),
+            user: UserEntity(id: request.userID, name: request.name, displayName: request.displayName),
+            pubKeyCredParams: request.credentialParameters.map {
+                PublicKeyCredentialParameters(algorithm: CTAP2.COSEAlgorithm(rawValue: $0.rawValue))
+            },
+            excludeList: excluded.map { [PublicKeyCredentialDescriptor(id: $0.credentialID)] },
+            extensions: request.extensionInputs.isEmpty ? nil : request.extensionInputs,
+            options: CommandOptions(
+                residentKey: residentKey ? true : nil, userVerification: plan.uvOption ? true : nil),
+            enterpriseAttestation: request.attestationPreference == .enterprise && info.isEnabled("ep")
+                ? 1 : nil)
+        let response: MakeCredentialResponse
+        do throws(CTAP2Error) {
+            if let token = plan.token { try makeCredential.authorize(with: token) }
+            response = try await key.session.makeCredential(
+                makeCredential, timeout: try remainingCTAP(deadline), keepalive: touchObserver(key))
+        } catch {
+            throw SecurityKeyError(error)
+        }
+        if excluded != nil {
+            throw SecurityKeyError(
+                .matchedExcludedCredential, "This security key is already registered for this account.")
+        }
+        guard let credential = response.authData.attestedCredentialData else {
+            throw SecurityKeyError(.invalidResponse, "The security key's reply carries no new credential.")
+        }
+        let attestation =
+            request.attestationPreference == .none
+            ? try Self.anonymized(response.attestationObject) : response.attestationObject
+        return SecurityKeyCredentialRegistration(
+            credentialID: credential.credentialID, rawAttestationObject: attestation.cborEncoded,
+            rawClientDataJSON: clientData.json, transports: key.transports, deviceURI: key.uri)
+    }
+
+    /// The attestation object with attestation removed as WebAuthn L3 §5.1.3 step 21 describes
+    /// for `none`: format `none`, an empty statement, and a zero AAGUID.
+    static func anonymized(_ object: AttestationObject) throws(SecurityKeyError) -> AttestationObject {
+        var bytes = object.authData.bytes
+        // rpIdHash (32) ‖ flags (1) ‖ signCount (4) ‖ AAGUID (16) ‖ ...
+        let aaguidRange = 37..<53
+        guard object.authData.attestedCredentialData != nil, bytes.count >= aaguidRange.upperBound else {
+            throw SecurityKeyError(
+                .invalidResponse, "The security key's authenticator data lacks the new credential.")
+        }
+        bytes.replaceSubrange(aaguidRange, with: [UInt8](repeating: 0, count: 16))
+        do {
+            return AttestationObject(
+                format: .none, authData: try AuthenticatorData(bytes: bytes), attestationStatement: CBORMap())
+        } catch {
+            throw SecurityKeyError(.invalidResponse, error.message, underlying: error)
+        }
+    }
+}

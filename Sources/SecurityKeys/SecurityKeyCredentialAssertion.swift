@@ -1,0 +1,52 @@
+/// A sign-in, as AuthenticationServices' `ASAuthorizationSecurityKeyPublicKeyCredentialAssertion`
+/// carries it.
+public struct SecurityKeyCredentialAssertion: Hashable, Sendable {
+    /// The credential that signed.
+    public var credentialID: [UInt8]
+    /// The authenticator data that was signed (WebAuthn L3 §6.1).
+    public var rawAuthenticatorData: [UInt8]
+    /// The signature over rawAuthenticatorData ‖ SHA-256(clientDataJSON).
+    public var signature: [UInt8]
+    /// The user handle of a discoverable credential (nil when the key sent none).
+    public var userID: [UInt8]?
+    /// The serialized client data; nil when the caller passed only its hash.
+    public var rawClientDataJSON: [UInt8]?
+    /// Whether the credential was found under the request's ``SecurityKeyCredentialAssertionRequest/appID``
+    /// rather than its relying party identifier (the `appid` extension output).
+    public var appID: Bool
+    /// The URI of the key that signed.
+    public var deviceURI: String
+
+    /// Creates an assertion result.
+    public init(
+        credentialID: [UInt8], rawAuthenticatorData: [UInt8], signature: [UInt8], userID: [UInt8]?,
+        rawClientDataJSON: [UInt8]?, appID: Bool, deviceURI: String
+    ) {
+        self.credentialID = credentialID
+        self.rawAuthenticatorData = rawAuthenticatorData
+        self.signature = signature
+        self.userID = userID
+        self.rawClientDataJSON = rawClientDataJSON
+        self.appID = appID
+        self.deviceURI = deviceURI
+    }
+
+    /// The WebAuthn JSON encoding (WebAuthn L3 §5.1 `AuthenticationResponseJSON`): binary members
+    /// base64url; `appid` appears among the client extension results when an AppID was asked for.
+    public var webAuthnJSON: String {
+        var response: [String: Any] = [
+            "authenticatorData": Base64URL.encode(rawAuthenticatorData),
+            "signature": Base64URL.encode(signature),
+        ]
+        if let rawClientDataJSON { response["clientDataJSON"] = Base64URL.encode(rawClientDataJSON) }
+        if let userID { response["userHandle"] = Base64URL.encode(userID) }
+        var extensions: [String: Any] = [:]
+        if appID { extensions["appid"] = true }
+        return WebAuthnJSON.serialize([
+            "id": Base64URL.encode(credentialID), "rawId": Base64URL.encode(credentialID),
+            "type": "public-key",
+            "authenticatorAttachment": "cross-platform", "response": response,
+            "clientExtensionResults": extensions,
+        ])
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// A new credential, as AuthenticationServices'
+/// `ASAuthorizationSecurityKeyPublicKeyCredentialRegistration` carries it.
+public struct SecurityKeyCredentialRegistration: Hashable, Sendable {
+    /// The new credential's ID.
+    public var credentialID: [UInt8]
+    /// The CBOR attestation object (WebAuthn L3 §6.5): fmt, attStmt, authData.
+    public var rawAttestationObject: [UInt8]
+    /// The serialized client data; nil when the caller passed only its hash.
+    public var rawClientDataJSON: [UInt8]?
+    /// How the key that holds the credential can be reached.
+    public var transports: [SecurityKeyTransport]
+    /// The URI of the key that made the credential.
+    public var deviceURI: String
+
+    /// Creates a registration result.
+    public init(
+        credentialID: [UInt8], rawAttestationObject: [UInt8], rawClientDataJSON: [UInt8]?,
+        transports: [SecurityKeyTransport], deviceURI: String
+    ) {
+        self.credentialID = credentialID
+        self.rawAttestationObject = rawAttestationObject
+        self.rawClientDataJSON = rawClientDataJSON
+        self.transports = transports
+        self.deviceURI = deviceURI
+    }
+
+    /// The WebAuthn JSON encoding (WebAuthn L3 §5.1 `RegistrationResponseJSON`, what
+    /// `PublicKeyCredential.toJSON()` gives): binary members base64url.
+    public var webAuthnJSON: String {
+        var response: [String: Any] = [
+            "attestationObject": Base64URL.encode(rawAttestationObject),
+            "transports": transports.map(\.rawValue),
+        ]
+        if let rawClientDataJSON { response["clientDataJSON"] = Base64URL.encode(rawClientDataJSON) }
+        return WebAuthnJSON.serialize([
+            "id": Base64URL.encode(credentialID), "rawId": Base64URL.encode(credentialID),
+            "type": "public-key",
+            "authenticatorAttachment": "cross-platform", "response": response,
+            "clientExtensionResults": [String: Any](),
+        ])
+    }
+}
+
+/// Serializes the WebAuthn JSON dictionaries with a stable key order.
+enum WebAuthnJSON {
+    static func serialize(_ object: [String: Any]) -> String {
+        // Only strings, booleans, arrays and dictionaries of them reach here, which
+        // JSONSerialization always accepts.
+        let data =
+            (try? JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}

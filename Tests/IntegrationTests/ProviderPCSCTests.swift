@@ -1,0 +1,101 @@
+import Foundation
+import HIDTransport
+import NFCTransport
+import SecurityKeys
+import Testing
+import Transport
+import VirtualAuthenticator
+
+/// The provider API over pcscd: two virtual cards on vpcd's two readers (scripts/pcsc-testbed.sh).
+/// Serialized because the bed has only two readers.
+@Suite(.serialized)
+struct ProviderPCSCTests {
+    static let howToRun =
+        "These tests need the PC/SC bed: SECURITYKEY_PYTHON=.venv/bin/python3 scripts/pcsc-testbed.sh run -- "
+        + "swift test --skip-build --filter Provider"
+
+    /// vpcd's port for the first reader, or a recorded failure saying how to start the bed.
+    func vpcdPort() -> UInt16? {
+        let env = ProcessInfo.processInfo.environment
+        guard env["PCSCLITE_CSOCK_NAME"] != nil, let text = env["SECURITYKEY_VPCD_PORT"],
+            let port = UInt16(text)
+        else {
+            Issue.record(Comment(rawValue: Self.howToRun))
+            return nil
+        }
+        return port
+    }
+
+    /// Runs a card for `handler` in reader `slot` while `body` runs.
+    func withCards<T: Sendable>(
+        _ handlers: [any CTAPMessageHandler], port: UInt16, _ body: @Sendable () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
+            for (slot, handler) in handlers.enumerated() {
+                let server = VPCDCardServer(
+                    handler: handler,
+                    configuration: .init(
+                        host: "127.0.0.1", port: port + UInt16(slot), reconnectDelay: .milliseconds(50)))
+                group.addTask { await server.run() }
+            }
+            defer { group.cancelAll() }
+            return try await body()
+        }
+    }
+
+    /// Waits until pcscd sees a card in each of `count` readers.
+    func waitForCards(_ count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            var present = 0
+            for device in try await PCSCDiscovery().devices() {
+                if let connection = try? await PCSCDiscovery().open(uri: device.uri) {
+                    present += 1
+                    await connection.close()
+                }
+            }
+            if present >= count { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("pcscd did not see \(count) cards within 10 s")
+    }
+
+    @Test func twoCardsAndAUDPKeyOnlyTheTouchedOneWinsAndResultsVerifyInPythonFIDO2() async throws {
+        guard let port = vpcdPort() else { return }
+        let idle = CancelCountingHandler(inner: try VirtualKey(userPresence: .never))
+        let idleUDP = CancelCountingHandler(inner: try VirtualKey(userPresence: .never))
+        let touched = try VirtualKey(userPresence: .approveAfter(.milliseconds(500)))
+        let provider = SecurityKeyCredentialProvider(relyingPartyIdentifier: "example.org")
+        let udpServer = try UDPCTAPHIDServer(handler: idleUDP, configuration: .init(port: 0))
+        let endpoint = UDPEndpoint(port: udpServer.port, localPort: UInt16.random(in: 40000...50000))
+        let udpTask = Task { try await udpServer.run() }
+        defer { udpTask.cancel() }
+        try await withCards([idle, touched], port: port) {
+            try await waitForCards(2)
+            let controller = SecurityKeyAuthorizationController(sources: [.pcsc, .udp([endpoint])])
+            let registrationChallenge = randomBytes(32)
+            var request = provider.createCredentialRegistrationRequest(
+                challenge: registrationChallenge, displayName: "Anne", name: "anne", userID: [1])
+            request.attestationPreference = .direct
+            request.timeout = .seconds(20)
+            let credential = try await controller.performRegistration(request)
+            #expect(credential.deviceURI.hasSuffix("01"))
+            #expect(idle.cancels.withLock { $0 } >= 1)
+            #expect(idleUDP.cancels.withLock { $0 } >= 1)
+            let events = await drain(controller.statusUpdates)
+            #expect(events.contains(.selectingKey(count: 3)))
+
+            let assertionChallenge = randomBytes(32)
+            var assertion = provider.createCredentialAssertionRequest(challenge: assertionChallenge)
+            assertion.allowedCredentials = [
+                SecurityKeyCredentialDescriptor(credentialID: credential.credentialID)
+            ]
+            assertion.timeout = .seconds(20)
+            let signIn = try await controller.performAssertion(assertion)
+            #expect(signIn.deviceURI == credential.deviceURI)
+            try await verifyWithPythonFIDO2(
+                rpID: "example.org", registrationChallenge: registrationChallenge, registration: credential,
+                assertionChallenge: assertionChallenge, assertion: signIn)
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import CTAP2
+import Crypto
+import Foundation
+import HIDTransport
+import Testing
+import Transport
+import VirtualAuthenticator
+
+/// The virtual key as a real hidraw device (uhid, in the QEMU guest), reached by three
+/// independent hosts through the same /dev/hidrawN: ours through libhidapi-hidraw,
+/// libfido2's command-line tools, and python-fido2's CtapHidDevice.
+extension UHIDServerTests {
+    private func withVirtualKey<T: Sendable>(
+        serial: String, _ body: @Sendable (VirtualKey, String) async throws -> T
+    ) async throws -> T {
+        let key = try VirtualKey()
+        let server = UHIDServer(handler: key, configuration: .init(serialNumber: serial))
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await server.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            let found = try #require(try await Self.waitForKey(serial: serial))
+            return try await body(key, String(found.uri.dropFirst("hid:".count)))
+        }
+    }
+
+    @Test func ourHostRegistersAndSignsInThroughHidapi() async throws {
+        try await withVirtualKey(serial: "UHIDKEY1") { key, path in
+            let connection = try await HIDDiscovery(openTimeout: .seconds(20)).open(uri: "hid:\(path)")
+            let session = CTAP2Session(connection: connection, defaultTimeout: .seconds(60))
+            #expect(try await session.getInfo().aaguid.bytes == key.aaguid)
+            let hash = Array(SHA256.hash(data: Array("hidraw registration".utf8)))
+            let registration = try await session.makeCredential(
+                MakeCredentialRequest(
+                    clientDataHash: hash, rp: RelyingPartyEntity(id: "example.org"),
+                    user: UserEntity(id: [1, 2], name: "anne"),
+                    pubKeyCredParams: [PublicKeyCredentialParameters(algorithm: .es256)],
+                    options: CommandOptions(residentKey: true)))
+            _ = try registration.attestationObject.verify(clientDataHash: hash)
+            let credential = try #require(registration.authData.attestedCredentialData)
+            let assertion = try await session.getAssertion(
+                GetAssertionRequest(rpID: "example.org", clientDataHash: hash))
+            try assertion.verify(clientDataHash: hash, publicKey: credential.credentialPublicKey)
+            #expect(assertion.user?.id == [1, 2])
+            await connection.close()
+        }
+    }
+
+    @Test func libfido2ToolsListInspectAndRegister() async throws {
+        let token = "/usr/bin/fido2-token", cred = "/usr/bin/fido2-cred"
+        try #require(FileManager.default.isExecutableFile(atPath: token), "install fido2-tools (make deps)")
+        try await withVirtualKey(serial: "UHIDKEY2") { key, path in
+            let list = try await runProcess(token, ["-L"])
+            #expect(list.status == 0)
+            #expect(list.output.contains(path), "\(list.output)")
+
+            let info = try await runProcess(token, ["-I", path])
+            #expect(info.status == 0)
+            let aaguid = key.aaguid.map { String(format: "%02x", $0) }.joined()
+            #expect(info.output.contains("aaguid: \(aaguid)"), "\(info.output)")
+            #expect(info.output.contains("FIDO_2_0"), "\(info.output)")
+
+            // fido2-cred -M makes a credential; fido2-cred -V verifies its attestation (libfido2's
+            // own verification, not ours).
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "fido2-cred-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let input = directory.appendingPathComponent("in"),
+                output = directory.appendingPathComponent("out")
+            let clientDataHash = Data(SHA256.hash(data: Data("libfido2".utf8))).base64EncodedString()
+            try "\(clientDataHash)\nexample.org\nanne\n\(Data([7, 7, 7]).base64EncodedString())\n"
+                .write(to: input, atomically: true, encoding: .utf8)
+            let make = try await runProcess(cred, ["-M", "-i", input.path, "-o", output.path, path])
+            #expect(make.status == 0)
+            let verify = try await runProcess(cred, ["-V", "-i", output.path])
+            #expect(verify.status == 0)
+            #expect(!verify.output.isEmpty)
+        }
+    }
+
+    static let pythonCtap2Script = #"""
+        import hashlib, json, sys
+        from fido2.hid import CtapHidDevice
+        from fido2.ctap2 import Ctap2
+        from fido2.attestation import Attestation
+        dev = [d for d in CtapHidDevice.list_devices() if d.serial_number == sys.argv[1]][0]
+        ctap = Ctap2(dev)
+        info = ctap.get_info()
+        cdh = hashlib.sha256(b"python over hidraw").digest()
+        mc = ctap.make_credential(cdh, {"id": "example.org"}, {"id": b"\x01", "name": "anne"},
+                                  [{"type": "public-key", "alg": -7}])
+        Attestation.for_type(mc.fmt)().verify(mc.att_stmt, mc.auth_data, cdh)
+        cred = mc.auth_data.credential_data
+        ga = ctap.get_assertion("example.org", cdh, [{"type": "public-key", "id": cred.credential_id}])
+        ga.verify(cdh, cred.public_key)
+        print(json.dumps({"aaguid": bytes(info.aaguid).hex(), "fmt": mc.fmt, "verified": True}))
+        """#
+
+    @Test func pythonFIDO2RegistersAndSignsInThroughHidraw() async throws {
+        let (aaguid, output) = try await withVirtualKey(serial: "UHIDKEY3") { key, _ in
+            (
+                key.aaguid.map { String(format: "%02x", $0) }.joined(),
+                try await runPythonFIDO2(Self.pythonCtap2Script, arguments: ["UHIDKEY3"])
+            )
+        }
+        let result = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any] ?? [:]
+        #expect(result["aaguid"] as? String == aaguid)
+        #expect(result["fmt"] as? String == "packed")
+        #expect(result["verified"] as? Bool == true)
+    }
+}
