@@ -101,7 +101,7 @@ let package = Package(
             name: "securitykey",
             dependencies: [
                 "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport", "VirtualAuthenticator",
-                "NFCTransport",
+                "NFCTransport", "HIDTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,4 +1,5 @@
 import CTAP2
+import HIDTransport
 import Logging
 import NFCTransport
 import Transport
@@ -10,7 +11,7 @@ struct DeviceDirectory: Sendable {
 
     /// The discoveries, by URI scheme.
     var discoveries: [any DeviceDiscovery] {
-        [PCSCDiscovery(logger: logger)]
+        [HIDDiscovery(logger: logger), PCSCDiscovery(logger: logger), UDPDiscovery(logger: logger)]
     }
 
     /// A key found by ``keys()``: its descriptor and, when it answered, its getInfo.
