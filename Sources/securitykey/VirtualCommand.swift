@@ -27,7 +27,7 @@ struct VirtualServeCommand: ReportingCommand {
     @Flag(name: .long, help: "Serve the key as a card to vpcd (PC/SC).")
     var pcsc = false
 
-    @Flag(name: .long, help: "Serve the key as CTAPHID over UDP (not in this build yet).")
+    @Flag(name: .long, help: "Serve the key as CTAPHID over UDP (default 127.0.0.1:8111), as firmware emulators do.")
     var udp = false
 
     @Argument(help: ArgumentHelp("Where vpcd listens (--pcsc) or where to listen (--udp).", valueName: "host:port"))
@@ -95,11 +95,6 @@ struct VirtualServeCommand: ReportingCommand {
         LogBootstrap.bootstrapOnce()
         var logger = Logger(label: "securitykey.virtual")
         logger.logLevel = verbose >= 2 ? .trace : (verbose == 1 ? .debug : .notice)
-        if udp {
-            throw CLIError(
-                .notSupported, code: "not-supported",
-                "Serving over UDP needs the CTAPHID/UDP server, which this build does not have yet.")
-        }
         var configuration = VirtualKey.Configuration()
         if let aaguid {
             guard let parsed = AAGUID(uuidString: aaguid) else {
@@ -127,26 +122,39 @@ struct VirtualServeCommand: ReportingCommand {
         let target: (host: String, port: UInt16)
         if let address {
             target = try Self.parseAddress(address)
+        } else if udp {
+            target = ("127.0.0.1", 8111)
         } else {
             target = (
                 env["SECURITYKEY_VPCD_HOST"] ?? "127.0.0.1",
                 env["SECURITYKEY_VPCD_PORT"].flatMap { UInt16($0) } ?? 35963
             )
         }
-        let server = VPCDCardServer(
-            handler: key, configuration: .init(host: target.host, port: target.port), logger: logger)
         let aaguidText = Hex.uuid(key.aaguid)
+        let body: @Sendable () async -> Void
+        let whereText: String
+        if udp {
+            let server = try UDPCTAPHIDServer(
+                handler: key, configuration: .init(host: target.host, port: target.port), logger: logger)
+            body = { try? await server.run() }
+            whereText = "over CTAPHID/UDP at udp:\(target.host):\(server.port)"
+        } else {
+            let server = VPCDCardServer(
+                handler: key, configuration: .init(host: target.host, port: target.port), logger: logger)
+            body = { await server.run() }
+            whereText = "to vpcd at \(target.host):\(target.port)"
+        }
         if json {
             Console.out(
                 JSONValue.members([
-                    ("transport", "pcsc"), ("vpcd", .string("\(target.host):\(target.port)")),
+                    ("transport", udp ? "udp" : "pcsc"),
+                    (udp ? "uri" : "vpcd", .string(udp ? "udp:\(target.host):\(target.port)" : "\(target.host):\(target.port)")),
                     ("aaguid", .string(aaguidText)), ("state", state.map(JSONValue.string) ?? .null),
                     ("pid", .integer(Int64(ProcessInfo.processInfo.processIdentifier))),
                 ]).text())
         }
-        Console.err(
-            "securitykey: virtual key \(aaguidText) served to vpcd at \(target.host):\(target.port); SIGINT or SIGTERM stops it.")
-        let signal = await Self.serveUntilSignal { await server.run() }
+        Console.err("securitykey: virtual key \(aaguidText) served \(whereText); SIGINT or SIGTERM stops it.")
+        let signal = await Self.serveUntilSignal(body)
         Console.err("securitykey: \(signal) received; the virtual key stopped\(state.map { ", state saved in \($0)" } ?? "").")
     }
 
