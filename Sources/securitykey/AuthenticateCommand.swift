@@ -19,7 +19,9 @@ struct AuthenticateCommand: ReportingCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var ceremony: CeremonyOptions
 
-    @Option(name: .long, help: ArgumentHelp("An acceptable credential ID (base64url); repeatable.", valueName: "id"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("An acceptable credential ID (base64url); repeatable.", valueName: "id"))
     var credential: [String] = []
 
     var wantsJSON: Bool { global.json }
@@ -41,7 +43,8 @@ struct AuthenticateCommand: ReportingCommand {
             let response = try await client.getAssertion(
                 rpID: ceremony.rp, allow: allow, clientData: clientData, uv: ceremony.uv)
             guard let credentialID = response.credential?.id ?? (allow.count == 1 ? allow.first : nil) else {
-                throw CLIError(.failure, code: "malformed-response", "The key did not say which credential it used.")
+                throw CLIError(
+                    .failure, code: "malformed-response", "The key did not say which credential it used.")
             }
             let id = Base64URL.encode(credentialID)
             let userHandle = response.user.map { Base64URL.encode($0.id) }

@@ -18,7 +18,10 @@ extension AuthenticatorInfo {
             ("versions", texts(versions)),
             ("extensions", texts(extensions)),
             ("aaguid", .string(aaguid.description.lowercased())),
-            ("options", .object(options.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.bool($0.value)) })),
+            (
+                "options",
+                .object(options.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.bool($0.value)) })
+            ),
             ("maxMsgSize", uint(maxMsgSize)),
             ("pinUvAuthProtocols", uints(pinUVAuthProtocols)),
             ("maxCredentialCountInList", uint(maxCredentialCountInList)),
@@ -26,7 +29,10 @@ extension AuthenticatorInfo {
             ("transports", texts(transports)),
             (
                 "algorithms",
-                .array(algorithms.map { .object([("type", .string($0.type)), ("alg", .integer(Int64($0.algorithm.rawValue)))]) })
+                .array(
+                    algorithms.map {
+                        .object([("type", .string($0.type)), ("alg", .integer(Int64($0.algorithm.rawValue)))])
+                    })
             ),
             ("maxSerializedLargeBlobArray", uint(maxSerializedLargeBlobArray)),
             ("forcePINChange", forcePINChange.map(JSONValue.bool)),
@@ -38,7 +44,9 @@ extension AuthenticatorInfo {
             ("uvModality", uint(uvModality)),
             (
                 "certifications",
-                certifications.map { c in .object(c.sorted { $0.key < $1.key }.map { ($0.key, .integer(Int64($0.value))) }) }
+                certifications.map { c in
+                    .object(c.sorted { $0.key < $1.key }.map { ($0.key, .integer(Int64($0.value))) })
+                }
             ),
             ("remainingDiscoverableCredentials", uint(remainingDiscoverableCredentials)),
             ("vendorPrototypeConfigCommands", uints(vendorPrototypeConfigCommands)),
@@ -48,7 +56,10 @@ extension AuthenticatorInfo {
             ("encIdentifier", bytes(encIdentifier)),
             ("transportsForReset", texts(transportsForReset)),
             ("pinComplexityPolicy", pinComplexityPolicy.map(JSONValue.bool)),
-            ("pinComplexityPolicyURL", pinComplexityPolicyURL.map { JSONValue.string(String(decoding: $0, as: UTF8.self)) }),
+            (
+                "pinComplexityPolicyURL",
+                pinComplexityPolicyURL.map { JSONValue.string(String(decoding: $0, as: UTF8.self)) }
+            ),
             ("maxPINLength", uint(maxPINLength)),
             ("encCredStoreState", bytes(encCredStoreState)),
             ("authenticatorConfigCommands", uints(authenticatorConfigCommands)),

@@ -90,16 +90,20 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
         case .pinInvalid, .pinAuthBlocked, .pinBlocked, .pinNotSet, .pinPolicyViolation, .pinChangeRequired,
             .pinRequired, .pinAuthInvalid, .uvInvalid, .uvBlocked:
             status = .pinProblem
-            if let retries = error.retriesLeft, !message.contains("attempt") { message += " \(retries) attempt(s) left." }
+            if let retries = error.retriesLeft, !message.contains("attempt") {
+                message += " \(retries) attempt(s) left."
+            }
         case .pinUVNotSupported, .unsupportedAlgorithm, .unsupportedAttestationFormat: status = .notSupported
         case .verificationFailed, .invalidCertificate: status = .verificationFailed
         case .authenticatorStatus:
             switch error.status {
-            case .some(.keepaliveCancel), .some(.userActionTimeout), .some(.operationDenied), .some(.actionTimeout),
+            case .some(.keepaliveCancel), .some(.userActionTimeout), .some(.operationDenied),
+                .some(.actionTimeout),
                 .some(.timeout):
                 status = .cancelled
             case .some(.pinInvalid), .some(.pinBlocked), .some(.pinAuthInvalid), .some(.pinAuthBlocked),
-                .some(.pinNotSet), .some(.pinUvAuthTokenRequired), .some(.pinPolicyViolation), .some(.pinTokenExpired),
+                .some(.pinNotSet), .some(.pinUvAuthTokenRequired), .some(.pinPolicyViolation),
+                .some(.pinTokenExpired),
                 .some(.uvBlocked), .some(.uvInvalid):
                 status = .pinProblem
             case .some(.unsupportedAlgorithm), .some(.unsupportedOption), .some(.unsupportedExtension),
@@ -109,7 +113,9 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
             }
         default: status = .failure
         }
-        let code = error.code == .authenticatorStatus ? (error.status?.name ?? error.code.rawValue) : error.code.rawValue
+        let code =
+            error.code == .authenticatorStatus
+            ? (error.status?.name ?? error.code.rawValue) : error.code.rawValue
         self.init(status, code: code, message)
     }
 

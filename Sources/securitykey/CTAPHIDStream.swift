@@ -19,7 +19,9 @@ enum CTAPHIDStream {
         case 0x11: "CTAPHID_CANCEL"
         case 0x3B: "CTAPHID_KEEPALIVE"
         case 0x3F: "CTAPHID_ERROR"
-        default: code >= 0x40 ? "CTAPHID_VENDOR_0x\(String(code, radix: 16))" : "CTAPHID_0x\(String(code, radix: 16))"
+        default:
+            code >= 0x40
+                ? "CTAPHID_VENDOR_0x\(String(code, radix: 16))" : "CTAPHID_0x\(String(code, radix: 16))"
         }
     }
 
@@ -43,28 +45,40 @@ enum CTAPHIDStream {
         let reportCount = bytes.count / reportSize
         for index in 0..<reportCount {
             let report = Array(bytes[(index * reportSize)..<((index + 1) * reportSize)])
-            let cid = UInt32(report[0]) << 24 | UInt32(report[1]) << 16 | UInt32(report[2]) << 8 | UInt32(report[3])
+            let cid =
+                UInt32(report[0]) << 24 | UInt32(report[1]) << 16 | UInt32(report[2]) << 8 | UInt32(report[3])
             if report[4] & 0x80 != 0 {
                 if pending[cid] != nil {
-                    problems.append(.string("Report \(index): a new message on channel \(hex(cid)) before the previous one finished."))
+                    problems.append(
+                        .string(
+                            "Report \(index): a new message on channel \(hex(cid)) before the previous one finished."
+                        ))
                 }
                 let command = report[4] & 0x7F
                 let length = Int(report[5]) << 8 | Int(report[6])
                 guard length <= maxPayload else {
-                    problems.append(.string("Report \(index): a length of \(length) bytes is more than CTAPHID can carry."))
+                    problems.append(
+                        .string(
+                            "Report \(index): a length of \(length) bytes is more than CTAPHID can carry."))
                     pending[cid] = nil
                     continue
                 }
                 let first = Array(report[7..<min(reportSize, 7 + length)])
-                pending[cid] = Pending(command: command, length: length, data: first, nextSequence: 0, firstReport: index)
+                pending[cid] = Pending(
+                    command: command, length: length, data: first, nextSequence: 0, firstReport: index)
             } else {
                 guard var message = pending[cid] else {
-                    problems.append(.string("Report \(index): a continuation on channel \(hex(cid)) with no message started."))
+                    problems.append(
+                        .string(
+                            "Report \(index): a continuation on channel \(hex(cid)) with no message started.")
+                    )
                     continue
                 }
                 guard report[4] == message.nextSequence else {
                     problems.append(
-                        .string("Report \(index): sequence \(report[4]) where \(message.nextSequence) was due; message dropped."))
+                        .string(
+                            "Report \(index): sequence \(report[4]) where \(message.nextSequence) was due; message dropped."
+                        ))
                     pending[cid] = nil
                     continue
                 }
@@ -75,13 +89,16 @@ enum CTAPHIDStream {
             }
             if let message = pending[cid], message.data.count >= message.length {
                 pending[cid] = nil
-                messages.append(describe(message, cid: cid, reports: message.firstReport...index, awaiting: &awaitingResponse))
+                messages.append(
+                    describe(
+                        message, cid: cid, reports: message.firstReport...index, awaiting: &awaitingResponse))
             }
         }
         for (cid, message) in pending.sorted(by: { $0.value.firstReport < $1.value.firstReport }) {
             problems.append(
                 .string(
-                    "Channel \(hex(cid)): \(commandName(message.command)) incomplete, \(message.data.count) of \(message.length) bytes."))
+                    "Channel \(hex(cid)): \(commandName(message.command)) incomplete, \(message.data.count) of \(message.length) bytes."
+                ))
         }
         return .object([
             ("reports", .integer(Int64(reportCount))),
@@ -96,7 +113,8 @@ enum CTAPHIDStream {
     }
 
     private static func describe(
-        _ message: Pending, cid: UInt32, reports: ClosedRange<Int>, awaiting: inout [UInt32: (hid: UInt8, ctap: UInt8?)]
+        _ message: Pending, cid: UInt32, reports: ClosedRange<Int>,
+        awaiting: inout [UInt32: (hid: UInt8, ctap: UInt8?)]
     ) -> JSONValue {
         let payload = message.data
         var direction: String
@@ -124,7 +142,12 @@ enum CTAPHIDStream {
                 ("capabilities", .integer(Int64(payload[16]))),
             ])
         case 0x3B where payload.count == 1:
-            decoded = .object([("status", .string(payload[0] == 1 ? "processing" : payload[0] == 2 ? "upneeded" : "\(payload[0])"))])
+            decoded = .object([
+                (
+                    "status",
+                    .string(payload[0] == 1 ? "processing" : payload[0] == 2 ? "upneeded" : "\(payload[0])")
+                )
+            ])
         case 0x3F where payload.count == 1:
             decoded = .object([("error", .integer(Int64(payload[0])))])
         default: decoded = nil
@@ -140,13 +163,21 @@ enum CTAPHIDStream {
         ])
     }
 
-    private static func cborMessage(_ payload: [UInt8], direction: String, requestCommand: UInt8?) -> JSONValue? {
+    private static func cborMessage(_ payload: [UInt8], direction: String, requestCommand: UInt8?)
+        -> JSONValue?
+    {
         guard let first = payload.first else { return nil }
         let body = Array(payload.dropFirst())
         let diagnostic: JSONValue? =
-            body.isEmpty ? nil : ((try? Decoder.lenient.decode(body)).map { .string($0.diagnosticNotation) } ?? "(not valid CBOR)")
+            body.isEmpty
+            ? nil
+            : ((try? Decoder.lenient.decode(body)).map { .string($0.diagnosticNotation) }
+                ?? "(not valid CBOR)")
         if direction == "request" {
-            return .members([("ctapCommand", .string(CTAP2Command(rawValue: first).description)), ("parameters", diagnostic)])
+            return .members([
+                ("ctapCommand", .string(CTAP2Command(rawValue: first).description)),
+                ("parameters", diagnostic),
+            ])
         }
         let status = CTAPStatus(rawValue: first)
         var structured: JSONValue?

@@ -5,13 +5,19 @@ import SecurityKeys
 
 /// Options register and authenticate share: the relying party and the client data.
 struct CeremonyOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The relying party ID (a domain, e.g. example.org).", valueName: "id"))
+    @Option(
+        name: .long, help: ArgumentHelp("The relying party ID (a domain, e.g. example.org).", valueName: "id")
+    )
     var rp: String
 
-    @Option(name: .long, help: ArgumentHelp("The challenge, base64url (random when absent).", valueName: "b64url"))
+    @Option(
+        name: .long, help: ArgumentHelp("The challenge, base64url (random when absent).", valueName: "b64url")
+    )
     var challenge: String?
 
-    @Option(name: .long, help: ArgumentHelp("The origin of the client data (default https://RP).", valueName: "url"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The origin of the client data (default https://RP).", valueName: "url"))
     var origin: String?
 
     @Option(
@@ -64,8 +70,9 @@ func randomBytes(_ count: Int) -> [UInt8] {
 
 /// Decodes standard base64 or base64url, padded or not.
 func decodeBase64Any(_ text: String) -> [UInt8]? {
-    Base64URL.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)
-        .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_"))
+    Base64URL.decode(
+        text.trimmingCharacters(in: .whitespacesAndNewlines)
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_"))
 }
 
 /// Parses `--alg` names: es256, es384, es512, eddsa, ed25519, rs256, ps256, or a COSE number.
@@ -80,7 +87,9 @@ func parseAlgorithm(_ text: String) throws(CLIError) -> COSEAlgorithm {
     case "ps256": return .ps256
     default:
         guard let n = Int(text) else {
-            throw CLIError.usage("Unknown algorithm \"\(text)\"; use es256, es384, es512, eddsa, rs256, ps256 or a COSE number.")
+            throw CLIError.usage(
+                "Unknown algorithm \"\(text)\"; use es256, es384, es512, eddsa, rs256, ps256 or a COSE number."
+            )
         }
         return COSEAlgorithm(rawValue: n)
     }

@@ -22,7 +22,8 @@ enum DecodeKind: String, CaseIterable, ExpressibleByArgument, Sendable {
 struct DecodeCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "decode",
-        abstract: "Decode CTAP and WebAuthn structures (CBOR, attestationObject, authenticatorData, ...) into JSON.",
+        abstract:
+            "Decode CTAP and WebAuthn structures (CBOR, attestationObject, authenticatorData, ...) into JSON.",
         discussion: """
             The input is --hex TEXT, --base64 TEXT (standard or url alphabet), or a FILE (- for standard \
             input); a file holding only hex digits and whitespace is read as hex. --as may be omitted \
@@ -51,7 +52,9 @@ struct DecodeCommand: ReportingCommand {
 
     func validate() throws {
         let sources = [hex != nil, base64 != nil, file != nil].filter { $0 }.count
-        guard sources == 1 else { throw ValidationError("Give exactly one input: --hex, --base64, or a file (- for stdin).") }
+        guard sources == 1 else {
+            throw ValidationError("Give exactly one input: --hex, --base64, or a file (- for stdin).")
+        }
     }
 
     func execute() async throws {
@@ -62,7 +65,9 @@ struct DecodeCommand: ReportingCommand {
 
     private func input() throws -> [UInt8] {
         if let hex {
-            guard let bytes = Hex.decode(hex) else { throw CLIError.invalidInput("The --hex input is not hexadecimal.") }
+            guard let bytes = Hex.decode(hex) else {
+                throw CLIError.invalidInput("The --hex input is not hexadecimal.")
+            }
             return bytes
         }
         if let base64 {
@@ -74,7 +79,10 @@ struct DecodeCommand: ReportingCommand {
         let raw = try readInput(file ?? "-")
         let isHexText =
             !raw.isEmpty
-            && raw.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) || $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+            && raw.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) || $0 == 0x20
+                    || $0 == 0x0A || $0 == 0x0D || $0 == 0x09
+            }
         if isHexText, let bytes = Hex.decode(String(decoding: raw, as: UTF8.self)) { return bytes }
         return raw
     }
@@ -92,8 +100,10 @@ enum Decoder {
         case .attestationObject: body = try attestationObject(bytes)
         case .authenticatorData: body = try authenticatorData(AuthenticatorData(bytes: bytes))
         case .getInfo: body = try AuthenticatorInfo(cbor: stripStatus(bytes)).json
-        case .makeCredentialResponse: body = try makeCredentialResponse(MakeCredentialResponse(cbor: stripStatus(bytes)))
-        case .getAssertionResponse: body = try getAssertionResponse(GetAssertionResponse(cbor: stripStatus(bytes)))
+        case .makeCredentialResponse:
+            body = try makeCredentialResponse(MakeCredentialResponse(cbor: stripStatus(bytes)))
+        case .getAssertionResponse:
+            body = try getAssertionResponse(GetAssertionResponse(cbor: stripStatus(bytes)))
         case .coseKey: body = try coseKey(COSEKey(cbor: bytes))
         case .clientData: body = try clientData(bytes)
         case .ctaphid: body = try CTAPHIDStream.decode(bytes)
@@ -103,7 +113,8 @@ enum Decoder {
         case .attestationObject, .getInfo, .makeCredentialResponse, .getAssertionResponse, .coseKey:
             // The CBOR as it came, for reading beside the structured fields.
             let cborBytes = kind == .attestationObject || kind == .coseKey ? bytes : try stripStatus(bytes)
-            if let value = try? lenient.decode(cborBytes), !members.contains(where: { $0.0 == "diagnostic" }) {
+            if let value = try? lenient.decode(cborBytes), !members.contains(where: { $0.0 == "diagnostic" })
+            {
                 members.append(("diagnostic", .string(value.diagnosticNotation)))
             }
         default: break
@@ -118,7 +129,8 @@ enum Decoder {
         if first < 0x80 || first >= 0xC0 {
             if bytes.count == 1 {
                 let status = CTAPStatus(rawValue: first)
-                throw CLIError.invalidInput("The response is only a status byte: \(status.name) (\(status.message))")
+                throw CLIError.invalidInput(
+                    "The response is only a status byte: \(status.name) (\(status.message))")
             }
         }
         return bytes
@@ -126,7 +138,8 @@ enum Decoder {
 
     /// Guesses what the bytes are.
     static func recognise(_ bytes: [UInt8]) throws -> DecodeKind {
-        guard let first = bytes.first(where: { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }) else {
+        guard let first = bytes.first(where: { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) })
+        else {
             throw CLIError.invalidInput("The input is empty.")
         }
         if first == UInt8(ascii: "{") { return .clientData }
@@ -180,7 +193,8 @@ enum Decoder {
                 .object([
                     ("UP", .bool(f.contains(.userPresent))), ("UV", .bool(f.contains(.userVerified))),
                     ("BE", .bool(f.contains(.backupEligible))), ("BS", .bool(f.contains(.backedUp))),
-                    ("AT", .bool(f.contains(.attestedCredentialData))), ("ED", .bool(f.contains(.extensionData))),
+                    ("AT", .bool(f.contains(.attestedCredentialData))),
+                    ("ED", .bool(f.contains(.extensionData))),
                 ])
             ),
             ("signCount", .integer(Int64(data.signCount))),
@@ -227,7 +241,12 @@ enum Decoder {
 
     static func getAssertionResponse(_ r: GetAssertionResponse) throws -> JSONValue {
         .members([
-            ("credential", r.credential.map { c in .object([("type", .string(c.type)), ("id", .string(Hex.encode(c.id)))]) }),
+            (
+                "credential",
+                r.credential.map { c in
+                    .object([("type", .string(c.type)), ("id", .string(Hex.encode(c.id)))])
+                }
+            ),
             ("authData", try authenticatorData(r.authData)),
             ("signature", .string(Hex.encode(r.signature))),
             (
@@ -252,13 +271,15 @@ enum Decoder {
         guard let type = object["type"] as? String, let challenge = object["challenge"] as? String,
             let origin = object["origin"] as? String
         else {
-            throw CLIError.invalidInput("The client data lacks type, challenge or origin (WebAuthn L3 §5.8.1).")
+            throw CLIError.invalidInput(
+                "The client data lacks type, challenge or origin (WebAuthn L3 §5.8.1).")
         }
         guard let challengeBytes = Base64URL.decode(challenge) else {
             throw CLIError.invalidInput("The client data's challenge is not base64url.")
         }
         var members: [(String, JSONValue)] = [
-            ("type", .string(type)), ("challenge", .string(challenge)), ("challengeHex", .string(Hex.encode(challengeBytes))),
+            ("type", .string(type)), ("challenge", .string(challenge)),
+            ("challengeHex", .string(Hex.encode(challengeBytes))),
             ("origin", .string(origin)),
         ]
         if let cross = object["crossOrigin"] as? Bool { members.append(("crossOrigin", .bool(cross))) }

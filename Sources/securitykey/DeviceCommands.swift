@@ -33,7 +33,8 @@ struct ListCommand: ReportingCommand {
             }
             if let product = key.descriptor.product { line += "  \(product)" }
             if let info = key.info {
-                line += "  AAGUID \(info.aaguid.description.lowercased())  \(info.versions.joined(separator: ","))"
+                line +=
+                    "  AAGUID \(info.aaguid.description.lowercased())  \(info.versions.joined(separator: ","))"
             } else if let problem = key.problem {
                 line += "  (\(problem))"
             }
@@ -120,7 +121,9 @@ struct InfoCommand: ReportingCommand {
             for line in info.summaryLines { Console.out(line) }
             if let retries {
                 var line = "PIN retries:     \(retries.retries) attempt(s) left"
-                if retries.powerCycleRequired == true { line += "; remove and re-insert the key before the next try" }
+                if retries.powerCycleRequired == true {
+                    line += "; remove and re-insert the key before the next try"
+                }
                 Console.out(line)
             }
             if let uvRetries { Console.out("UV retries:      \(uvRetries)") }
@@ -140,7 +143,8 @@ struct WinkCommand: ReportingCommand {
         try await withSession(global) { session in
             try await session.connection.wink()
             if global.json {
-                Console.json(.object([("device", .string(session.connection.descriptor.uri)), ("winked", true)]))
+                Console.json(
+                    .object([("device", .string(session.connection.descriptor.uri)), ("winked", true)]))
             } else {
                 Console.out("The key at \(session.connection.descriptor.uri) blinked.")
             }

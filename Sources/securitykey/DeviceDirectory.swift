@@ -27,7 +27,8 @@ struct DeviceDirectory: Sendable {
         for discovery in discoveries {
             let descriptors: [DeviceDescriptor]
             do { descriptors = try await discovery.devices() } catch {
-                logger.info("discovery failed", metadata: ["scheme": "\(discovery.scheme)", "error": "\(error)"])
+                logger.info(
+                    "discovery failed", metadata: ["scheme": "\(discovery.scheme)", "error": "\(error)"])
                 continue
             }
             for descriptor in descriptors {
@@ -67,7 +68,9 @@ struct DeviceDirectory: Sendable {
         for discovery in discoveries {
             guard let descriptors = try? await discovery.devices() else { continue }
             for descriptor in descriptors {
-                if let connection = try? await discovery.open(uri: descriptor.uri) { opened.append(connection) }
+                if let connection = try? await discovery.open(uri: descriptor.uri) {
+                    opened.append(connection)
+                }
             }
         }
         guard let first = opened.first else {
@@ -79,7 +82,8 @@ struct DeviceDirectory: Sendable {
             let uris = opened.map(\.descriptor.uri)
             for connection in opened { await connection.close() }
             throw CLIError.usage(
-                "\(uris.count) security keys are present; choose one with --device: \(uris.joined(separator: ", ")).")
+                "\(uris.count) security keys are present; choose one with --device: \(uris.joined(separator: ", "))."
+            )
         }
         return first
     }

@@ -11,15 +11,21 @@ struct GlobalOptions: ParsableArguments {
             valueName: "uri"))
     var device: String?
 
-    @Flag(name: .long, help: "Print machine-readable JSON on standard output (field names are stable; see Docs/CLI.md).")
+    @Flag(
+        name: .long,
+        help: "Print machine-readable JSON on standard output (field names are stable; see Docs/CLI.md).")
     var json = false
 
-    @Option(name: .long, help: ArgumentHelp("Seconds to wait for the key, including for a touch.", valueName: "seconds"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Seconds to wait for the key, including for a touch.", valueName: "seconds"))
     var timeout: Double = 30
 
     @Flag(
         name: .shortAndLong,
-        help: "Log commands and statuses on standard error; twice for a wire trace (also SECURITYKEY_TRACE=1). PINs and tokens are never logged.")
+        help:
+            "Log commands and statuses on standard error; twice for a wire trace (also SECURITYKEY_TRACE=1). PINs and tokens are never logged."
+    )
     var verbose: Int
 
     /// The timeout as a Duration.
@@ -37,7 +43,8 @@ struct GlobalOptions: ParsableArguments {
     func makeLogger(label: String = "securitykey") -> Logger {
         LogBootstrap.bootstrapOnce()
         var logger = Logger(label: label)
-        let trace = ProcessInfo.processInfo.environment["SECURITYKEY_TRACE"].map { !$0.isEmpty && $0 != "0" } ?? false
+        let trace =
+            ProcessInfo.processInfo.environment["SECURITYKEY_TRACE"].map { !$0.isEmpty && $0 != "0" } ?? false
         if verbose >= 2 || trace {
             logger.logLevel = .trace
         } else if verbose == 1 {

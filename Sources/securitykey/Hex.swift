@@ -45,6 +45,7 @@ extension Hex {
         let h = encode(bytes)
         guard bytes.count == 16 else { return h }
         let c = Array(h)
-        return [c[0..<8], c[8..<12], c[12..<16], c[16..<20], c[20..<32]].map { String($0) }.joined(separator: "-")
+        return [c[0..<8], c[8..<12], c[12..<16], c[16..<20], c[20..<32]].map { String($0) }.joined(
+            separator: "-")
     }
 }

@@ -11,7 +11,9 @@ struct PINCommand: AsyncParsableCommand {
 struct PINStatusCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Say whether a PIN is set and how many attempts are left.",
-        discussion: "With --json: {device, pinSupported, pinSet, pinRetries, powerCycleRequired, minPINLength, forcePINChange}.")
+        discussion:
+            "With --json: {device, pinSupported, pinSet, pinRetries, powerCycleRequired, minPINLength, forcePINChange}."
+    )
 
     @OptionGroup var global: GlobalOptions
     var wantsJSON: Bool { global.json }
@@ -47,7 +49,9 @@ struct PINStatusCommand: ReportingCommand {
                     Console.out("Remove and re-insert the key before the next PIN attempt.")
                 }
             }
-            if info.forcePINChange == true { Console.out("The key demands a new PIN: run `securitykey pin change`.") }
+            if info.forcePINChange == true {
+                Console.out("The key demands a new PIN: run `securitykey pin change`.")
+            }
         }
     }
 }
@@ -67,11 +71,13 @@ struct PINSetCommand: ReportingCommand {
         try await withSession(global) { session in
             let pin = try await ClientPIN(session: session)
             guard pin.info.options["clientPin"] != nil else {
-                throw CLIError(.notSupported, code: "pin-uv-not-supported", "This key does not support a PIN.")
+                throw CLIError(
+                    .notSupported, code: "pin-uv-not-supported", "This key does not support a PIN.")
             }
             guard pin.info.options["clientPin"] == false else {
                 throw CLIError(
-                    .pinProblem, code: "pin-already-set", "The key already has a PIN; use `securitykey pin change`.")
+                    .pinProblem, code: "pin-already-set",
+                    "The key already has a PIN; use `securitykey pin change`.")
             }
             let newPIN = try reader.readNew("New PIN: ")
             try await pin.setPIN(newPIN)
@@ -103,7 +109,8 @@ struct PINChangeCommand: ReportingCommand {
         try await withSession(global) { session in
             let pin = try await ClientPIN(session: session)
             guard pin.info.options["clientPin"] == true else {
-                throw CLIError(.pinProblem, code: "pin-not-set", "The key has no PIN yet; use `securitykey pin set`.")
+                throw CLIError(
+                    .pinProblem, code: "pin-not-set", "The key has no PIN yet; use `securitykey pin set`.")
             }
             let current = try reader.read("Current PIN: ")
             let newPIN = try reader.readNew("New PIN: ")
@@ -113,7 +120,8 @@ struct PINChangeCommand: ReportingCommand {
                 throw CLIError(await pin.explain(error))
             }
             if global.json {
-                Console.json(.object([("device", .string(session.connection.descriptor.uri)), ("pinChanged", true)]))
+                Console.json(
+                    .object([("device", .string(session.connection.descriptor.uri)), ("pinChanged", true)]))
             } else {
                 Console.out("The PIN is changed.")
             }

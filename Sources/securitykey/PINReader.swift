@@ -34,7 +34,8 @@ struct PINReader {
         if fromStandardInput { return first }
         let second = try read("Repeat the new PIN: ")
         guard first == second else {
-            throw CLIError(.pinProblem, code: "pin-mismatch", "The two PINs entered differ; nothing was changed.")
+            throw CLIError(
+                .pinProblem, code: "pin-mismatch", "The two PINs entered differ; nothing was changed.")
         }
         return first
     }
@@ -45,7 +46,8 @@ struct PINReader {
         guard fd >= 0 else {
             throw CLIError(
                 .pinProblem, code: "no-terminal",
-                "A PIN is needed but there is no terminal to ask on; pass --pin-stdin and write it to standard input.")
+                "A PIN is needed but there is no terminal to ask on; pass --pin-stdin and write it to standard input."
+            )
         }
         defer { close(fd) }
         var saved = termios()

@@ -23,10 +23,14 @@ struct RegisterCommand: ReportingCommand {
     @Option(name: .long, help: ArgumentHelp("The user's account name.", valueName: "name"))
     var user: String
 
-    @Option(name: .long, help: ArgumentHelp("The user's display name (default: the account name).", valueName: "name"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The user's display name (default: the account name).", valueName: "name"))
     var displayName: String?
 
-    @Option(name: .long, help: ArgumentHelp("The user handle, base64url (random 16 bytes when absent).", valueName: "b64url"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The user handle, base64url (random 16 bytes when absent).", valueName: "b64url"))
     var userID: String?
 
     @Flag(name: .long, help: "Make a discoverable (resident) credential.")
@@ -34,13 +38,19 @@ struct RegisterCommand: ReportingCommand {
 
     @Option(
         name: .long, parsing: .upToNextOption,
-        help: ArgumentHelp("Acceptable algorithms, preferred first (default: es256 eddsa).", valueName: "alg"))
+        help: ArgumentHelp("Acceptable algorithms, preferred first (default: es256 eddsa).", valueName: "alg")
+    )
     var alg: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Attestation conveyance: none, direct or enterprise.", valueName: "kind"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Attestation conveyance: none, direct or enterprise.", valueName: "kind"))
     var attestation: String = "direct"
 
-    @Option(name: .long, help: ArgumentHelp("A credential ID (base64url) the key must not hold already; repeatable.", valueName: "id"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A credential ID (base64url) the key must not hold already; repeatable.", valueName: "id"))
     var exclude: [String] = []
 
     var wantsJSON: Bool { global.json }
@@ -52,7 +62,8 @@ struct RegisterCommand: ReportingCommand {
     }
 
     func execute() async throws {
-        let algorithms = try (alg.isEmpty ? ["es256", "eddsa"] : alg.flatMap { $0.split(separator: ",").map(String.init) })
+        let algorithms = try
+            (alg.isEmpty ? ["es256", "eddsa"] : alg.flatMap { $0.split(separator: ",").map(String.init) })
             .map(parseAlgorithm)
         var excludeIDs: [[UInt8]] = []
         for text in exclude {
@@ -84,7 +95,8 @@ struct RegisterCommand: ReportingCommand {
             var attestationObject = response.attestationObject
             if attestation == "none" { attestationObject = try Self.anonymized(attestationObject) }
             guard let credential = attestationObject.authData.attestedCredentialData else {
-                throw CLIError(.failure, code: "malformed-response", "The key's reply holds no new credential.")
+                throw CLIError(
+                    .failure, code: "malformed-response", "The key's reply holds no new credential.")
             }
             let publicKey = try credential.credentialPublicKey.publicKey()
             let transports = info.transports.isEmpty ? [Self.transportName(session)] : info.transports
@@ -100,13 +112,21 @@ struct RegisterCommand: ReportingCommand {
                             "response",
                             .members([
                                 ("clientDataJSON", clientData.json.map { .string(Base64URL.encode($0)) }),
-                                ("attestationObject", .string(Base64URL.encode(attestationObject.cborEncoded))),
-                                ("authenticatorData", .string(Base64URL.encode(attestationObject.authData.bytes))),
+                                (
+                                    "attestationObject",
+                                    .string(Base64URL.encode(attestationObject.cborEncoded))
+                                ),
+                                (
+                                    "authenticatorData",
+                                    .string(Base64URL.encode(attestationObject.authData.bytes))
+                                ),
                                 ("transports", .array(transports.map(JSONValue.string))),
                                 ("publicKey", .string(Base64URL.encode(publicKey.spkiDERRepresentation))),
                                 (
                                     "publicKeyAlgorithm",
-                                    (credential.credentialPublicKey.algorithm?.rawValue).map { .integer(Int64($0)) }
+                                    (credential.credentialPublicKey.algorithm?.rawValue).map {
+                                        .integer(Int64($0))
+                                    }
                                 ),
                             ])
                         ),
@@ -115,7 +135,10 @@ struct RegisterCommand: ReportingCommand {
                         ("userId", .string(Base64URL.encode(userHandle))),
                         ("clientDataHash", .string(Base64URL.encode(clientData.hash))),
                         ("attestationFormat", .string(attestationObject.format.rawValue)),
-                        ("publicKeyCOSE", .string(Base64URL.encode(credential.credentialPublicKey.cborEncoded))),
+                        (
+                            "publicKeyCOSE",
+                            .string(Base64URL.encode(credential.credentialPublicKey.cborEncoded))
+                        ),
                         ("publicKeyPEM", .string(publicKey.pemRepresentation)),
                         ("device", .string(session.connection.descriptor.uri)),
                     ]))
@@ -123,7 +146,9 @@ struct RegisterCommand: ReportingCommand {
             }
             Console.out("Credential ID:      \(id)")
             Console.out("User handle:        \(Base64URL.encode(userHandle))")
-            Console.out("Algorithm:          \(credential.credentialPublicKey.algorithm.map { "\($0)" } ?? "unstated")")
+            Console.out(
+                "Algorithm:          \(credential.credentialPublicKey.algorithm.map { "\($0)" } ?? "unstated")"
+            )
             Console.out("Attestation format: \(attestationObject.format)")
             Console.out("Public key (COSE):  \(Base64URL.encode(credential.credentialPublicKey.cborEncoded))")
             Console.out("Public key (PEM):")
@@ -140,7 +165,8 @@ struct RegisterCommand: ReportingCommand {
         if object.authData.attestedCredentialData != nil, bytes.count >= 53 {
             for i in 37..<53 { bytes[i] = 0 }
         }
-        return AttestationObject(format: .none, authData: try AuthenticatorData(bytes: bytes), attestationStatement: [:])
+        return AttestationObject(
+            format: .none, authData: try AuthenticatorData(bytes: bytes), attestationStatement: [:])
     }
 
     static func transportName(_ session: CTAP2Session) -> String {

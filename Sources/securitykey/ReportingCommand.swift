@@ -19,7 +19,13 @@ extension ReportingCommand {
             let failure = CLIError.from(error)
             Console.err("securitykey: \(failure.message)")
             if wantsJSON {
-                Console.json(.object([("error", .object([("code", .string(failure.code)), ("message", .string(failure.message))]))]))
+                Console.json(
+                    .object([
+                        (
+                            "error",
+                            .object([("code", .string(failure.code)), ("message", .string(failure.message))])
+                        )
+                    ]))
             }
             throw ExitCode(failure.status.rawValue)
         }

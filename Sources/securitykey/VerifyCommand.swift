@@ -24,7 +24,9 @@ struct VerifyCommand: ReportingCommand {
     @Option(name: .long, help: ArgumentHelp("An authentication response (JSON file).", valueName: "file"))
     var assertion: String?
 
-    @Option(name: .long, help: ArgumentHelp("The credential public key, PEM (for --assertion).", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The credential public key, PEM (for --assertion).", valueName: "file"))
     var publicKey: String?
 
     @Option(name: .long, help: ArgumentHelp("The expected relying party ID.", valueName: "id"))
@@ -38,7 +40,8 @@ struct VerifyCommand: ReportingCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("A root certificate (PEM) the attestation certificate must be issued by.", valueName: "file"))
+        help: ArgumentHelp(
+            "A root certificate (PEM) the attestation certificate must be issued by.", valueName: "file"))
     var trustRoot: String?
 
     @Flag(name: .long, help: "Print the result as JSON.")
@@ -72,7 +75,9 @@ struct VerifyCommand: ReportingCommand {
             guard let credential = object.authData.attestedCredentialData else {
                 throw failed("The registration's authenticator data holds no credential.")
             }
-            guard object.authData.userPresent else { throw failed("The registration was made without user presence.") }
+            guard object.authData.userPresent else {
+                throw failed("The registration was made without user presence.")
+            }
             if let id = document.string("id"), Base64URL.decode(id) != credential.credentialID {
                 throw failed("The registration's id is not the credential ID in its attestation object.")
             }
@@ -83,8 +88,10 @@ struct VerifyCommand: ReportingCommand {
                     throw failed("--trust-root was given but the attestation carries no certificate.")
                 }
                 let root = try Self.certificate(readInput(trustRoot))
-                guard root.publicKey.isValidSignature(leaf.signature, for: leaf), leaf.issuer == root.subject else {
-                    throw failed("The attestation certificate was not issued by the --trust-root certificate.")
+                guard root.publicKey.isValidSignature(leaf.signature, for: leaf), leaf.issuer == root.subject
+                else {
+                    throw failed(
+                        "The attestation certificate was not issued by the --trust-root certificate.")
                 }
                 trusted = true
             }
@@ -120,21 +127,26 @@ struct VerifyCommand: ReportingCommand {
             try checkRelyingParty(authData, rpID)
             guard authData.userPresent else { throw failed("The assertion was made without user presence.") }
             if let registrationID, let id = document.string("id"), id != registrationID {
-                throw failed("The assertion was made with credential \(id), not the registered \(registrationID).")
+                throw failed(
+                    "The assertion was made with credential \(id), not the registered \(registrationID).")
             }
             let message = authData.bytes + clientDataHash
             if let publicKey {
                 let key = try Self.certificatePublicKey(readInput(publicKey))
                 guard let verifier = SignaturePublicKey(key) else {
-                    throw CLIError(.notSupported, code: "unsupported-algorithm", "The --public-key is of an unsupported kind.")
+                    throw CLIError(
+                        .notSupported, code: "unsupported-algorithm",
+                        "The --public-key is of an unsupported kind.")
                 }
-                try verifier.verifySignature(signature, for: message, algorithm: Self.defaultAlgorithm(verifier))
+                try verifier.verifySignature(
+                    signature, for: message, algorithm: Self.defaultAlgorithm(verifier))
             } else if let registrationKey {
                 try registrationKey.verifySignature(signature, for: message)
             }
             if registrationCount > 0 || authData.signCount > 0, authData.signCount <= registrationCount {
                 throw failed(
-                    "The signature counter did not grow (\(authData.signCount) after \(registrationCount)): the key may be cloned.")
+                    "The signature counter did not grow (\(authData.signCount) after \(registrationCount)): the key may be cloned."
+                )
             }
             result.append(
                 (
@@ -163,7 +175,9 @@ struct VerifyCommand: ReportingCommand {
     private func checkClientData(_ document: ResponseDocument, type: String) throws -> [UInt8] {
         guard document.has(["response", "clientDataJSON"]) else {
             // register/authenticate --client-data-hash: the hash is all there is.
-            guard let text = document.string("clientDataHash"), let hash = Base64URL.decode(text), hash.count == 32 else {
+            guard let text = document.string("clientDataHash"), let hash = Base64URL.decode(text),
+                hash.count == 32
+            else {
                 throw CLIError.invalidInput("The response holds neither clientDataJSON nor a clientDataHash.")
             }
             return hash
@@ -173,13 +187,16 @@ struct VerifyCommand: ReportingCommand {
             throw failed("The clientDataJSON is not a JSON object.")
         }
         guard object["type"] as? String == type else {
-            throw failed("The client data's type is \(object["type"].map { "\($0)" } ?? "missing"), not \(type).")
+            throw failed(
+                "The client data's type is \(object["type"].map { "\($0)" } ?? "missing"), not \(type).")
         }
         if let challenge, object["challenge"] as? String != challenge {
             throw failed("The client data's challenge is not the expected one.")
         }
         if let origin, object["origin"] as? String != origin {
-            throw failed("The client data's origin is \(object["origin"].map { "\($0)" } ?? "missing"), not \(origin).")
+            throw failed(
+                "The client data's origin is \(object["origin"].map { "\($0)" } ?? "missing"), not \(origin)."
+            )
         }
         return Array(SHA256.hash(data: bytes))
     }

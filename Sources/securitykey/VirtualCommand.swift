@@ -27,33 +27,43 @@ struct VirtualServeCommand: ReportingCommand {
     @Flag(name: .long, help: "Serve the key as a card to vpcd (PC/SC).")
     var pcsc = false
 
-    @Flag(name: .long, help: "Serve the key as CTAPHID over UDP (default 127.0.0.1:8111), as firmware emulators do.")
+    @Flag(
+        name: .long,
+        help: "Serve the key as CTAPHID over UDP (default 127.0.0.1:8111), as firmware emulators do.")
     var udp = false
 
-    @Argument(help: ArgumentHelp("Where vpcd listens (--pcsc) or where to listen (--udp).", valueName: "host:port"))
+    @Argument(
+        help: ArgumentHelp("Where vpcd listens (--pcsc) or where to listen (--udp).", valueName: "host:port"))
     var address: String?
 
-    @Option(name: .long, help: ArgumentHelp("The state file (created mode 0600 when missing).", valueName: "file"))
+    @Option(
+        name: .long, help: ArgumentHelp("The state file (created mode 0600 when missing).", valueName: "file")
+    )
     var state: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "How the simulated user answers touch requests: auto, delay:MS, deny or never.", valueName: "policy"))
+            "How the simulated user answers touch requests: auto, delay:MS, deny or never.",
+            valueName: "policy"))
     var presence: String = "auto"
 
-    @Option(name: .long, help: ArgumentHelp("A PIN the key starts with (for test keys only).", valueName: "pin"))
+    @Option(
+        name: .long, help: ArgumentHelp("A PIN the key starts with (for test keys only).", valueName: "pin"))
     var pin: String?
 
     @Option(name: .long, help: ArgumentHelp("The AAGUID of a new key, as a UUID.", valueName: "uuid"))
     var aaguid: String?
 
-    @Option(name: .long, help: ArgumentHelp("Attestation of new credentials: packed, self or none.", valueName: "kind"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Attestation of new credentials: packed, self or none.", valueName: "kind"))
     var attestation: String = "packed"
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Write the attestation root certificate (PEM) here, for verifiers.", valueName: "file"))
+        help: ArgumentHelp(
+            "Write the attestation root certificate (PEM) here, for verifiers.", valueName: "file"))
     var attestationRoot: String?
 
     @Flag(name: .long, help: "Print a JSON line describing the served key on standard output.")
@@ -78,12 +88,15 @@ struct VirtualServeCommand: ReportingCommand {
             if presence.hasPrefix("delay:"), let ms = Int(presence.dropFirst(6)), ms >= 0, ms <= 600_000 {
                 return .approveAfter(.milliseconds(ms))
             }
-            throw CLIError.usage("--presence takes auto, delay:MS (0 to 600000), deny or never, not \"\(presence)\".")
+            throw CLIError.usage(
+                "--presence takes auto, delay:MS (0 to 600000), deny or never, not \"\(presence)\".")
         }
     }
 
     static func parseAddress(_ text: String) throws(CLIError) -> (host: String, port: UInt16) {
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0 else {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]),
+            port > 0
+        else {
             throw CLIError.usage("\"\(text)\" is not HOST:PORT.")
         }
         let host = String(text[..<colon])
@@ -113,9 +126,11 @@ struct VirtualServeCommand: ReportingCommand {
             configuration: configuration, stateFile: state, userPresence: try parsePresence(), logger: logger)
         if let attestationRoot {
             do {
-                try Data(key.attestationRootCertificatePEM.utf8).write(to: URL(fileURLWithPath: attestationRoot))
+                try Data(key.attestationRootCertificatePEM.utf8).write(
+                    to: URL(fileURLWithPath: attestationRoot))
             } catch {
-                throw CLIError(.failure, code: "io", "Cannot write \(attestationRoot): \(error.localizedDescription)")
+                throw CLIError(
+                    .failure, code: "io", "Cannot write \(attestationRoot): \(error.localizedDescription)")
             }
         }
         let env = ProcessInfo.processInfo.environment
@@ -148,14 +163,19 @@ struct VirtualServeCommand: ReportingCommand {
             Console.out(
                 JSONValue.members([
                     ("transport", udp ? "udp" : "pcsc"),
-                    (udp ? "uri" : "vpcd", .string(udp ? "udp:\(target.host):\(target.port)" : "\(target.host):\(target.port)")),
+                    (
+                        udp ? "uri" : "vpcd",
+                        .string(udp ? "udp:\(target.host):\(target.port)" : "\(target.host):\(target.port)")
+                    ),
                     ("aaguid", .string(aaguidText)), ("state", state.map(JSONValue.string) ?? .null),
                     ("pid", .integer(Int64(ProcessInfo.processInfo.processIdentifier))),
                 ]).text())
         }
         Console.err("securitykey: virtual key \(aaguidText) served \(whereText); SIGINT or SIGTERM stops it.")
         let signal = await Self.serveUntilSignal(body)
-        Console.err("securitykey: \(signal) received; the virtual key stopped\(state.map { ", state saved in \($0)" } ?? "").")
+        Console.err(
+            "securitykey: \(signal) received; the virtual key stopped\(state.map { ", state saved in \($0)" } ?? "")."
+        )
     }
 
     /// Runs `body` until SIGINT or SIGTERM arrives, then cancels it and waits for it to finish.

@@ -39,13 +39,15 @@ struct WebAuthnCeremony {
     /// A pinUvAuthToken when the ceremony needs one: with the key's built-in UV where it has it
     /// configured, else with the PIN (asked once). Nil when no user verification is needed.
     func token(
-        permissions: PINUVAuthTokenPermissions, rpID: String, needed: Bool, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+        permissions: PINUVAuthTokenPermissions, rpID: String, needed: Bool,
+        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws -> PINUVAuthToken? {
         guard needed else { return nil }
         let pin = try ClientPIN(session: session, info: info)
         if info.isEnabled("uv"), info.isEnabled("pinUvAuthToken") {
             let result = await Self.attempt { () async throws(CTAP2Error) -> PINUVAuthToken in
-                try await pin.uvAuthToken(permissions: permissions, rpID: rpID, timeout: timeout, keepalive: keepalive)
+                try await pin.uvAuthToken(
+                    permissions: permissions, rpID: rpID, timeout: timeout, keepalive: keepalive)
             }
             switch result {
             case .success(let token):
@@ -59,7 +61,8 @@ struct WebAuthnCeremony {
         guard info.isEnabled("clientPin") else {
             throw CLIError(
                 .notSupported, code: "pin-uv-not-supported",
-                "User verification was asked for, but the key has neither a PIN set nor built-in verification.")
+                "User verification was asked for, but the key has neither a PIN set nor built-in verification."
+            )
         }
         let text = try pinReader.read("PIN for the security key: ")
         let result = await Self.attempt { () async throws(CTAP2Error) -> PINUVAuthToken in
@@ -96,14 +99,17 @@ struct WebAuthnCeremony {
             options: residentKey ? CommandOptions(residentKey: true) : nil,
             enterpriseAttestation: enterprise ? 2 : nil)
         if enterprise, !info.isEnabled("ep") {
-            throw CLIError(.notSupported, code: "not-supported", "The key does not offer enterprise attestation.")
+            throw CLIError(
+                .notSupported, code: "not-supported", "The key does not offer enterprise attestation.")
         }
         if residentKey, !info.isEnabled("rk") {
-            throw CLIError(.notSupported, code: "not-supported", "The key cannot store discoverable credentials.")
+            throw CLIError(
+                .notSupported, code: "not-supported", "The key cannot store discoverable credentials.")
         }
         if let token = try await token(
             permissions: .makeCredential, rpID: rp.id,
-            needed: makeCredentialNeedsVerification(uv: uv, residentKey: residentKey), keepalive: prompt.keepalive)
+            needed: makeCredentialNeedsVerification(uv: uv, residentKey: residentKey),
+            keepalive: prompt.keepalive)
         {
             defer { token.wipe() }
             try request.authorize(with: token)
@@ -120,7 +126,9 @@ struct WebAuthnCeremony {
         var request = GetAssertionRequest(
             rpID: rpID, clientDataHash: clientData.hash,
             allowList: allow.isEmpty ? nil : allow.map { PublicKeyCredentialDescriptor(id: $0) })
-        if let token = try await token(permissions: .getAssertion, rpID: rpID, needed: uv, keepalive: prompt.keepalive) {
+        if let token = try await token(
+            permissions: .getAssertion, rpID: rpID, needed: uv, keepalive: prompt.keepalive)
+        {
             defer { token.wipe() }
             try request.authorize(with: token)
         }

@@ -15,7 +15,9 @@ struct CLIRunner {
         }
 
         func object() throws -> [String: Any] {
-            guard let o = try json() as? [String: Any] else { throw CLITestError("stdout is not a JSON object: \(stdout)") }
+            guard let o = try json() as? [String: Any] else {
+                throw CLITestError("stdout is not a JSON object: \(stdout)")
+            }
             return o
         }
     }
@@ -34,7 +36,9 @@ struct CLIRunner {
     }
 
     /// Runs the tool with `arguments`, writing `input` to its standard input.
-    static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> Result {
+    static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws
+        -> Result
+    {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments

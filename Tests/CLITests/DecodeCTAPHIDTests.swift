@@ -42,7 +42,9 @@ import Testing
         // An init report announcing 100 bytes, then a continuation with sequence 5 instead of 0.
         let initReport = "0a0b0c0d900064" + String(repeating: "11", count: 57)
         let continuation = "0a0b0c0d05" + String(repeating: "22", count: 59)
-        let result = try CLIRunner.run(["decode", "--as", "ctaphid", "--hex", initReport + continuation, "--json"])
+        let result = try CLIRunner.run([
+            "decode", "--as", "ctaphid", "--hex", initReport + continuation, "--json",
+        ])
         #expect(result.status == 0)
         let json = try result.object()
         #expect((json["messages"] as? [Any])?.isEmpty == true)

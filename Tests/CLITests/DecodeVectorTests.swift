@@ -23,7 +23,8 @@ struct Vector: Sendable, CustomTestStringConvertible {
             let entries = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
         else { return [] }
         return entries.compactMap { e in
-            guard let id = e["id"] as? String, let kind = e["kind"] as? String, let hex = e["hex"] as? String else {
+            guard let id = e["id"] as? String, let kind = e["kind"] as? String, let hex = e["hex"] as? String
+            else {
                 return nil
             }
             let decoded = e["decoded"] as? [String: Any] ?? [:]
@@ -74,7 +75,9 @@ struct Vector: Sendable, CustomTestStringConvertible {
 
     @Test(arguments: Vector.authenticatorData)
     func authenticatorData(_ vector: Vector) throws {
-        let result = try CLIRunner.run(["decode", "--as", "authenticator-data", "--hex", vector.hex, "--json"])
+        let result = try CLIRunner.run([
+            "decode", "--as", "authenticator-data", "--hex", vector.hex, "--json",
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let json = try result.object()
         #expect(json["kind"] as? String == "authenticator-data")

@@ -14,7 +14,8 @@ final class PCSCBed {
     private var serve: Process?
     private var serveOutput: Pipe?
 
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
         .deletingLastPathComponent()
 
     private init(directory: URL, environment: [String: String]) {
@@ -28,7 +29,8 @@ final class PCSCBed {
 
     /// Starts a bed, runs `body`, and stops everything it started.
     static func with(_ body: (PCSCBed) throws -> Void) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("securitykey-cli-\(UUID())")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "securitykey-cli-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let script = repository.appendingPathComponent("scripts/pcsc-testbed.sh").path
@@ -44,7 +46,8 @@ final class PCSCBed {
         for line in start.stdout.split(separator: "\n") {
             guard line.hasPrefix("export "), let eq = line.firstIndex(of: "=") else { continue }
             let key = String(line[line.index(line.startIndex, offsetBy: 7)..<eq])
-            environment[key] = String(line[line.index(after: eq)...]).trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+            environment[key] = String(line[line.index(after: eq)...]).trimmingCharacters(
+                in: CharacterSet(charactersIn: "'"))
         }
         let bed = PCSCBed(directory: directory, environment: environment)
         defer { bed.stopServing() }
@@ -72,9 +75,13 @@ final class PCSCBed {
         serveOutput = out
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
-            guard process.isRunning else { throw CLITestError("virtual serve exited with \(process.terminationStatus)") }
+            guard process.isRunning else {
+                throw CLITestError("virtual serve exited with \(process.terminationStatus)")
+            }
             let list = try run(["list", "--json"])
-            if let keys = try? list.json() as? [[String: Any]], keys.contains(where: { $0["uri"] as? String == device }) {
+            if let keys = try? list.json() as? [[String: Any]],
+                keys.contains(where: { $0["uri"] as? String == device })
+            {
                 return
             }
             Thread.sleep(forTimeInterval: 0.1)
@@ -100,7 +107,8 @@ final class PCSCBed {
     /// Runs a command with its output in files, not pipes: the bed's pcscd outlives the script
     /// and must not hold a pipe the test waits on.
     private static func shell(_ arguments: [String]) throws -> CLIRunner.Result {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("securitykey-shell-\(UUID())")
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "securitykey-shell-\(UUID())")
         let outURL = base.appendingPathExtension("out"), errURL = base.appendingPathExtension("err")
         _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
@@ -112,7 +120,8 @@ final class PCSCBed {
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         // Close every inherited descriptor above 2 first: pcscd, which the bed script leaves
         // running, must not hold one that Foundation watches for the script's exit.
-        let closeAll = "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done; exec \"$@\""
+        let closeAll =
+            "for fd in $(ls /proc/$$/fd); do [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done; exec \"$@\""
         process.arguments = ["-c", closeAll, "sh"] + arguments
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)

@@ -24,7 +24,8 @@ import Testing
             let response = try #require(registration["response"] as? [String: Any])
             #expect(response["transports"] as? [String] == ["nfc", "usb"])
             #expect(response["authenticatorData"] is String)
-            #expect((registration["publicKeyPEM"] as? String)?.hasPrefix("-----BEGIN PUBLIC KEY-----") == true)
+            #expect(
+                (registration["publicKeyPEM"] as? String)?.hasPrefix("-----BEGIN PUBLIC KEY-----") == true)
             #expect(registration["clientExtensionResults"] as? [String: Any] != nil)
 
             let checked = try PythonFido2.runScript(
@@ -38,14 +39,16 @@ import Testing
 
             let id = try #require(registration["id"] as? String)
             let authenticate = try bed.run([
-                "authenticate", "--device", bed.device, "--rp", "example.org", "--credential", id, "--challenge",
+                "authenticate", "--device", bed.device, "--rp", "example.org", "--credential", id,
+                "--challenge",
                 Self.challenge, "--json",
             ])
             try #require(authenticate.status == 0, "\(authenticate.stderr)")
             let assertion = try authenticate.object()
             #expect(assertion["id"] as? String == id)
             let spki = try #require(response["publicKey"] as? String)
-            let signed = try PythonFido2.runScript(python, "check_assertion.py", [spki], input: authenticate.stdout)
+            let signed = try PythonFido2.runScript(
+                python, "check_assertion.py", [spki], input: authenticate.stdout)
             #expect(signed["verified"] as? Bool == true)
             #expect(signed["type"] as? String == "webauthn.get")
             #expect(signed["challenge"] as? String == Self.challengeHex)
@@ -70,28 +73,38 @@ import Testing
             signature.append(last == "A" ? "B" : "A")
             tamperedResponse["signature"] = signature
             tampered["response"] = tamperedResponse
-            try JSONSerialization.data(withJSONObject: tampered).write(to: URL(fileURLWithPath: bed.path("bad.json")))
-            let bad = try bed.run(["verify", "--registration", bed.path("reg.json"), "--assertion", bed.path("bad.json")])
+            try JSONSerialization.data(withJSONObject: tampered).write(
+                to: URL(fileURLWithPath: bed.path("bad.json")))
+            let bad = try bed.run([
+                "verify", "--registration", bed.path("reg.json"), "--assertion", bed.path("bad.json"),
+            ])
             #expect(bad.status == 2)
             let otherChallenge = try bed.run([
                 "verify", "--registration", bed.path("reg.json"), "--challenge", "AAAAAAAAAAAAAAAAAAAAAA",
             ])
             #expect(otherChallenge.status == 2)
-            let otherRP = try bed.run(["verify", "--registration", bed.path("reg.json"), "--rp", "example.com"])
+            let otherRP = try bed.run([
+                "verify", "--registration", bed.path("reg.json"), "--rp", "example.com",
+            ])
             #expect(otherRP.status == 2)
 
             // The public key alone (PEM) verifies the assertion too.
             try Data((registration["publicKeyPEM"] as? String ?? "").utf8).write(
                 to: URL(fileURLWithPath: bed.path("key.pem")))
-            let byKey = try bed.run(["verify", "--public-key", bed.path("key.pem"), "--assertion", bed.path("auth.json")])
+            let byKey = try bed.run([
+                "verify", "--public-key", bed.path("key.pem"), "--assertion", bed.path("auth.json"),
+            ])
             #expect(byKey.status == 0, "\(byKey.stderr)")
 
             // The credential is excluded now: registering it again is refused.
             let again = try bed.run([
-                "register", "--device", bed.device, "--rp", "example.org", "--user", "alice", "--exclude", id, "--json",
+                "register", "--device", bed.device, "--rp", "example.org", "--user", "alice", "--exclude", id,
+                "--json",
             ])
             #expect(again.status == 1)
-            #expect((try again.object()["error"] as? [String: Any])?["code"] as? String == "CTAP2_ERR_CREDENTIAL_EXCLUDED")
+            #expect(
+                (try again.object()["error"] as? [String: Any])?["code"] as? String
+                    == "CTAP2_ERR_CREDENTIAL_EXCLUDED")
 
             let stopped = bed.stopServing()
             #expect(stopped.status == 0)
@@ -166,14 +179,17 @@ import Testing
             let checked = try PythonFido2.runScript(
                 python, "check_registration.py", [bed.path("root.pem")], input: register.stdout)
             #expect(checked["userVerified"] as? Bool == true)
-            let badPIN = try bed.run(["authenticate", "--rp", "example.org", "--uv", "--pin-stdin"], input: "1111111\n")
+            let badPIN = try bed.run(
+                ["authenticate", "--rp", "example.org", "--uv", "--pin-stdin"], input: "1111111\n")
             #expect(badPIN.status == 5)
             let signIn = try bed.run(
                 ["authenticate", "--rp", "example.org", "--uv", "--pin-stdin", "--json"], input: "7777777\n")
             try #require(signIn.status == 0, "\(signIn.stderr)")
             let assertion = try signIn.object()
             // Discoverable: the user handle comes back, and it is the one registered.
-            #expect((assertion["response"] as? [String: Any])?["userHandle"] as? String == (try register.object())["userId"] as? String)
+            #expect(
+                (assertion["response"] as? [String: Any])?["userHandle"] as? String
+                    == (try register.object())["userId"] as? String)
             #expect(assertion["userVerified"] as? Bool == true)
         }
     }
@@ -182,15 +198,21 @@ import Testing
         try PCSCBed.with { bed in
             try bed.serve(["--presence", "deny"])
             // The user declines on the key: 4.
-            let denied = try bed.run(["register", "--device", bed.device, "--rp", "example.org", "--user", "a", "--json"])
+            let denied = try bed.run([
+                "register", "--device", bed.device, "--rp", "example.org", "--user", "a", "--json",
+            ])
             #expect(denied.status == 4, "\(denied.stderr)")
-            #expect((try denied.object()["error"] as? [String: Any])?["code"] as? String == "CTAP2_ERR_OPERATION_DENIED")
+            #expect(
+                (try denied.object()["error"] as? [String: Any])?["code"] as? String
+                    == "CTAP2_ERR_OPERATION_DENIED")
             // An empty reader: 3.
             #expect(try bed.run(["info", "--device", bed.emptyDevice]).status == 3)
             // PC/SC cannot blink: 6.
             #expect(try bed.run(["wink", "--device", bed.device]).status == 6)
             // An origin that does not match the RP ID: usage, 64.
-            let origin = try bed.run(["register", "--rp", "example.org", "--user", "a", "--origin", "https://evil.test"])
+            let origin = try bed.run([
+                "register", "--rp", "example.org", "--user", "a", "--origin", "https://evil.test",
+            ])
             #expect(origin.status == 64)
             // No key at all and no --device: 3.
             bed.stopServing()

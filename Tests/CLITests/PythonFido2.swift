@@ -20,7 +20,8 @@ enum PythonFido2 {
     }
 
     /// Runs `script` (Python source) with `arguments` and parses its standard output as a JSON object.
-    static func runJSON(_ python: String, _ script: String, _ arguments: [String], input: String? = nil) throws
+    static func runJSON(_ python: String, _ script: String, _ arguments: [String], input: String? = nil)
+        throws
         -> [String: Any]
     {
         let process = Process()
@@ -44,7 +45,8 @@ enum PythonFido2 {
     }
 
     /// Runs a helper script from Tests/CLITests/Python.
-    static func runScript(_ python: String, _ name: String, _ arguments: [String], input: String? = nil) throws
+    static func runScript(_ python: String, _ name: String, _ arguments: [String], input: String? = nil)
+        throws
         -> [String: Any]
     {
         let source = try String(contentsOf: scripts.appendingPathComponent(name), encoding: .utf8)

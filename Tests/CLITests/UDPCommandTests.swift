@@ -22,7 +22,9 @@ import Testing
         }
         var info: [String: Any] = [:]
         for _ in 0..<50 {
-            if let object = try? CLIRunner.run(["info", "--device", device, "--json"]).object(), object["aaguid"] != nil {
+            if let object = try? CLIRunner.run(["info", "--device", device, "--json"]).object(),
+                object["aaguid"] != nil
+            {
                 info = object
                 break
             }
@@ -31,9 +33,12 @@ import Testing
         #expect((info["device"] as? String)?.hasPrefix("udp:127.0.0.1:\(port)") == true)
         #expect((info["versions"] as? [String])?.contains("FIDO_2_0") == true)
 
-        let register = try CLIRunner.run(["register", "--device", device, "--rp", "example.org", "--user", "u", "--json"])
+        let register = try CLIRunner.run([
+            "register", "--device", device, "--rp", "example.org", "--user", "u", "--json",
+        ])
         try #require(register.status == 0, "\(register.stderr)")
-        let checked = try PythonFido2.runScript(python, "check_registration.py", [root.path], input: register.stdout)
+        let checked = try PythonFido2.runScript(
+            python, "check_registration.py", [root.path], input: register.stdout)
         #expect(checked["chainedToRoot"] as? Bool == true)
         let registration = try register.object()
         let id = try #require(registration["id"] as? String)
@@ -42,7 +47,8 @@ import Testing
             "authenticate", "--device", device, "--rp", "example.org", "--credential", id, "--json",
         ])
         try #require(authenticate.status == 0, "\(authenticate.stderr)")
-        let signed = try PythonFido2.runScript(python, "check_assertion.py", [spki], input: authenticate.stdout)
+        let signed = try PythonFido2.runScript(
+            python, "check_assertion.py", [spki], input: authenticate.stdout)
         #expect(signed["verified"] as? Bool == true)
         // CTAPHID can blink.
         #expect(try CLIRunner.run(["wink", "--device", device]).status == 0)
