@@ -52,10 +52,11 @@ test: deps pydeps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --build-tests
 	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/run-tests.sh
 
+# Builds the CLI, serves a virtual key in a private PC/SC bed, registers, signs in, verifies,
+# and stops everything it started (scripts/demo.sh).
 demo: deps
-	@if [ ! -x scripts/demo.sh ]; then echo "demo: the CLI is not built yet (see the CLI issue)"; exit 1; fi
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --product securitykey
-	scripts/demo.sh
+	SECURITYKEY_BIN="$$($(SWIFT) build --show-bin-path)/securitykey" scripts/demo.sh
 
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
@@ -67,9 +68,27 @@ bench: deps
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
 
-install: build
+# The binary, man pages and shell completions (generated from the argument parser), and the
+# udev rules. PREFIX=/usr/local DESTDIR= by default; udev rules go to $(UDEVDIR).
+UDEVDIR ?= /etc/udev/rules.d
+install: deps
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey
+	$(SWIFT) package --allow-writing-to-package-directory generate-manual --product securitykey >/dev/null 2>&1 || \
+	  $(SWIFT) build --product generate-manual
+	rm -rf .build/man && mkdir -p .build/man
+	"$$($(SWIFT) build --show-bin-path)/generate-manual-tool" .build/release/securitykey --multi-page \
+	  --output-directory .build/man
 	install -D -m 0755 .build/release/securitykey $(DESTDIR)$(PREFIX)/bin/securitykey
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 .build/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	.build/release/securitykey --generate-completion-script bash > .build/man/securitykey.bash
+	.build/release/securitykey --generate-completion-script zsh > .build/man/_securitykey
+	.build/release/securitykey --generate-completion-script fish > .build/man/securitykey.fish
+	install -D -m 0644 .build/man/securitykey.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/securitykey
+	install -D -m 0644 .build/man/_securitykey $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_securitykey
+	install -D -m 0644 .build/man/securitykey.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/securitykey.fish
+	install -D -m 0644 udev/70-securitykey.rules $(DESTDIR)$(UDEVDIR)/70-securitykey.rules
+	@echo "install: reload udev rules with: sudo udevadm control --reload-rules && sudo udevadm trigger"
 
 clean:
 	rm -rf .build $(VENV)

@@ -101,8 +101,11 @@ let package = Package(
             name: "securitykey",
             dependencies: [
                 "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport", "VirtualAuthenticator",
+                "NFCTransport", "HIDTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -137,6 +140,9 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
+        // Runs the built `securitykey` binary as a subprocess (it must be built first:
+        // `swift build --build-tests` builds it).
+        .testTarget(name: "CLITests", dependencies: ["securitykey"], exclude: ["Python"], swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [
             "SecurityKeys",
             .product(name: "Crypto", package: "swift-crypto"),

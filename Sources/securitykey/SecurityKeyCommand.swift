@@ -6,5 +6,18 @@ struct SecurityKeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "securitykey",
         abstract: "Register, sign in with, inspect and emulate FIDO2 security keys.",
-        subcommands: [])
+        discussion: """
+            Keys are named by URI with --device: hid:/dev/hidrawN, pcsc:READER NAME (or pcsc:INDEX), \
+            udp:HOST:PORT. Without --device the only key present is used. --json prints stable, \
+            documented JSON (Docs/CLI.md). PINs are asked on the terminal without echo, or read from \
+            standard input with --pin-stdin. SECURITYKEY_TRACE=1 logs the wire traffic on standard \
+            error; PINs and tokens never appear in it.
+
+            \(CLIExitStatus.helpText)
+            """,
+        version: "0.1.0",
+        subcommands: [
+            ListCommand.self, InfoCommand.self, RegisterCommand.self, AuthenticateCommand.self,
+            VerifyCommand.self, PINCommand.self, WinkCommand.self, DecodeCommand.self, VirtualCommand.self,
+        ])
 }

@@ -1,0 +1,111 @@
+import CBOR
+import CTAP2
+
+extension AuthenticatorInfo {
+    /// getInfo as JSON with the CTAP 2.2 §6.4 member names; byte strings in hex, the AAGUID
+    /// as a lower-case hyphenated UUID, members the library does not know under their key.
+    var json: JSONValue {
+        func uint(_ v: UInt64?) -> JSONValue? { v.map { JSONValue.unsigned($0) } }
+        func texts(_ v: [String]?) -> JSONValue? { v.map { JSONValue.array($0.map { .string($0) }) } }
+        func uints(_ v: [UInt64]?) -> JSONValue? { v.map { JSONValue.array($0.map { .unsigned($0) }) } }
+        func bytes(_ v: [UInt8]?) -> JSONValue? { v.map { JSONValue.string(Hex.encode($0)) } }
+        var unknown: [(String, JSONValue)] = []
+        for entry in unknownFields {
+            let name = entry.key.intValue.map(String.init) ?? entry.key.diagnosticNotation
+            unknown.append((name, .cbor(entry.value, bytes: .hex)))
+        }
+        return .members([
+            ("versions", texts(versions)),
+            ("extensions", texts(extensions)),
+            ("aaguid", .string(aaguid.description.lowercased())),
+            (
+                "options",
+                .object(options.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.bool($0.value)) })
+            ),
+            ("maxMsgSize", uint(maxMsgSize)),
+            ("pinUvAuthProtocols", uints(pinUVAuthProtocols)),
+            ("maxCredentialCountInList", uint(maxCredentialCountInList)),
+            ("maxCredentialIdLength", uint(maxCredentialIDLength)),
+            ("transports", texts(transports)),
+            (
+                "algorithms",
+                .array(
+                    algorithms.map {
+                        .object([("type", .string($0.type)), ("alg", .integer(Int64($0.algorithm.rawValue)))])
+                    })
+            ),
+            ("maxSerializedLargeBlobArray", uint(maxSerializedLargeBlobArray)),
+            ("forcePINChange", forcePINChange.map(JSONValue.bool)),
+            ("minPINLength", uint(minPINLength)),
+            ("firmwareVersion", uint(firmwareVersion)),
+            ("maxCredBlobLength", uint(maxCredBlobLength)),
+            ("maxRPIDsForSetMinPINLength", uint(maxRPIDsForSetMinPINLength)),
+            ("preferredPlatformUvAttempts", uint(preferredPlatformUVAttempts)),
+            ("uvModality", uint(uvModality)),
+            (
+                "certifications",
+                certifications.map { c in
+                    .object(c.sorted { $0.key < $1.key }.map { ($0.key, .integer(Int64($0.value))) })
+                }
+            ),
+            ("remainingDiscoverableCredentials", uint(remainingDiscoverableCredentials)),
+            ("vendorPrototypeConfigCommands", uints(vendorPrototypeConfigCommands)),
+            ("attestationFormats", texts(attestationFormats)),
+            ("uvCountSinceLastPinEntry", uint(uvCountSinceLastPINEntry)),
+            ("longTouchForReset", longTouchForReset.map(JSONValue.bool)),
+            ("encIdentifier", bytes(encIdentifier)),
+            ("transportsForReset", texts(transportsForReset)),
+            ("pinComplexityPolicy", pinComplexityPolicy.map(JSONValue.bool)),
+            (
+                "pinComplexityPolicyURL",
+                pinComplexityPolicyURL.map { JSONValue.string(String(decoding: $0, as: UTF8.self)) }
+            ),
+            ("maxPINLength", uint(maxPINLength)),
+            ("encCredStoreState", bytes(encCredStoreState)),
+            ("authenticatorConfigCommands", uints(authenticatorConfigCommands)),
+            ("unknownFields", unknown.isEmpty ? nil : .object(unknown)),
+        ])
+    }
+
+    /// Lines that say what getInfo means, for people.
+    var summaryLines: [String] {
+        var lines: [String] = []
+        lines.append("Versions:        \(versions.joined(separator: ", "))")
+        lines.append("AAGUID:          \(aaguid.description.lowercased())")
+        if !extensions.isEmpty { lines.append("Extensions:      \(extensions.joined(separator: ", "))") }
+        if !transports.isEmpty { lines.append("Transports:      \(transports.joined(separator: ", "))") }
+        if !algorithms.isEmpty {
+            lines.append("Algorithms:      \(algorithms.map { "\($0.algorithm)" }.joined(separator: ", "))")
+        }
+        lines.append("Discoverable:    \(isEnabled("rk") ? "yes" : "no") (resident keys)")
+        let pin: String
+        switch options["clientPin"] {
+        case .some(true): pin = "set"
+        case .some(false): pin = "supported, not set"
+        case .none: pin = "not supported"
+        }
+        lines.append("PIN:             \(pin)")
+        let uv: String
+        switch options["uv"] {
+        case .some(true): uv = "built in, configured"
+        case .some(false): uv = "built in, not configured"
+        case .none: uv = "none built in"
+        }
+        lines.append("User verif.:     \(uv)")
+        if let maxMsgSize { lines.append("Max message:     \(maxMsgSize) bytes") }
+        if !pinUVAuthProtocols.isEmpty {
+            lines.append("PIN/UV protocols: \(pinUVAuthProtocols.map(String.init).joined(separator: ", "))")
+        }
+        if let minPINLength { lines.append("Min PIN length:  \(minPINLength)") }
+        if forcePINChange == true { lines.append("The PIN must be changed before the key can be used.") }
+        if let firmwareVersion { lines.append("Firmware:        \(firmwareVersion)") }
+        if let remaining = remainingDiscoverableCredentials {
+            lines.append("Free slots:      \(remaining) discoverable credential(s)")
+        }
+        let other = options.filter { !["rk", "clientPin", "uv"].contains($0.key) }.sorted { $0.key < $1.key }
+        if !other.isEmpty {
+            lines.append("Options:         \(other.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
+        }
+        return lines
+    }
+}

@@ -1,0 +1,144 @@
+import CTAP2
+import SecurityKeys
+import Transport
+import VirtualAuthenticator
+
+/// The documented exit statuses of `securitykey` (Docs/CLI.md, `securitykey --help`).
+struct CLIExitStatus: RawRepresentable, Hashable, Sendable {
+    var rawValue: Int32
+    init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// The command did what was asked.
+    static let success = CLIExitStatus(rawValue: 0)
+    /// Any failure not listed below (a device error, a malformed input or reply).
+    static let failure = CLIExitStatus(rawValue: 1)
+    /// A signature or attestation did not verify.
+    static let verificationFailed = CLIExitStatus(rawValue: 2)
+    /// No security key was found, or the one named by `--device` is not there.
+    static let noDevice = CLIExitStatus(rawValue: 3)
+    /// The operation was cancelled, timed out, or the user declined on the key.
+    static let cancelled = CLIExitStatus(rawValue: 4)
+    /// The PIN is wrong, blocked, not set, or breaks the key's PIN rules.
+    static let pinProblem = CLIExitStatus(rawValue: 5)
+    /// The key or its transport cannot do what was asked.
+    static let notSupported = CLIExitStatus(rawValue: 6)
+    /// The command line is wrong (swift-argument-parser's EX_USAGE).
+    static let usage = CLIExitStatus(rawValue: 64)
+
+    /// The table shown by `--help` and Docs/CLI.md.
+    static let helpText = """
+        EXIT STATUS
+          0   success
+          1   other error (device error, malformed input or reply)
+          2   a signature or attestation did not verify
+          3   no security key found, or the --device is not there
+          4   cancelled, timed out, or declined on the key
+          5   PIN problem (wrong, blocked, not set, against the key's rules)
+          6   not supported by the key or its transport
+          64  usage error
+        """
+}
+
+/// The one error type of the command-line tool: a stable code, one sentence, and the exit
+/// status it maps to.
+struct CLIError: Error, Sendable, CustomStringConvertible {
+    /// A stable, switchable code; the same strings the libraries use where the error came from one.
+    var code: String
+    /// One sentence for the user.
+    var message: String
+    /// The exit status.
+    var status: CLIExitStatus
+
+    init(_ status: CLIExitStatus, code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    var description: String { message }
+
+    /// A usage error found after parsing (conflicting or malformed option values).
+    static func usage(_ message: String) -> CLIError {
+        CLIError(.usage, code: "usage", message)
+    }
+
+    /// Input that cannot be decoded.
+    static func invalidInput(_ message: String) -> CLIError {
+        CLIError(.failure, code: "invalid-input", message)
+    }
+
+    init(_ error: TransportError) {
+        let status: CLIExitStatus
+        switch error.code {
+        case .noDevice, .invalidURI: status = error.code == .noDevice ? .noDevice : .usage
+        case .timeout, .cancelled: status = .cancelled
+        case .notSupported: status = .notSupported
+        default: status = .failure
+        }
+        self.init(status, code: error.code.rawValue, error.message)
+    }
+
+    init(_ error: CTAP2Error) {
+        if error.code == .transport, let underlying = error.underlying as? TransportError {
+            self.init(underlying)
+            return
+        }
+        var status: CLIExitStatus = .failure
+        var message = error.message
+        switch error.code {
+        case .cancelled: status = .cancelled
+        case .pinInvalid, .pinAuthBlocked, .pinBlocked, .pinNotSet, .pinPolicyViolation, .pinChangeRequired,
+            .pinRequired, .pinAuthInvalid, .uvInvalid, .uvBlocked:
+            status = .pinProblem
+            if let retries = error.retriesLeft, !message.contains("attempt") {
+                message += " \(retries) attempt(s) left."
+            }
+        case .pinUVNotSupported, .unsupportedAlgorithm, .unsupportedAttestationFormat: status = .notSupported
+        case .verificationFailed, .invalidCertificate: status = .verificationFailed
+        case .authenticatorStatus:
+            switch error.status {
+            case .some(.keepaliveCancel), .some(.userActionTimeout), .some(.operationDenied),
+                .some(.actionTimeout),
+                .some(.timeout):
+                status = .cancelled
+            case .some(.pinInvalid), .some(.pinBlocked), .some(.pinAuthInvalid), .some(.pinAuthBlocked),
+                .some(.pinNotSet), .some(.pinUvAuthTokenRequired), .some(.pinPolicyViolation),
+                .some(.pinTokenExpired),
+                .some(.uvBlocked), .some(.uvInvalid):
+                status = .pinProblem
+            case .some(.unsupportedAlgorithm), .some(.unsupportedOption), .some(.unsupportedExtension),
+                .some(.invalidCommand):
+                status = .notSupported
+            default: status = .failure
+            }
+        default: status = .failure
+        }
+        let code =
+            error.code == .authenticatorStatus
+            ? (error.status?.name ?? error.code.rawValue) : error.code.rawValue
+        self.init(status, code: code, message)
+    }
+
+    init(_ error: SecurityKeyError) {
+        self.init(
+            error.code == .invalidOrigin || error.code == .invalidRelyingParty ? .usage : .failure,
+            code: error.code.rawValue, error.message)
+    }
+
+    init(_ error: VirtualKeyError) {
+        self.init(.failure, code: error.code.rawValue, error.message)
+    }
+
+    /// Any error, mapped to the closest documented status.
+    static func from(_ error: any Error) -> CLIError {
+        switch error {
+        case let e as CLIError: e
+        case let e as CTAP2Error: CLIError(e)
+        case let e as TransportError: CLIError(e)
+        case let e as SecurityKeyError: CLIError(e)
+        case let e as VirtualKeyError: CLIError(e)
+        case is CancellationError: CLIError(.cancelled, code: "cancelled", "The operation was cancelled.")
+        default: CLIError(.failure, code: "error", "\(error)")
+        }
+    }
+}

@@ -1,0 +1,195 @@
+import CBOR
+import CTAP2
+
+/// Reassembles a captured stream of 64-byte CTAPHID reports into messages (CTAP 2.1 §11.2.4)
+/// and decodes each one. The capture is hostile: every length and sequence number is checked.
+enum CTAPHIDStream {
+    static let reportSize = 64
+    /// The largest payload a CTAPHID message can carry: 57 + 128 × 59 bytes.
+    static let maxPayload = 57 + 128 * 59
+
+    static func commandName(_ code: UInt8) -> String {
+        switch code {
+        case 0x01: "CTAPHID_PING"
+        case 0x03: "CTAPHID_MSG"
+        case 0x04: "CTAPHID_LOCK"
+        case 0x06: "CTAPHID_INIT"
+        case 0x08: "CTAPHID_WINK"
+        case 0x10: "CTAPHID_CBOR"
+        case 0x11: "CTAPHID_CANCEL"
+        case 0x3B: "CTAPHID_KEEPALIVE"
+        case 0x3F: "CTAPHID_ERROR"
+        default:
+            code >= 0x40
+                ? "CTAPHID_VENDOR_0x\(String(code, radix: 16))" : "CTAPHID_0x\(String(code, radix: 16))"
+        }
+    }
+
+    private struct Pending {
+        var command: UInt8
+        var length: Int
+        var data: [UInt8]
+        var nextSequence: UInt8
+        var firstReport: Int
+    }
+
+    static func decode(_ bytes: [UInt8]) throws -> JSONValue {
+        guard !bytes.isEmpty, bytes.count % reportSize == 0 else {
+            throw CLIError.invalidInput(
+                "A CTAPHID capture is a whole number of 64-byte reports; this one is \(bytes.count) bytes.")
+        }
+        var pending: [UInt32: Pending] = [:]
+        var messages: [JSONValue] = []
+        var problems: [JSONValue] = []
+        var awaitingResponse: [UInt32: (hid: UInt8, ctap: UInt8?)] = [:]
+        let reportCount = bytes.count / reportSize
+        for index in 0..<reportCount {
+            let report = Array(bytes[(index * reportSize)..<((index + 1) * reportSize)])
+            let cid =
+                UInt32(report[0]) << 24 | UInt32(report[1]) << 16 | UInt32(report[2]) << 8 | UInt32(report[3])
+            if report[4] & 0x80 != 0 {
+                if pending[cid] != nil {
+                    problems.append(
+                        .string(
+                            "Report \(index): a new message on channel \(hex(cid)) before the previous one finished."
+                        ))
+                }
+                let command = report[4] & 0x7F
+                let length = Int(report[5]) << 8 | Int(report[6])
+                guard length <= maxPayload else {
+                    problems.append(
+                        .string(
+                            "Report \(index): a length of \(length) bytes is more than CTAPHID can carry."))
+                    pending[cid] = nil
+                    continue
+                }
+                let first = Array(report[7..<min(reportSize, 7 + length)])
+                pending[cid] = Pending(
+                    command: command, length: length, data: first, nextSequence: 0, firstReport: index)
+            } else {
+                guard var message = pending[cid] else {
+                    problems.append(
+                        .string(
+                            "Report \(index): a continuation on channel \(hex(cid)) with no message started.")
+                    )
+                    continue
+                }
+                guard report[4] == message.nextSequence else {
+                    problems.append(
+                        .string(
+                            "Report \(index): sequence \(report[4]) where \(message.nextSequence) was due; message dropped."
+                        ))
+                    pending[cid] = nil
+                    continue
+                }
+                let need = message.length - message.data.count
+                message.data += report[5..<min(reportSize, 5 + need)]
+                message.nextSequence &+= 1
+                pending[cid] = message
+            }
+            if let message = pending[cid], message.data.count >= message.length {
+                pending[cid] = nil
+                messages.append(
+                    describe(
+                        message, cid: cid, reports: message.firstReport...index, awaiting: &awaitingResponse))
+            }
+        }
+        for (cid, message) in pending.sorted(by: { $0.value.firstReport < $1.value.firstReport }) {
+            problems.append(
+                .string(
+                    "Channel \(hex(cid)): \(commandName(message.command)) incomplete, \(message.data.count) of \(message.length) bytes."
+                ))
+        }
+        return .object([
+            ("reports", .integer(Int64(reportCount))),
+            ("messages", .array(messages)),
+            ("problems", .array(problems)),
+        ])
+    }
+
+    private static func hex(_ cid: UInt32) -> String {
+        let s = String(cid, radix: 16)
+        return String(repeating: "0", count: 8 - s.count) + s
+    }
+
+    private static func describe(
+        _ message: Pending, cid: UInt32, reports: ClosedRange<Int>,
+        awaiting: inout [UInt32: (hid: UInt8, ctap: UInt8?)]
+    ) -> JSONValue {
+        let payload = message.data
+        var direction: String
+        switch message.command {
+        case 0x3B, 0x3F: direction = "response"
+        case 0x11: direction = "request"
+        case 0x06: direction = payload.count == 8 ? "request" : "response"
+        default: direction = awaiting[cid]?.hid == message.command ? "response" : "request"
+        }
+        var decoded: JSONValue?
+        let requestCommand = awaiting[cid]?.ctap
+        if direction == "request", message.command != 0x11 {
+            awaiting[cid] = (message.command, message.command == 0x10 ? payload.first : nil)
+        } else if direction == "response", message.command != 0x3B {
+            awaiting[cid] = nil
+        }
+        switch message.command {
+        case 0x10: decoded = cborMessage(payload, direction: direction, requestCommand: requestCommand)
+        case 0x06 where payload.count >= 17:
+            decoded = .object([
+                ("nonce", .string(Hex.encode(payload[0..<8]))),
+                ("channel", .string(Hex.encode(payload[8..<12]))),
+                ("protocolVersion", .integer(Int64(payload[12]))),
+                ("deviceVersion", .string("\(payload[13]).\(payload[14]).\(payload[15])")),
+                ("capabilities", .integer(Int64(payload[16]))),
+            ])
+        case 0x3B where payload.count == 1:
+            decoded = .object([
+                (
+                    "status",
+                    .string(payload[0] == 1 ? "processing" : payload[0] == 2 ? "upneeded" : "\(payload[0])")
+                )
+            ])
+        case 0x3F where payload.count == 1:
+            decoded = .object([("error", .integer(Int64(payload[0])))])
+        default: decoded = nil
+        }
+        return .members([
+            ("channel", .string(hex(cid))),
+            ("command", .string(commandName(message.command))),
+            ("direction", .string(direction)),
+            ("reports", .array([.integer(Int64(reports.lowerBound)), .integer(Int64(reports.upperBound))])),
+            ("length", .integer(Int64(payload.count))),
+            ("payload", .string(Hex.encode(payload))),
+            ("decoded", decoded),
+        ])
+    }
+
+    private static func cborMessage(_ payload: [UInt8], direction: String, requestCommand: UInt8?)
+        -> JSONValue?
+    {
+        guard let first = payload.first else { return nil }
+        let body = Array(payload.dropFirst())
+        let diagnostic: JSONValue? =
+            body.isEmpty
+            ? nil
+            : ((try? Decoder.lenient.decode(body)).map { .string($0.diagnosticNotation) }
+                ?? "(not valid CBOR)")
+        if direction == "request" {
+            return .members([
+                ("ctapCommand", .string(CTAP2Command(rawValue: first).description)),
+                ("parameters", diagnostic),
+            ])
+        }
+        let status = CTAPStatus(rawValue: first)
+        var structured: JSONValue?
+        if status == .ok, !body.isEmpty {
+            switch requestCommand.map({ CTAP2Command(rawValue: $0) }) {
+            case .some(.getInfo): structured = try? Decoder.decode(body, as: .getInfo)
+            case .some(.makeCredential): structured = try? Decoder.decode(body, as: .makeCredentialResponse)
+            case .some(.getAssertion), .some(.getNextAssertion):
+                structured = try? Decoder.decode(body, as: .getAssertionResponse)
+            default: structured = nil
+            }
+        }
+        return .members([("status", .string(status.name)), ("body", diagnostic), ("response", structured)])
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Transport
+import Synchronization
+
+/// Where the tool writes: results on standard output, prompts and diagnostics on standard error.
+enum Console {
+    /// Writes a line on standard output.
+    static func out(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// Writes a line on standard error.
+    static func err(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// Prints `value` as pretty JSON on standard output.
+    static func json(_ value: JSONValue) {
+        out(value.text(pretty: true))
+    }
+}
+
+/// Tells the user, once per operation, to touch the key when it waits for presence.
+final class TouchPrompt: Sendable {
+    private let shown = Atomic<Bool>(false)
+    private let message: String
+
+    init(_ message: String = "Touch your security key.") {
+        self.message = message
+    }
+
+    /// A keepalive observer that prints the prompt on standard error the first time the key
+    /// reports that it needs a touch.
+    var keepalive: @Sendable (KeepaliveStatus) -> Void {
+        { [self] status in
+            if status == .userPresenceNeeded,
+                !shown.compareExchange(expected: false, desired: true, ordering: .relaxed).original
+            {
+                Console.err(message)
+            }
+        }
+    }
+}
+
+extension Console {
+    /// Writes text on standard output with the given terminator.
+    static func out(_ text: String, terminator: String) {
+        FileHandle.standardOutput.write(Data((text + terminator).utf8))
+    }
+}

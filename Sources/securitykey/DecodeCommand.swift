@@ -1,0 +1,293 @@
+import ArgumentParser
+import CBOR
+import CTAP2
+import Crypto
+import Foundation
+import SecurityKeys
+
+/// What `decode --as` accepts.
+enum DecodeKind: String, CaseIterable, ExpressibleByArgument, Sendable {
+    case cbor
+    case attestationObject = "attestation-object"
+    case authenticatorData = "authenticator-data"
+    case getInfo = "get-info"
+    case makeCredentialResponse = "make-credential-response"
+    case getAssertionResponse = "get-assertion-response"
+    case coseKey = "cose-key"
+    case clientData = "client-data"
+    case ctaphid
+}
+
+/// `securitykey decode`: turns captured bytes into JSON.
+struct DecodeCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode",
+        abstract:
+            "Decode CTAP and WebAuthn structures (CBOR, attestationObject, authenticatorData, ...) into JSON.",
+        discussion: """
+            The input is --hex TEXT, --base64 TEXT (standard or url alphabet), or a FILE (- for standard \
+            input); a file holding only hex digits and whitespace is read as hex. --as may be omitted \
+            when the input can be recognised. The output is JSON with byte strings in lower-case hex and a \
+            "kind" member; CBOR values also come in diagnostic notation (RFC 8949 §8). A ctaphid input is \
+            a stream of 64-byte reports, reassembled into messages and each message decoded. Malformed \
+            input exits 1 with the reason.
+            """)
+
+    @Option(name: .customLong("as"), help: ArgumentHelp("What the input is.", valueName: "kind"))
+    var kind: DecodeKind?
+
+    @Option(name: .long, help: ArgumentHelp("The input as hex.", valueName: "hex"))
+    var hex: String?
+
+    @Option(name: .long, help: ArgumentHelp("The input as base64 or base64url.", valueName: "base64"))
+    var base64: String?
+
+    @Argument(help: ArgumentHelp("A file to decode, or - for standard input.", valueName: "file"))
+    var file: String?
+
+    @Flag(name: .long, help: "Print structured JSON (the default output is the same JSON).")
+    var json = false
+
+    var wantsJSON: Bool { json }
+
+    func validate() throws {
+        let sources = [hex != nil, base64 != nil, file != nil].filter { $0 }.count
+        guard sources == 1 else {
+            throw ValidationError("Give exactly one input: --hex, --base64, or a file (- for stdin).")
+        }
+    }
+
+    func execute() async throws {
+        let bytes = try input()
+        let value = try Decoder.decode(bytes, as: kind)
+        Console.json(value)
+    }
+
+    private func input() throws -> [UInt8] {
+        if let hex {
+            guard let bytes = Hex.decode(hex) else {
+                throw CLIError.invalidInput("The --hex input is not hexadecimal.")
+            }
+            return bytes
+        }
+        if let base64 {
+            guard let bytes = decodeBase64Any(base64) else {
+                throw CLIError.invalidInput("The --base64 input is not base64 or base64url.")
+            }
+            return bytes
+        }
+        let raw = try readInput(file ?? "-")
+        let isHexText =
+            !raw.isEmpty
+            && raw.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) || $0 == 0x20
+                    || $0 == 0x0A || $0 == 0x0D || $0 == 0x09
+            }
+        if isHexText, let bytes = Hex.decode(String(decoding: raw, as: UTF8.self)) { return bytes }
+        return raw
+    }
+}
+
+/// The decoders behind `securitykey decode`, usable on their own.
+enum Decoder {
+    static let lenient = CBORDecoder(options: .lenient)
+
+    static func decode(_ bytes: [UInt8], as kind: DecodeKind?) throws -> JSONValue {
+        let kind = try kind ?? recognise(bytes)
+        let body: JSONValue
+        switch kind {
+        case .cbor: body = try cbor(bytes)
+        case .attestationObject: body = try attestationObject(bytes)
+        case .authenticatorData: body = try authenticatorData(AuthenticatorData(bytes: bytes))
+        case .getInfo: body = try AuthenticatorInfo(cbor: stripStatus(bytes)).json
+        case .makeCredentialResponse:
+            body = try makeCredentialResponse(MakeCredentialResponse(cbor: stripStatus(bytes)))
+        case .getAssertionResponse:
+            body = try getAssertionResponse(GetAssertionResponse(cbor: stripStatus(bytes)))
+        case .coseKey: body = try coseKey(COSEKey(cbor: bytes))
+        case .clientData: body = try clientData(bytes)
+        case .ctaphid: body = try CTAPHIDStream.decode(bytes)
+        }
+        guard case .object(var members) = body else { return body }
+        switch kind {
+        case .attestationObject, .getInfo, .makeCredentialResponse, .getAssertionResponse, .coseKey:
+            // The CBOR as it came, for reading beside the structured fields.
+            let cborBytes = kind == .attestationObject || kind == .coseKey ? bytes : try stripStatus(bytes)
+            if let value = try? lenient.decode(cborBytes), !members.contains(where: { $0.0 == "diagnostic" })
+            {
+                members.append(("diagnostic", .string(value.diagnosticNotation)))
+            }
+        default: break
+        }
+        return .object([("kind", .string(kind.rawValue))] + members)
+    }
+
+    /// A CTAP response with its status byte: a zero status is dropped, any other is an error.
+    static func stripStatus(_ bytes: [UInt8]) throws -> [UInt8] {
+        guard let first = bytes.first else { throw CLIError.invalidInput("The input is empty.") }
+        if first == 0x00 { return Array(bytes.dropFirst()) }
+        if first < 0x80 || first >= 0xC0 {
+            if bytes.count == 1 {
+                let status = CTAPStatus(rawValue: first)
+                throw CLIError.invalidInput(
+                    "The response is only a status byte: \(status.name) (\(status.message))")
+            }
+        }
+        return bytes
+    }
+
+    /// Guesses what the bytes are.
+    static func recognise(_ bytes: [UInt8]) throws -> DecodeKind {
+        guard let first = bytes.first(where: { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) })
+        else {
+            throw CLIError.invalidInput("The input is empty.")
+        }
+        if first == UInt8(ascii: "{") { return .clientData }
+        var body = bytes
+        if bytes.first == 0x00, bytes.count > 1 { body = Array(bytes.dropFirst()) }
+        if let value = try? lenient.decode(body) {
+            if let map = value.mapValue {
+                if map["fmt"] != nil, map["authData"] != nil { return .attestationObject }
+                if map[1]?.arrayValue != nil, map[3]?.bytesValue?.count == 16 { return .getInfo }
+                if map[1]?.stringValue != nil, map[2]?.bytesValue != nil { return .makeCredentialResponse }
+                if map[2]?.bytesValue != nil, map[3]?.bytesValue != nil { return .getAssertionResponse }
+                if map[1]?.intValue != nil, map[-2] != nil || map[-1] != nil { return .coseKey }
+            }
+            return .cbor
+        }
+        if bytes.count >= 37, (try? AuthenticatorData(bytes: bytes)) != nil { return .authenticatorData }
+        if bytes.count >= 64, bytes.count % 64 == 0 { return .ctaphid }
+        throw CLIError.invalidInput("The input is not recognised; say what it is with --as.")
+    }
+
+    static func cbor(_ bytes: [UInt8]) throws -> JSONValue {
+        let value: CBORValue
+        do { value = try lenient.decode(bytes) } catch {
+            throw CLIError.invalidInput("The input is not valid CBOR: \(error)")
+        }
+        let canonical = (try? CBORDecoder(options: .ctap2).decode(bytes)) != nil
+        return .object([
+            ("diagnostic", .string(value.diagnosticNotation)),
+            ("value", .cbor(value, bytes: .hex)),
+            ("canonical", .bool(canonical)),
+        ])
+    }
+
+    static func attestationObject(_ bytes: [UInt8]) throws -> JSONValue {
+        let object = try AttestationObject(cbor: bytes)
+        return .object([
+            ("fmt", .string(object.format.rawValue)),
+            ("attStmt", .cbor(.map(object.attestationStatement), bytes: .hex)),
+            ("attStmtDiagnostic", .string(CBORValue.map(object.attestationStatement).diagnosticNotation)),
+            ("authData", try authenticatorData(object.authData)),
+        ])
+    }
+
+    static func authenticatorData(_ data: AuthenticatorData) throws -> JSONValue {
+        let f = data.flags
+        return .members([
+            ("rpIdHash", .string(Hex.encode(data.rpIDHash))),
+            ("flags", .integer(Int64(f.rawValue))),
+            (
+                "flagBits",
+                .object([
+                    ("UP", .bool(f.contains(.userPresent))), ("UV", .bool(f.contains(.userVerified))),
+                    ("BE", .bool(f.contains(.backupEligible))), ("BS", .bool(f.contains(.backedUp))),
+                    ("AT", .bool(f.contains(.attestedCredentialData))),
+                    ("ED", .bool(f.contains(.extensionData))),
+                ])
+            ),
+            ("signCount", .integer(Int64(data.signCount))),
+            (
+                "attestedCredentialData",
+                try data.attestedCredentialData.map { c in
+                    .object([
+                        ("aaguid", .string(c.aaguid.description.lowercased())),
+                        ("credentialId", .string(Hex.encode(c.credentialID))),
+                        ("credentialPublicKey", try coseKey(c.credentialPublicKey)),
+                    ])
+                }
+            ),
+            ("extensions", data.extensions.map { .cbor(.map($0), bytes: .hex) }),
+        ])
+    }
+
+    static func coseKey(_ key: COSEKey) throws -> JSONValue {
+        let exported = try? key.publicKey()
+        return .members([
+            ("kty", .integer(Int64(key.keyType.rawValue))),
+            ("ktyName", .string(key.keyType.description)),
+            ("alg", key.algorithm.map { .integer(Int64($0.rawValue)) }),
+            ("algName", key.algorithm.map { .string($0.description) }),
+            ("crv", key.curve.map { .integer(Int64($0.rawValue)) }),
+            ("crvName", key.curve.map { .string($0.description) }),
+            ("diagnostic", .string(CBORValue.map(key.parameters).diagnosticNotation)),
+            ("spki", exported.map { .string(Hex.encode($0.spkiDERRepresentation)) }),
+            ("publicKeyPEM", exported.map { .string($0.pemRepresentation) }),
+        ])
+    }
+
+    static func makeCredentialResponse(_ r: MakeCredentialResponse) throws -> JSONValue {
+        .members([
+            ("fmt", .string(r.format.rawValue)),
+            ("authData", try authenticatorData(r.authData)),
+            ("attStmt", .cbor(.map(r.attestationStatement), bytes: .hex)),
+            ("attStmtDiagnostic", .string(CBORValue.map(r.attestationStatement).diagnosticNotation)),
+            ("epAtt", r.enterpriseAttestation.map(JSONValue.bool)),
+            ("largeBlobKey", r.largeBlobKey.map { .string(Hex.encode($0)) }),
+            ("unsignedExtensionOutputs", r.unsignedExtensionOutputs.map { .cbor(.map($0), bytes: .hex) }),
+        ])
+    }
+
+    static func getAssertionResponse(_ r: GetAssertionResponse) throws -> JSONValue {
+        .members([
+            (
+                "credential",
+                r.credential.map { c in
+                    .object([("type", .string(c.type)), ("id", .string(Hex.encode(c.id)))])
+                }
+            ),
+            ("authData", try authenticatorData(r.authData)),
+            ("signature", .string(Hex.encode(r.signature))),
+            (
+                "user",
+                r.user.map { u in
+                    .members([
+                        ("id", .string(Hex.encode(u.id))), ("name", u.name.map(JSONValue.string)),
+                        ("displayName", u.displayName.map(JSONValue.string)),
+                    ])
+                }
+            ),
+            ("numberOfCredentials", r.numberOfCredentials.map { .unsigned($0) }),
+            ("userSelected", r.userSelected.map(JSONValue.bool)),
+            ("largeBlobKey", r.largeBlobKey.map { .string(Hex.encode($0)) }),
+        ])
+    }
+
+    static func clientData(_ bytes: [UInt8]) throws -> JSONValue {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+            throw CLIError.invalidInput("The client data is not a JSON object.")
+        }
+        guard let type = object["type"] as? String, let challenge = object["challenge"] as? String,
+            let origin = object["origin"] as? String
+        else {
+            throw CLIError.invalidInput(
+                "The client data lacks type, challenge or origin (WebAuthn L3 §5.8.1).")
+        }
+        guard let challengeBytes = Base64URL.decode(challenge) else {
+            throw CLIError.invalidInput("The client data's challenge is not base64url.")
+        }
+        var members: [(String, JSONValue)] = [
+            ("type", .string(type)), ("challenge", .string(challenge)),
+            ("challengeHex", .string(Hex.encode(challengeBytes))),
+            ("origin", .string(origin)),
+        ]
+        if let cross = object["crossOrigin"] as? Bool { members.append(("crossOrigin", .bool(cross))) }
+        if let top = object["topOrigin"] as? String { members.append(("topOrigin", .string(top))) }
+        let known: Set = ["type", "challenge", "origin", "crossOrigin", "topOrigin"]
+        let others = object.keys.filter { !known.contains($0) }.sorted()
+        if !others.isEmpty { members.append(("otherMembers", .array(others.map(JSONValue.string)))) }
+        members.append(("hash", .string(Hex.encode(SHA256.hash(data: bytes)))))
+        return .object(members)
+    }
+}

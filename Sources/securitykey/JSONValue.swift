@@ -1,0 +1,103 @@
+import CBOR
+
+/// A JSON value with ordered object members, so that `--json` output keeps a stable,
+/// documented field order.
+enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral
+{
+    case object([(String, JSONValue)])
+    case array([JSONValue])
+    case string(String)
+    case integer(Int64)
+    case bool(Bool)
+    case null
+    /// JSON text produced elsewhere (CBOR's JSON rendering), inserted as it is.
+    case raw(String)
+
+    init(stringLiteral value: String) { self = .string(value) }
+    init(integerLiteral value: Int) { self = .integer(Int64(value)) }
+    init(booleanLiteral value: Bool) { self = .bool(value) }
+    init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+
+    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.text() == rhs.text() }
+
+    /// An integer that may not fit Int64 (CBOR unsigned values).
+    static func unsigned(_ value: UInt64) -> JSONValue { .raw(String(value)) }
+
+    /// A CBOR value rendered as JSON, byte strings in `style`.
+    static func cbor(_ value: CBORValue, bytes style: CBORValue.JSONOptions.ByteStringStyle) -> JSONValue {
+        .raw(value.jsonText(options: .init(byteStrings: style)))
+    }
+
+    /// Builds an object leaving out members whose value is nil.
+    static func members(_ pairs: [(String, JSONValue?)]) -> JSONValue {
+        .object(pairs.compactMap { pair in pair.1.map { (pair.0, $0) } })
+    }
+
+    /// Serialized text, pretty-printed with two-space indentation when `pretty`.
+    func text(pretty: Bool = false) -> String {
+        var out = ""
+        write(to: &out, pretty: pretty, level: 0)
+        return out
+    }
+
+    private func write(to out: inout String, pretty: Bool, level: Int) {
+        let newline = pretty ? "\n" + String(repeating: "  ", count: level + 1) : ""
+        let close = pretty ? "\n" + String(repeating: "  ", count: level) : ""
+        switch self {
+        case .object(let members):
+            if members.isEmpty {
+                out += "{}"
+                return
+            }
+            out += "{"
+            for (index, member) in members.enumerated() {
+                if index > 0 { out += "," }
+                out += newline
+                out += Self.quote(member.0)
+                out += pretty ? ": " : ":"
+                member.1.write(to: &out, pretty: pretty, level: level + 1)
+            }
+            out += close + "}"
+        case .array(let items):
+            if items.isEmpty {
+                out += "[]"
+                return
+            }
+            out += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { out += "," }
+                out += newline
+                item.write(to: &out, pretty: pretty, level: level + 1)
+            }
+            out += close + "]"
+        case .string(let s): out += Self.quote(s)
+        case .integer(let n): out += String(n)
+        case .bool(let b): out += b ? "true" : "false"
+        case .null: out += "null"
+        case .raw(let text): out += text
+        }
+    }
+
+    /// RFC 8259 §7 string escaping.
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,130 @@
+import ArgumentParser
+import CTAP2
+
+/// `securitykey pin set|change|status`.
+struct PINCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pin", abstract: "Set, change or inspect the key's PIN.",
+        subcommands: [PINStatusCommand.self, PINSetCommand.self, PINChangeCommand.self])
+}
+
+struct PINStatusCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Say whether a PIN is set and how many attempts are left.",
+        discussion:
+            "With --json: {device, pinSupported, pinSet, pinRetries, powerCycleRequired, minPINLength, forcePINChange}."
+    )
+
+    @OptionGroup var global: GlobalOptions
+    var wantsJSON: Bool { global.json }
+
+    func execute() async throws {
+        try await withSession(global) { session in
+            let info = try await session.getInfo()
+            let supported = info.options["clientPin"] != nil
+            let isSet = info.options["clientPin"] == true
+            var retries: ClientPIN.PINRetries?
+            if supported { retries = try await ClientPIN(session: session, info: info).pinRetries() }
+            if global.json {
+                Console.json(
+                    .members([
+                        ("device", .string(session.connection.descriptor.uri)),
+                        ("pinSupported", .bool(supported)),
+                        ("pinSet", .bool(isSet)),
+                        ("pinRetries", retries.map { .integer(Int64($0.retries)) } ?? .null),
+                        ("powerCycleRequired", retries?.powerCycleRequired.map(JSONValue.bool)),
+                        ("minPINLength", .integer(Int64(info.minPINLength ?? 4))),
+                        ("forcePINChange", .bool(info.forcePINChange ?? false)),
+                    ]))
+                return
+            }
+            guard supported else {
+                Console.out("This key does not support a PIN.")
+                return
+            }
+            Console.out(isSet ? "A PIN is set." : "No PIN is set; set one with `securitykey pin set`.")
+            if let retries {
+                Console.out("\(retries.retries) PIN attempt(s) left before the key blocks its PIN.")
+                if retries.powerCycleRequired == true {
+                    Console.out("Remove and re-insert the key before the next PIN attempt.")
+                }
+            }
+            if info.forcePINChange == true {
+                Console.out("The key demands a new PIN: run `securitykey pin change`.")
+            }
+        }
+    }
+}
+
+struct PINSetCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set", abstract: "Set the first PIN of a key that has none.",
+        discussion: "With --pin-stdin the new PIN is the first line of standard input.")
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .long, help: "Read the PIN from standard input instead of the terminal.")
+    var pinStdin = false
+    var wantsJSON: Bool { global.json }
+
+    func execute() async throws {
+        let reader = PINReader(fromStandardInput: pinStdin)
+        try await withSession(global) { session in
+            let pin = try await ClientPIN(session: session)
+            guard pin.info.options["clientPin"] != nil else {
+                throw CLIError(
+                    .notSupported, code: "pin-uv-not-supported", "This key does not support a PIN.")
+            }
+            guard pin.info.options["clientPin"] == false else {
+                throw CLIError(
+                    .pinProblem, code: "pin-already-set",
+                    "The key already has a PIN; use `securitykey pin change`.")
+            }
+            let newPIN = try reader.readNew("New PIN: ")
+            try await pin.setPIN(newPIN)
+            report(session, "The PIN is set.")
+        }
+    }
+
+    private func report(_ session: CTAP2Session, _ text: String) {
+        if global.json {
+            Console.json(.object([("device", .string(session.connection.descriptor.uri)), ("pinSet", true)]))
+        } else {
+            Console.out(text)
+        }
+    }
+}
+
+struct PINChangeCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "change", abstract: "Change the PIN (the current one is asked first).",
+        discussion: "With --pin-stdin standard input holds two lines: the current PIN, then the new one.")
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .long, help: "Read the PINs from standard input instead of the terminal.")
+    var pinStdin = false
+    var wantsJSON: Bool { global.json }
+
+    func execute() async throws {
+        let reader = PINReader(fromStandardInput: pinStdin)
+        try await withSession(global) { session in
+            let pin = try await ClientPIN(session: session)
+            guard pin.info.options["clientPin"] == true else {
+                throw CLIError(
+                    .pinProblem, code: "pin-not-set", "The key has no PIN yet; use `securitykey pin set`.")
+            }
+            let current = try reader.read("Current PIN: ")
+            let newPIN = try reader.readNew("New PIN: ")
+            do throws(CTAP2Error) {
+                try await pin.changePIN(from: current, to: newPIN)
+            } catch {
+                throw CLIError(await pin.explain(error))
+            }
+            if global.json {
+                Console.json(
+                    .object([("device", .string(session.connection.descriptor.uri)), ("pinChanged", true)]))
+            } else {
+                Console.out("The PIN is changed.")
+            }
+        }
+    }
+}

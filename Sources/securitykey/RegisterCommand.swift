@@ -1,0 +1,179 @@
+import ArgumentParser
+import CBOR
+import CTAP2
+import SecurityKeys
+
+/// `securitykey register`: makes a credential (WebAuthn registration).
+struct RegisterCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "register",
+        abstract: "Register a new credential on the key (makeCredential).",
+        discussion: """
+            Prints the credential ID, the public key (PEM and COSE), the attestationObject and the \
+            clientDataJSON. With --json prints a WebAuthn L3 RegistrationResponseJSON (id, rawId, type, \
+            response.clientDataJSON, response.attestationObject, response.authenticatorData, \
+            response.publicKey, response.publicKeyAlgorithm, response.transports, \
+            clientExtensionResults; binary fields base64url) with rpId, userId, publicKeyPEM, \
+            publicKeyCOSE, attestationFormat and device beside them.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var ceremony: CeremonyOptions
+
+    @Option(name: .long, help: ArgumentHelp("The user's account name.", valueName: "name"))
+    var user: String
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The user's display name (default: the account name).", valueName: "name"))
+    var displayName: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The user handle, base64url (random 16 bytes when absent).", valueName: "b64url"))
+    var userID: String?
+
+    @Flag(name: .long, help: "Make a discoverable (resident) credential.")
+    var resident = false
+
+    @Option(
+        name: .long, parsing: .upToNextOption,
+        help: ArgumentHelp("Acceptable algorithms, preferred first (default: es256 eddsa).", valueName: "alg")
+    )
+    var alg: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Attestation conveyance: none, direct or enterprise.", valueName: "kind"))
+    var attestation: String = "direct"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A credential ID (base64url) the key must not hold already; repeatable.", valueName: "id"))
+    var exclude: [String] = []
+
+    var wantsJSON: Bool { global.json }
+
+    func validate() throws {
+        guard ["none", "direct", "enterprise"].contains(attestation) else {
+            throw ValidationError("--attestation takes none, direct or enterprise.")
+        }
+    }
+
+    func execute() async throws {
+        let algorithms = try
+            (alg.isEmpty ? ["es256", "eddsa"] : alg.flatMap { $0.split(separator: ",").map(String.init) })
+            .map(parseAlgorithm)
+        var excludeIDs: [[UInt8]] = []
+        for text in exclude {
+            guard let id = Base64URL.decode(text), !id.isEmpty else {
+                throw CLIError.usage("--exclude takes a base64url credential ID, not \"\(text)\".")
+            }
+            excludeIDs.append(id)
+        }
+        let userHandle: [UInt8]
+        if let userID {
+            guard let bytes = Base64URL.decode(userID), (1...64).contains(bytes.count) else {
+                throw CLIError.usage("--user-id must be base64url of 1 to 64 bytes.")
+            }
+            userHandle = bytes
+        } else {
+            userHandle = randomBytes(16)
+        }
+        let clientData = try ceremony.clientData(.create)
+        try await withSession(global) { session in
+            let info = try await session.getInfo()
+            let client = WebAuthnCeremony(
+                session: session, info: info, pinReader: PINReader(fromStandardInput: ceremony.pinStdin),
+                timeout: global.timeoutDuration)
+            let response = try await client.makeCredential(
+                rp: RelyingPartyEntity(id: ceremony.rp),
+                user: UserEntity(id: userHandle, name: user, displayName: displayName ?? user),
+                algorithms: algorithms, clientData: clientData, residentKey: resident, uv: ceremony.uv,
+                exclude: excludeIDs, enterprise: attestation == "enterprise")
+            var attestationObject = response.attestationObject
+            if attestation == "none" { attestationObject = try Self.anonymized(attestationObject) }
+            guard let credential = attestationObject.authData.attestedCredentialData else {
+                throw CLIError(
+                    .failure, code: "malformed-response", "The key's reply holds no new credential.")
+            }
+            let publicKey = try credential.credentialPublicKey.publicKey()
+            let transports = info.transports.isEmpty ? [Self.transportName(session)] : info.transports
+            let id = Base64URL.encode(credential.credentialID)
+            if global.json {
+                Console.json(
+                    .members([
+                        ("id", .string(id)),
+                        ("rawId", .string(id)),
+                        ("type", "public-key"),
+                        ("authenticatorAttachment", "cross-platform"),
+                        (
+                            "response",
+                            .members([
+                                ("clientDataJSON", clientData.json.map { .string(Base64URL.encode($0)) }),
+                                (
+                                    "attestationObject",
+                                    .string(Base64URL.encode(attestationObject.cborEncoded))
+                                ),
+                                (
+                                    "authenticatorData",
+                                    .string(Base64URL.encode(attestationObject.authData.bytes))
+                                ),
+                                ("transports", .array(transports.map(JSONValue.string))),
+                                ("publicKey", .string(Base64URL.encode(publicKey.spkiDERRepresentation))),
+                                (
+                                    "publicKeyAlgorithm",
+                                    (credential.credentialPublicKey.algorithm?.rawValue).map {
+                                        .integer(Int64($0))
+                                    }
+                                ),
+                            ])
+                        ),
+                        ("clientExtensionResults", .object([])),
+                        ("rpId", .string(ceremony.rp)),
+                        ("userId", .string(Base64URL.encode(userHandle))),
+                        ("clientDataHash", .string(Base64URL.encode(clientData.hash))),
+                        ("attestationFormat", .string(attestationObject.format.rawValue)),
+                        (
+                            "publicKeyCOSE",
+                            .string(Base64URL.encode(credential.credentialPublicKey.cborEncoded))
+                        ),
+                        ("publicKeyPEM", .string(publicKey.pemRepresentation)),
+                        ("device", .string(session.connection.descriptor.uri)),
+                    ]))
+                return
+            }
+            Console.out("Credential ID:      \(id)")
+            Console.out("User handle:        \(Base64URL.encode(userHandle))")
+            Console.out(
+                "Algorithm:          \(credential.credentialPublicKey.algorithm.map { "\($0)" } ?? "unstated")"
+            )
+            Console.out("Attestation format: \(attestationObject.format)")
+            Console.out("Public key (COSE):  \(Base64URL.encode(credential.credentialPublicKey.cborEncoded))")
+            Console.out("Public key (PEM):")
+            Console.out(publicKey.pemRepresentation, terminator: "")
+            Console.out("attestationObject:  \(Base64URL.encode(attestationObject.cborEncoded))")
+            if let json = clientData.json { Console.out("clientDataJSON:     \(Base64URL.encode(json))") }
+        }
+    }
+
+    /// The "none" attestation conveyance (WebAuthn L3 §5.1.3 step 21): fmt none, an empty
+    /// statement, and a zero AAGUID.
+    static func anonymized(_ object: AttestationObject) throws -> AttestationObject {
+        var bytes = object.authData.bytes
+        if object.authData.attestedCredentialData != nil, bytes.count >= 53 {
+            for i in 37..<53 { bytes[i] = 0 }
+        }
+        return AttestationObject(
+            format: .none, authData: try AuthenticatorData(bytes: bytes), attestationStatement: [:])
+    }
+
+    static func transportName(_ session: CTAP2Session) -> String {
+        switch session.connection.descriptor.transport {
+        case .nfc: "nfc"
+        case .inProcess: "internal"
+        default: "usb"
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+/// Runs the built `securitykey` binary as a subprocess.
+struct CLIRunner {
+    /// What one run produced.
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+
+        /// Standard output parsed as JSON.
+        func json() throws -> Any {
+            try JSONSerialization.jsonObject(with: Data(stdout.utf8))
+        }
+
+        func object() throws -> [String: Any] {
+            guard let o = try json() as? [String: Any] else {
+                throw CLITestError("stdout is not a JSON object: \(stdout)")
+            }
+            return o
+        }
+    }
+
+    /// The binary: beside the test bundle in the build directory.
+    static var binary: URL {
+        var dir = Bundle.main.bundleURL
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("securitykey")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return here.appendingPathComponent(".build/debug/securitykey")
+    }
+
+    /// Runs the tool with `arguments`, writing `input` to its standard input.
+    static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws
+        -> Result
+    {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        let out = Pipe(), err = Pipe(), inp = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = inp
+        try process.run()
+        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
+        try inp.fileHandleForWriting.close()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+struct CLITestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
