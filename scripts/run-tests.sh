@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs the built test suite (make test builds it first) inside one private PC/SC test bed.
 #
-# The bed has two vpcd readers, and suites in different test targets run in parallel in one
-# `swift test` process, so the suites that put cards in those readers run one group at a
-# time: everything else first (with the VPCD suite, serialized within itself), then each
-# other card-using group on its own.
+# Suites in different test targets run in parallel in one `swift test` process. Two groups run
+# on their own after everything else: the provider's PC/SC suite, because the bed has only two
+# vpcd readers (the VPCD suite serializes itself), and the CLI tests, which run the built
+# binary synchronously and would otherwise hold the cooperative threads that in-process
+# servers of other suites need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-card_groups=(ProviderPCSCTests PCSCCommandTests)
+card_groups=(ProviderPCSCTests CLITests)
 skip=$(IFS='|'; echo "${card_groups[*]}")
 scripts/pcsc-testbed.sh run -- bash -c '
     set -euo pipefail
