@@ -68,10 +68,16 @@ import Testing
             // A flipped signature byte, another challenge, another RP: exit 2.
             var tampered = assertion
             var tamperedResponse = try #require(assertion["response"] as? [String: Any])
-            var signature = try #require(tamperedResponse["signature"] as? String)
-            let last = signature.removeLast()
-            signature.append(last == "A" ? "B" : "A")
-            tamperedResponse["signature"] = signature
+            // Flip a bit of the last signature byte (not a base64 character: the last character
+            // can carry only padding bits, and changing those changes nothing).
+            let signature = try #require(tamperedResponse["signature"] as? String)
+            var standard = signature.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
+            var signatureBytes = [UInt8](try #require(Data(base64Encoded: standard)))
+            signatureBytes[signatureBytes.count - 1] ^= 0x01
+            tamperedResponse["signature"] = Data(signatureBytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
             tampered["response"] = tamperedResponse
             try JSONSerialization.data(withJSONObject: tampered).write(
                 to: URL(fileURLWithPath: bed.path("bad.json")))
