@@ -39,13 +39,3 @@ enum Hex {
     }
 }
 
-extension Hex {
-    /// 16 bytes as a lower-case hyphenated UUID (8-4-4-4-12).
-    static func uuid(_ bytes: [UInt8]) -> String {
-        let h = encode(bytes)
-        guard bytes.count == 16 else { return h }
-        let c = Array(h)
-        return [c[0..<8], c[8..<12], c[12..<16], c[16..<20], c[20..<32]].map { String($0) }.joined(
-            separator: "-")
-    }
-}

@@ -145,7 +145,7 @@ struct VirtualServeCommand: ReportingCommand {
                 env["SECURITYKEY_VPCD_PORT"].flatMap { UInt16($0) } ?? 35963
             )
         }
-        let aaguidText = Hex.uuid(key.aaguid)
+        let aaguidText = AAGUID(bytes: key.aaguid)?.description ?? Hex.encode(key.aaguid)
         let body: @Sendable () async -> Void
         let whereText: String
         if udp {
