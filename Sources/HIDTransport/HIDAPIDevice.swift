@@ -63,7 +63,7 @@ enum HIDAPI {
     }
 }
 
-/// An open hidapi device. Not thread-safe: confined to its ``IOThread``.
+/// An open hidapi device. Not thread-safe: confined to its ``BlockingIOThread``.
 final class HIDAPIDevice: @unchecked Sendable {
     private var handle: OpaquePointer?
     let path: String

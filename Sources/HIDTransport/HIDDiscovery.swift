@@ -14,7 +14,7 @@ public struct HIDDiscovery: DeviceDiscovery {
     private let logger: Logger
 
     /// The thread hid_enumerate runs on.
-    private static let enumerationThread = IOThread(name: "hid enumerate")
+    private static let enumerationThread = BlockingIOThread(name: "hid enumerate")
 
     /// Creates a discovery.
     public init(openTimeout: Duration = .seconds(3), logger: Logger = Logger(label: "securitykey.hid")) {

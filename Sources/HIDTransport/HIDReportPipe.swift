@@ -8,7 +8,7 @@ import Transport
 ///
 /// The node is held with an exclusive `flock` on its own descriptor for as long as the pipe is
 /// open, so other processes that lock it the same way (libfido2 does) wait their turn. Every
-/// hidapi call runs on the pipe's own ``IOThread``; reads are bounded by the slice asked for.
+/// hidapi call runs on the pipe's own ``BlockingIOThread``; reads are bounded by the slice asked for.
 public final class HIDReportPipe: CTAPHIDReportPipe {
     /// The size of the device's reports, from its report descriptor.
     public let reportSize: Int
@@ -16,13 +16,14 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
     public let path: String
     private let device: HIDAPIDevice
     private let lockDescriptor: Int32
-    private let thread: IOThread
+    private let thread: BlockingIOThread
 
     /// How often a held lock is retried while waiting for another process.
     static let lockRetry: Duration = .milliseconds(50)
 
-    private init(path: String, reportSize: Int, device: HIDAPIDevice, lockDescriptor: Int32, thread: IOThread)
-    {
+    private init(
+        path: String, reportSize: Int, device: HIDAPIDevice, lockDescriptor: Int32, thread: BlockingIOThread
+    ) {
         self.path = path
         self.reportSize = reportSize
         self.device = device
@@ -34,13 +35,12 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
         // A pipe dropped without close(): release the device and the lock on its own thread.
         let device = self.device
         let fd = lockDescriptor
-        thread.submit {
+        thread.shutdown {
             if device.isOpen {
                 device.close()
                 Glibc.close(fd)
             }
         }
-        thread.shutdown()
     }
 
     /// Opens `path` (a `/dev/hidrawN` node of a FIDO interface), waiting until `deadline` for
@@ -48,7 +48,7 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
     public static func open(path: String, deadline: ContinuousClock.Instant) async throws(TransportError)
         -> HIDReportPipe
     {
-        let thread = IOThread(name: "hid \(path)")
+        let thread = BlockingIOThread(name: "hid \(path)")
         let descriptor: HIDReportDescriptor
         let fd: Int32
         do throws(TransportError) {

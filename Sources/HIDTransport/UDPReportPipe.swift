@@ -5,7 +5,7 @@ import Transport
 
 /// CTAPHID reports carried one per UDP datagram, as firmware emulators do.
 ///
-/// The socket's blocking calls run on the pipe's own ``IOThread``; reads wait in `poll` for at
+/// The socket's blocking calls run on the pipe's own ``BlockingIOThread``; reads wait in `poll` for at
 /// most the slice asked for. Datagrams from any address but the device's are dropped.
 public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     /// Always 64: the emulator convention.
@@ -15,7 +15,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     // Written only on `thread`.
     private var socket: Int32
     private let peer: sockaddr_in
-    private let thread: IOThread
+    private let thread: BlockingIOThread
 
     /// Binds the local port and aims the socket at the device.
     public init(endpoint: UDPEndpoint) throws(TransportError) {
@@ -45,7 +45,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
                 .system, "Could not bind local UDP port \(endpoint.localPort) (errno \(code)).")
         }
         socket = fd
-        thread = IOThread(name: "udp \(endpoint.host):\(endpoint.port)")
+        thread = BlockingIOThread(name: "udp \(endpoint.host):\(endpoint.port)")
     }
 
     deinit {

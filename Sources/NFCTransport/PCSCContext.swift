@@ -4,29 +4,30 @@ import Transport
 
 /// One pcsc-lite context and the dedicated thread that owns it.
 ///
-/// Every method but ``cancel()`` must run on ``thread`` (through ``PCSCThread/run(_:onCancel:)``):
+/// Every method but ``cancel()`` must run on ``thread`` (through ``BlockingIOThread/run(skipIfCancelled:_:onCancel:)``):
 /// pcsc-lite wants one context per thread. Each method wraps exactly one C function and turns its
 /// return code into a ``TransportError`` in one place.
 final class PCSCContext: @unchecked Sendable {
     /// The thread every call on this context runs on.
-    let thread: PCSCThread
+    let thread: BlockingIOThread
     // Written once on the thread before any other use, read by `cancel()` from any thread.
     private let handle = Mutex<SCARDCONTEXT?>(nil)
 
     /// Reader name pcsc-lite uses to report readers coming and going.
     static let plugAndPlayReader = "\\\\?PnP?\\Notification"
 
-    private init(thread: PCSCThread) {
+    private init(thread: BlockingIOThread) {
         self.thread = thread
     }
 
     /// Establishes a context on a new dedicated thread.
     static func establish(name: String) async throws(TransportError) -> PCSCContext {
-        let context = PCSCContext(thread: PCSCThread(name: name))
+        let context = PCSCContext(
+            thread: BlockingIOThread(name: name, closedMessage: "The PC/SC connection is closed."))
         do {
             try await context.thread.run { () throws(TransportError) in try context.establishContext() }
         } catch {
-            context.thread.stop()
+            context.thread.shutdown()
             throw error
         }
         return context
@@ -35,7 +36,7 @@ final class PCSCContext: @unchecked Sendable {
     /// Releases the context and ends its thread.
     func release() async {
         _ = try? await thread.run { [self] () throws(TransportError) in self.releaseContext() }
-        thread.stop()
+        thread.shutdown()
     }
 
     private var context: SCARDCONTEXT {
@@ -68,7 +69,7 @@ final class PCSCContext: @unchecked Sendable {
     /// Disconnects `card` (if any), releases the context and ends the thread without waiting:
     /// for a connection dropped without ``PCSCConnection/close()``.
     func releaseDetached(card: SCARDHANDLE?) {
-        thread.stop { [self] in
+        thread.shutdown { [self] in
             if let card { self.disconnect(card) }
             self.releaseContext()
         }

@@ -50,7 +50,7 @@ public final class UDPCTAPHIDServer: Sendable {
     /// The port the server listens on.
     public let port: UInt16
     private let socket: Int32
-    private let thread: CTAPHIDServerThread
+    private let thread: BlockingIOThread
     private let engine: CTAPHIDServerEngine<sockaddr_in>
     private let logger: Logger
 
@@ -92,7 +92,7 @@ public final class UDPCTAPHIDServer: Sendable {
         port = UInt16(bigEndian: actual.sin_port)
         socket = fd
         self.logger = logger
-        thread = CTAPHIDServerThread(name: "udp ctaphid :\(port)")
+        thread = BlockingIOThread(name: "udp ctaphid :\(port)", closedMessage: "The server was closed.")
         let info = CTAPHIDInitResponse(
             nonce: [], channel: 0, majorVersion: configuration.deviceVersion.major,
             minorVersion: configuration.deviceVersion.minor, buildVersion: configuration.deviceVersion.build,
@@ -130,7 +130,9 @@ public final class UDPCTAPHIDServer: Sendable {
             while !Task.isCancelled {
                 let received: (report: [UInt8], peer: sockaddr_in)?
                 do throws(TransportError) {
-                    received = try await thread.run { () throws(TransportError) in try self.receive() }
+                    received = try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
+                        try self.receive()
+                    }
                 } catch {
                     if error.code == .cancelled { break }
                     group.cancelAll()

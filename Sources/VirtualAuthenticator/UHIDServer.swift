@@ -92,7 +92,7 @@ public final class UHIDServer: Sendable {
                     ? "You may not open \(path); the uhid server needs write access to it."
                     : "\(path) is missing; load the uhid kernel module (modprobe uhid).")
         }
-        let thread = CTAPHIDServerThread(name: "uhid")
+        let thread = BlockingIOThread(name: "uhid", closedMessage: "The server was closed.")
         defer {
             _ = UHIDEvent.write(fd, UHIDEvent.destroy())
             Glibc.close(fd)
@@ -116,7 +116,9 @@ public final class UHIDServer: Sendable {
             while !Task.isCancelled {
                 let event: [UInt8]?
                 do throws(TransportError) {
-                    event = try await thread.run { () throws(TransportError) in try UHIDEvent.read(fd) }
+                    event = try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
+                        try UHIDEvent.read(fd)
+                    }
                 } catch {
                     if error.code == .cancelled { break }
                     group.cancelAll()

@@ -1,19 +1,22 @@
 import Foundation
 import Synchronization
-import Transport
 
-/// One dedicated thread that runs a device's blocking calls in order, off the cooperative pool.
+/// One dedicated OS thread that runs a device's or a server's blocking calls in order, off the
+/// cooperative pool (hidapi reads, `poll`/`recvfrom`, pcsc-lite, /dev/uhid).
 ///
-/// Each open hidraw device or UDP socket owns one; jobs are bridged to async callers with a
-/// checked continuation, and a cancelled caller's job is skipped if it has not started yet
-/// (like `NIOThreadPool.runIfActive`).
-final class IOThread: @unchecked Sendable {
+/// Jobs are bridged to async callers with a checked continuation, like
+/// `NIOThreadPool.runIfActive`. pcsc-lite also wants one context per thread, which this gives.
+public final class BlockingIOThread: @unchecked Sendable {
     // Guarded by `condition`.
     private let condition = NSCondition()
     private var jobs: [() -> Void] = []
     private var stopping = false
+    private let closedMessage: String
 
-    init(name: String) {
+    /// Starts the thread; `closedMessage` is the sentence of the `closed` error a job gets
+    /// once the thread is shutting down.
+    public init(name: String, closedMessage: String = "The device was closed.") {
+        self.closedMessage = closedMessage
         let thread = Thread { [self] in self.loop() }
         thread.name = name
         thread.start()
@@ -42,14 +45,11 @@ final class IOThread: @unchecked Sendable {
         return true
     }
 
-    /// Queues `job` without waiting for it (for clean-up from `deinit`).
-    func submit(_ job: @escaping () -> Void) {
-        _ = enqueue(job)
-    }
-
-    /// Lets queued jobs finish, then ends the thread; later jobs fail with `closed`.
-    func shutdown() {
+    /// Lets queued jobs (and `job`, queued last, if given) finish, then ends the thread; later
+    /// jobs fail with `closed`. For clean-up where nobody can await.
+    public func shutdown(after job: (() -> Void)? = nil) {
         condition.lock()
+        if !stopping, let job { jobs.append(job) }
         stopping = true
         condition.signal()
         condition.unlock()
@@ -59,9 +59,12 @@ final class IOThread: @unchecked Sendable {
     ///
     /// With `skipIfCancelled`, a job whose task was cancelled before the job started is not run
     /// and fails with `cancelled`; jobs that must happen anyway (sending CTAPHID_CANCEL, closing)
-    /// pass false.
-    func run<T: Sendable>(
-        skipIfCancelled: Bool, _ body: @escaping @Sendable () throws(TransportError) -> T
+    /// pass false. `onCancel` runs, on whatever thread cancels, if the calling task is cancelled
+    /// meanwhile, and must make a running `body` return soon (for example `SCardCancel`).
+    public func run<T: Sendable>(
+        skipIfCancelled: Bool = false,
+        _ body: @escaping @Sendable () throws(TransportError) -> T,
+        onCancel: @escaping @Sendable () -> Void = {}
     ) async throws(TransportError) -> T {
         let cancelled = CancelFlag()
         let result: Result<T, TransportError> = await withTaskCancellationHandler {
@@ -73,19 +76,15 @@ final class IOThread: @unchecked Sendable {
                             returning: .failure(TransportError(.cancelled, "The operation was cancelled.")))
                         return
                     }
-                    do throws(TransportError) {
-                        continuation.resume(returning: .success(try body()))
-                    } catch {
-                        continuation.resume(returning: .failure(error))
-                    }
+                    continuation.resume(returning: Result { () throws(TransportError) -> T in try body() })
                 }
                 if !accepted {
-                    continuation.resume(
-                        returning: .failure(TransportError(.closed, "The device was closed.")))
+                    continuation.resume(returning: .failure(TransportError(.closed, closedMessage)))
                 }
             }
         } onCancel: {
             cancelled.value.store(true, ordering: .releasing)
+            onCancel()
         }
         return try result.get()
     }
