@@ -127,7 +127,7 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
 enum HIDNode {
     /// The udev rules hint every permission error carries.
     static let udevHint =
-        "Install udev rules that grant your user access to FIDO devices (for example the libfido2 package's 70-u2f.rules) and replug the key."
+        "Install udev rules that grant your user access to FIDO devices (this project's udev/70-securitykey.rules, which `make install` puts in /etc/udev/rules.d) and replug the key."
 
     /// Reads and parses `/sys/class/hidraw/hidrawN/device/report_descriptor`; refuses interfaces
     /// that are not FIDO (a keyboard must never be opened).

@@ -61,6 +61,11 @@ aaguid=$(field "$work/serve.json" aaguid | tr -d -)
 fido2-token -L | grep -q "^$node:" || { echo "test-uhid: fido2-token -L does not list $node" >&2; exit 1; }
 fido2-token -I "$node" | grep -qx "aaguid: $aaguid" \
     || { echo "test-uhid: fido2-token -I $node does not show aaguid $aaguid" >&2; exit 1; }
+# Without access to the node (nobody, mode 0600 root): a clear error naming it and the udev rules.
+denied=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$cli" info --device "$uri" --json) && {
+    echo "test-uhid: an unprivileged user opened $node" >&2; exit 1; }
+grep -q '"code" *: *"permission-denied"' <<<"$denied" && grep -q "$node" <<<"$denied" && grep -q udev <<<"$denied" \
+    || { echo "test-uhid: unexpected permission error: $denied" >&2; exit 1; }
 "$cli" register --device "$uri" --rp example.org --user alice --json >"$work/registration.json"
 "$cli" authenticate --device "$uri" --rp example.org \
     --credential "$(field "$work/registration.json" id)" --json >"$work/assertion.json"
