@@ -11,9 +11,10 @@ import VirtualAuthenticator
 /// libfido2's command-line tools, and python-fido2's CtapHidDevice.
 extension UHIDServerTests {
     private func withVirtualKey<T: Sendable>(
-        serial: String, _ body: @Sendable (VirtualKey, String) async throws -> T
+        serial: String, userPresence: UserPresencePolicy = .approve,
+        _ body: @Sendable (VirtualKey, String) async throws -> T
     ) async throws -> T {
-        let key = try VirtualKey()
+        let key = try VirtualKey(userPresence: userPresence)
         let server = UHIDServer(handler: key, configuration: .init(serialNumber: serial))
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
@@ -78,6 +79,40 @@ extension UHIDServerTests {
             let verify = try await runProcess(cred, ["-V", "-i", output.path])
             #expect(verify.status == 0)
             #expect(!verify.output.isEmpty)
+        }
+    }
+
+    @Test func cancellingATouchWaitSendsCTAPHIDCancelAndTheKeyStaysUsable() async throws {
+        // The simulated user never touches: only a cancel can end the makeCredential.
+        try await withVirtualKey(serial: "UHIDKEY5", userPresence: .never) { key, path in
+            let connection = try await HIDDiscovery(openTimeout: .seconds(20)).open(uri: "hid:\(path)")
+            let session = CTAP2Session(connection: connection, defaultTimeout: .seconds(120))
+            let statuses = Recorder<KeepaliveStatus>()
+            let hash = Array(SHA256.hash(data: Array("cancel me".utf8)))
+            let request = MakeCredentialRequest(
+                clientDataHash: hash, rp: RelyingPartyEntity(id: "example.org"),
+                user: UserEntity(id: [9], name: "anne"),
+                pubKeyCredParams: [PublicKeyCredentialParameters(algorithm: .es256)])
+            let pending = Task {
+                try await session.makeCredential(request) { statuses.append($0) }
+            }
+            // Wait (bounded) until the key says it needs a touch, then cancel.
+            for _ in 0..<600 where !statuses.all.contains(.userPresenceNeeded) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(statuses.all.contains(.userPresenceNeeded))
+            pending.cancel()
+            let outcome = await pending.result
+            guard case .failure(let failure) = outcome else {
+                Issue.record("makeCredential succeeded although the user never touched the key")
+                return
+            }
+            let error = try #require(failure as? CTAP2Error, "\(failure)")
+            // Either side of the race is a cancellation: ours, or the key's KEEPALIVE_CANCEL.
+            #expect(error.code == .cancelled || error.status == .keepaliveCancel, "\(error)")
+            // The same open device answers the next command: stale reports were drained.
+            #expect(try await session.getInfo().aaguid.bytes == key.aaguid)
+            await connection.close()
         }
     }
 

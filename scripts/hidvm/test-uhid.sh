@@ -15,7 +15,8 @@ export SECURITYKEY_PYTHON=${SECURITYKEY_PYTHON:-$PWD/.venv/bin/python3}
 tests=(hidapiFindsOpensAndTalksToTheKey pythonFIDO2FindsAndTalksToTheKey
     ourHostRegistersAndSignsInThroughHidapi libfido2ToolsListInspectAndRegister
     pythonFIDO2RegistersAndSignsInThroughHidraw
-    otherProcessesWaitThenFailWhileTheKeyIsHeldAndSucceedAfter)
+    otherProcessesWaitThenFailWhileTheKeyIsHeldAndSucceedAfter
+    cancellingATouchWaitSendsCTAPHIDCancelAndTheKeyStaysUsable)
 
 if [[ ${1:-} != --in-guest ]]; then
     if [[ ${1:-} != --no-build ]]; then
