@@ -112,7 +112,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         guard !closed.withLock({ $0 }) else {
             throw TransportError(.closed, "The PC/SC connection is closed.")
         }
-        let signal = PCSCCancelSignal()
+        let signal = CancellationSignal()
         switch command {
         case .cbor:
             return try await context.thread.run(
@@ -154,7 +154,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
 
     /// NFCCTAP_MSG, then NFCCTAP_GETRESPONSE every poll interval while the card answers `9100`.
     private func cborTransaction(
-        _ payload: [UInt8], deadline: ContinuousClock.Instant, cancel: PCSCCancelSignal,
+        _ payload: [UInt8], deadline: ContinuousClock.Instant, cancel: CancellationSignal,
         keepalive: @Sendable (KeepaliveStatus) -> Void
     ) throws(TransportError) -> [UInt8] {
         if cancel.isCancelled { throw TransportError(.cancelled, "The operation was cancelled.") }
@@ -178,7 +178,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
                 var poll = try? exchange(getResponse(p1: FIDOApplet.cancel), cancel: nil)
                 while poll?.status == .ctapStillProcessing, rounds < 20 {
                     rounds += 1
-                    _ = PCSCCancelSignal().wait(options.pollInterval)
+                    _ = CancellationSignal().wait(options.pollInterval)
                     poll = try? exchange(getResponse(p1: 0), cancel: nil)
                 }
                 throw ending
@@ -197,7 +197,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     }
 
     /// Sends one command (extended or chained), then follows `61xx` and `6Cxx` to the end.
-    func exchange(_ command: CommandAPDU, cancel: PCSCCancelSignal?) throws(TransportError) -> ResponseAPDU {
+    func exchange(_ command: CommandAPDU, cancel: CancellationSignal?) throws(TransportError) -> ResponseAPDU {
         var command = command
         let fitsShort = command.data.count <= CommandAPDU.maxShortDataCount
         let useExtended =
@@ -273,7 +273,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     private func refine(_ error: TransportError) -> TransportError {
         guard error.code == .deviceError || error.code == .malformedResponse else { return error }
         let deadline = ContinuousClock.now + .seconds(1)
-        let pause = PCSCCancelSignal()
+        let pause = CancellationSignal()
         repeat {
             do {
                 let state = try context.status(card).state

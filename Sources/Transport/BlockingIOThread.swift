@@ -90,6 +90,20 @@ public final class BlockingIOThread: @unchecked Sendable {
     }
 }
 
+extension BlockingIOThread {
+    /// Runs `body` on the thread with a fresh ``CancellationSignal`` that the calling task's
+    /// cancellation raises; `body` polls it or sleeps on it between bounded waits.
+    public func runCancellable<T: Sendable>(
+        skipIfCancelled: Bool = false,
+        _ body: @escaping @Sendable (CancellationSignal) throws(TransportError) -> T
+    ) async throws(TransportError) -> T {
+        let signal = CancellationSignal()
+        return try await run(
+            skipIfCancelled: skipIfCancelled, { () throws(TransportError) -> T in try body(signal) },
+            onCancel: { signal.cancel() })
+    }
+}
+
 private final class CancelFlag: Sendable {
     let value = Atomic<Bool>(false)
 }

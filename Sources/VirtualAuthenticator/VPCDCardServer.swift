@@ -60,25 +60,23 @@ public struct VPCDCardServer: Sendable {
     /// Connects to vpcd and answers it until the task is cancelled, reconnecting whenever the
     /// connection drops.
     public func run() async {
-        let thread = VPCDIOThread(name: "vpcd:\(configuration.port)")
-        defer { thread.stop() }
+        let thread = BlockingIOThread(name: "vpcd:\(configuration.port)", closedMessage: "The card server stopped.")
+        defer { thread.shutdown() }
         let host = configuration.host, port = configuration.port
-        let delay =
-            Double(configuration.reconnectDelay.components.seconds)
-            + Double(configuration.reconnectDelay.components.attoseconds) / 1e18
+        let delay = configuration.reconnectDelay
         var warned = false
         while !Task.isCancelled {
             let socket: VPCDSocket
-            do throws(VPCDSocketError) {
-                socket = try await thread.run { (cancel) throws(VPCDSocketError) -> VPCDSocket in
+            do throws(TransportError) {
+                socket = try await thread.runCancellable { (cancel) throws(TransportError) -> VPCDSocket in
                     while true {
                         do { return try VPCDSocket.connect(host: host, port: port) } catch {
-                            if cancel.sleep(delay) { throw .cancelled }
+                            if cancel.wait(delay) { throw TransportError(.cancelled, "The server was stopped.") }
                         }
                     }
                 }
             } catch {
-                if !error.isCancellation, !warned {
+                if error.code != .cancelled, !warned {
                     logger.info("cannot reach vpcd", metadata: ["error": "\(error)"])
                     warned = true
                 }
@@ -87,7 +85,7 @@ public struct VPCDCardServer: Sendable {
             warned = false
             logger.debug("connected to vpcd", metadata: ["host": "\(host)", "port": "\(port)"])
             await serve(socket, thread: thread)
-            _ = try? await thread.run { _ in socket.close() }
+            _ = try? await thread.run { () throws(TransportError) in socket.close() }
             if !Task.isCancelled {
                 logger.info("vpcd connection ended; reconnecting", metadata: ["port": "\(port)"])
             }
@@ -95,19 +93,19 @@ public struct VPCDCardServer: Sendable {
     }
 
     /// Answers one vpcd connection until it drops or the task is cancelled.
-    private func serve(_ socket: VPCDSocket, thread: VPCDIOThread) async {
+    private func serve(_ socket: VPCDSocket, thread: BlockingIOThread) async {
         let card = VPCDCard(handler: handler, configuration: configuration, logger: logger)
         let handler = handler
         await withDiscardingTaskGroup { group in
             defer { group.cancelAll() }
             while !Task.isCancelled {
                 let message: [UInt8]?
-                do throws(VPCDSocketError) {
-                    message = try await thread.run { cancel throws(VPCDSocketError) in
+                do throws(TransportError) {
+                    message = try await thread.runCancellable { cancel throws(TransportError) in
                         try socket.readMessage(cancel: cancel)
                     }
                 } catch {
-                    if !error.isCancellation {
+                    if error.code != .cancelled {
                         logger.info("vpcd read failed", metadata: ["error": "\(error)"])
                     }
                     return
@@ -124,10 +122,10 @@ public struct VPCDCardServer: Sendable {
                     reply = await card.replyAfterStart(request)
                 }
                 guard let reply else { continue }
-                do throws(VPCDSocketError) {
-                    try await thread.run { _ throws(VPCDSocketError) in try socket.writeMessage(reply) }
+                do throws(TransportError) {
+                    try await thread.runCancellable { _ throws(TransportError) in try socket.writeMessage(reply) }
                 } catch {
-                    if !error.isCancellation {
+                    if error.code != .cancelled {
                         logger.info("vpcd write failed", metadata: ["error": "\(error)"])
                     }
                     return

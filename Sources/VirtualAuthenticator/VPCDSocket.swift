@@ -3,114 +3,10 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Foundation
-
-/// Why a vpcd socket operation stopped.
-struct VPCDSocketError: Error, Sendable, CustomStringConvertible {
-    var message: String
-    var errno: Int32?
-    var isCancellation = false
-    var description: String {
-        if let errno { return "\(message) (\(String(cString: strerror(errno))))" }
-        return message
-    }
-    static let cancelled = VPCDSocketError(message: "cancelled", isCancellation: true)
-}
-
-/// A cancellation flag the socket thread polls between bounded waits.
-final class VPCDCancelFlag: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var cancelled = false
-
-    func cancel() {
-        condition.lock()
-        cancelled = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    var isCancelled: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return cancelled
-    }
-
-    /// Sleeps up to `seconds`, returning early (true) when cancelled.
-    func sleep(_ seconds: Double) -> Bool {
-        let until = Date(timeIntervalSinceNow: seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        while !cancelled {
-            if !condition.wait(until: until) { break }
-        }
-        return cancelled
-    }
-}
-
-/// The dedicated thread that does the card server's blocking socket calls, so they never sit on
-/// the cooperative pool.
-final class VPCDIOThread: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [() -> Void] = []
-    private var stopping = false
-
-    init(name: String) {
-        let thread = Thread { [self] in self.loop() }
-        thread.name = name
-        thread.start()
-    }
-
-    private func loop() {
-        while true {
-            condition.lock()
-            while jobs.isEmpty && !stopping { condition.wait() }
-            if jobs.isEmpty {
-                condition.unlock()
-                return
-            }
-            let job = jobs.removeFirst()
-            condition.unlock()
-            job()
-        }
-    }
-
-    func stop() {
-        condition.lock()
-        stopping = true
-        condition.signal()
-        condition.unlock()
-    }
-
-    /// Runs `body` on the thread with a fresh cancellation flag that task cancellation raises.
-    func run<T: Sendable>(
-        _ body: @escaping @Sendable (VPCDCancelFlag) throws(VPCDSocketError) -> T
-    ) async throws(VPCDSocketError) -> T {
-        let flag = VPCDCancelFlag()
-        let result: Result<T, VPCDSocketError> = await withTaskCancellationHandler {
-            await withCheckedContinuation {
-                (continuation: CheckedContinuation<Result<T, VPCDSocketError>, Never>) in
-                condition.lock()
-                if stopping {
-                    condition.unlock()
-                    continuation.resume(returning: .failure(.cancelled))
-                    return
-                }
-                jobs.append {
-                    continuation.resume(
-                        returning: Result { () throws(VPCDSocketError) -> T in try body(flag) })
-                }
-                condition.signal()
-                condition.unlock()
-            }
-        } onCancel: {
-            flag.cancel()
-        }
-        return try result.get()
-    }
-}
+import Transport
 
 /// A TCP connection to vpcd carrying its framing: a 2-byte big-endian length, then the payload.
-/// Used only from the ``VPCDIOThread``.
+/// Used only from the card server's ``BlockingIOThread``.
 final class VPCDSocket: @unchecked Sendable {
     private var fd: Int32
     /// How long one poll() waits before looking at the cancellation flag again.
@@ -118,17 +14,23 @@ final class VPCDSocket: @unchecked Sendable {
 
     private init(fd: Int32) { self.fd = fd }
 
+    /// A socket failure, with the system's reason when there is one.
+    private static func failure(_ message: String, errno code: Int32? = nil) -> TransportError {
+        let reason = code.map { " (\(String(cString: strerror($0))))" } ?? ""
+        return TransportError(.system, "The vpcd connection failed: \(message)\(reason).")
+    }
+
     deinit { if fd >= 0 { _ = Glibc.close(fd) } }
 
     /// Connects to vpcd at `host`:`port`, or throws.
-    static func connect(host: String, port: UInt16) throws(VPCDSocketError) -> VPCDSocket {
+    static func connect(host: String, port: UInt16) throws(TransportError) -> VPCDSocket {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &list)
         guard rc == 0, let first = list else {
-            throw VPCDSocketError(message: "cannot resolve \(host)")
+            throw Self.failure("cannot resolve \(host)")
         }
         defer { freeaddrinfo(list) }
         var lastErrno: Int32 = 0
@@ -146,7 +48,7 @@ final class VPCDSocket: @unchecked Sendable {
             lastErrno = Glibc.errno
             _ = Glibc.close(fd)
         }
-        throw VPCDSocketError(message: "cannot connect to vpcd at \(host):\(port)", errno: lastErrno)
+        throw Self.failure("cannot connect to vpcd at \(host):\(port)", errno: lastErrno)
     }
 
     func close() {
@@ -155,7 +57,7 @@ final class VPCDSocket: @unchecked Sendable {
     }
 
     /// Reads one message; nil when vpcd closed the connection.
-    func readMessage(cancel: VPCDCancelFlag) throws(VPCDSocketError) -> [UInt8]? {
+    func readMessage(cancel: CancellationSignal) throws(TransportError) -> [UInt8]? {
         guard let header = try read(count: 2, cancel: cancel, allowEOF: true) else { return nil }
         let length = Int(header[0]) << 8 | Int(header[1])
         if length == 0 { return [] }
@@ -165,9 +67,9 @@ final class VPCDSocket: @unchecked Sendable {
 
     /// Writes one message, length and payload in a single send so it leaves in one segment
     /// (two writes would meet the peer's delayed ACK and stall each APDU by ~40 ms).
-    func writeMessage(_ payload: [UInt8]) throws(VPCDSocketError) {
+    func writeMessage(_ payload: [UInt8]) throws(TransportError) {
         guard payload.count <= Int(UInt16.max) else {
-            throw VPCDSocketError(message: "a vpcd message holds at most 65535 bytes")
+            throw Self.failure("a vpcd message holds at most 65535 bytes")
         }
         let frame = [UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload
         var sent = 0
@@ -177,18 +79,18 @@ final class VPCDSocket: @unchecked Sendable {
             }
             if n < 0 {
                 if Glibc.errno == EINTR { continue }
-                throw VPCDSocketError(message: "send to vpcd failed", errno: Glibc.errno)
+                throw Self.failure("send to vpcd failed", errno: Glibc.errno)
             }
             sent += n
         }
     }
 
-    private func read(count: Int, cancel: VPCDCancelFlag, allowEOF: Bool) throws(VPCDSocketError) -> [UInt8]?
+    private func read(count: Int, cancel: CancellationSignal, allowEOF: Bool) throws(TransportError) -> [UInt8]?
     {
         var buffer = [UInt8](repeating: 0, count: count)
         var got = 0
         while got < count {
-            if cancel.isCancelled { throw .cancelled }
+            if cancel.isCancelled { throw TransportError(.cancelled, "The operation was cancelled.") }
             // Acknowledge at once: vpcd waits for our reply before sending more, so a delayed
             // ACK only adds latency. Linux clears the flag after use, hence before every read.
             var one: Int32 = 1
@@ -197,7 +99,7 @@ final class VPCDSocket: @unchecked Sendable {
             let ready = poll(&pfd, 1, Self.sliceMillis)
             if ready < 0 {
                 if Glibc.errno == EINTR { continue }
-                throw VPCDSocketError(message: "poll on the vpcd socket failed", errno: Glibc.errno)
+                throw Self.failure("poll on the vpcd socket failed", errno: Glibc.errno)
             }
             if ready == 0 { continue }
             let n = buffer.withUnsafeMutableBytes { raw in
@@ -205,11 +107,11 @@ final class VPCDSocket: @unchecked Sendable {
             }
             if n < 0 {
                 if Glibc.errno == EINTR || Glibc.errno == EAGAIN { continue }
-                throw VPCDSocketError(message: "receive from vpcd failed", errno: Glibc.errno)
+                throw Self.failure("receive from vpcd failed", errno: Glibc.errno)
             }
             if n == 0 {
                 if got == 0 && allowEOF { return nil }
-                throw VPCDSocketError(message: "vpcd closed the connection mid-message")
+                throw Self.failure("vpcd closed the connection mid-message")
             }
             got += n
         }

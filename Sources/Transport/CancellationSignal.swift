@@ -1,12 +1,17 @@
 import Foundation
 
-/// A cancellation request the I/O thread can poll and wait on.
-final class PCSCCancelSignal: @unchecked Sendable {
+/// A cancellation request that a job running on a ``BlockingIOThread`` polls between bounded
+/// waits, and can sleep on so that cancelling wakes it at once.
+public final class CancellationSignal: @unchecked Sendable {
+    // Guarded by `condition`.
     private let condition = NSCondition()
     private var cancelled = false
 
+    /// A signal not yet raised.
+    public init() {}
+
     /// Marks the operation cancelled and wakes a waiter.
-    func cancel() {
+    public func cancel() {
         condition.lock()
         cancelled = true
         condition.broadcast()
@@ -14,14 +19,14 @@ final class PCSCCancelSignal: @unchecked Sendable {
     }
 
     /// True once ``cancel()`` ran.
-    var isCancelled: Bool {
+    public var isCancelled: Bool {
         condition.lock()
         defer { condition.unlock() }
         return cancelled
     }
 
-    /// Sleeps up to `duration`, returning early (true) when cancelled.
-    func wait(_ duration: Duration) -> Bool {
+    /// Sleeps up to `duration`, returning early with true when cancelled (false: the time passed).
+    public func wait(_ duration: Duration) -> Bool {
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         let until = Date(timeIntervalSinceNow: seconds)
         condition.lock()
