@@ -1,12 +1,11 @@
 import CBOR
 import CTAP2
+import CTAPHID
 
 /// Reassembles a captured stream of 64-byte CTAPHID reports into messages (CTAP 2.1 §11.2.4)
 /// and decodes each one. The capture is hostile: every length and sequence number is checked.
 enum CTAPHIDStream {
     static let reportSize = 64
-    /// The largest payload a CTAPHID message can carry: 57 + 128 × 59 bytes.
-    static let maxPayload = 57 + 128 * 59
 
     static func commandName(_ code: UInt8) -> String {
         switch code {
@@ -25,11 +24,10 @@ enum CTAPHIDStream {
         }
     }
 
-    private struct Pending {
+    /// One message as reassembled, with the reports it spanned.
+    private struct Reassembled {
         var command: UInt8
-        var length: Int
         var data: [UInt8]
-        var nextSequence: UInt8
         var firstReport: Int
     }
 
@@ -38,67 +36,41 @@ enum CTAPHIDStream {
             throw CLIError.invalidInput(
                 "A CTAPHID capture is a whole number of 64-byte reports; this one is \(bytes.count) bytes.")
         }
-        var pending: [UInt32: Pending] = [:]
+        // One strict assembler per channel (the CTAPHID module's, as the host uses), each with
+        // the report its current message started at.
+        var channels: [UInt32: (assembler: CTAPHIDMessageAssembler, firstReport: Int)] = [:]
         var messages: [JSONValue] = []
         var problems: [JSONValue] = []
         var awaitingResponse: [UInt32: (hid: UInt8, ctap: UInt8?)] = [:]
         let reportCount = bytes.count / reportSize
         for index in 0..<reportCount {
             let report = Array(bytes[(index * reportSize)..<((index + 1) * reportSize)])
-            let cid =
-                UInt32(report[0]) << 24 | UInt32(report[1]) << 16 | UInt32(report[2]) << 8 | UInt32(report[3])
-            if report[4] & 0x80 != 0 {
-                if pending[cid] != nil {
-                    problems.append(
-                        .string(
-                            "Report \(index): a new message on channel \(hex(cid)) before the previous one finished."
-                        ))
+            guard let cid = CTAPHIDPacket.channel(of: report) else { continue }
+            var state = channels[cid] ?? (CTAPHIDMessageAssembler(channel: cid, reportSize: reportSize), index)
+            if !state.assembler.isAssembling { state.firstReport = index }
+            var step = CTAPHIDMessageAssembler.Step.ignored
+            do {
+                step = try state.assembler.append(report)
+            } catch {
+                problems.append(.string("Report \(index) on channel \(hex(cid)): \(error.message)"))
+                if error.code == .unexpectedInitialization {
+                    // The unfinished message was dropped (reported above); this report starts the next.
+                    state.firstReport = index
+                    do { step = try state.assembler.append(report) } catch {
+                        problems.append(.string("Report \(index) on channel \(hex(cid)): \(error.message)"))
+                    }
                 }
-                let command = report[4] & 0x7F
-                let length = Int(report[5]) << 8 | Int(report[6])
-                guard length <= maxPayload else {
-                    problems.append(
-                        .string(
-                            "Report \(index): a length of \(length) bytes is more than CTAPHID can carry."))
-                    pending[cid] = nil
-                    continue
-                }
-                let first = Array(report[7..<min(reportSize, 7 + length)])
-                pending[cid] = Pending(
-                    command: command, length: length, data: first, nextSequence: 0, firstReport: index)
-            } else {
-                guard var message = pending[cid] else {
-                    problems.append(
-                        .string(
-                            "Report \(index): a continuation on channel \(hex(cid)) with no message started.")
-                    )
-                    continue
-                }
-                guard report[4] == message.nextSequence else {
-                    problems.append(
-                        .string(
-                            "Report \(index): sequence \(report[4]) where \(message.nextSequence) was due; message dropped."
-                        ))
-                    pending[cid] = nil
-                    continue
-                }
-                let need = message.length - message.data.count
-                message.data += report[5..<min(reportSize, 5 + need)]
-                message.nextSequence &+= 1
-                pending[cid] = message
             }
-            if let message = pending[cid], message.data.count >= message.length {
-                pending[cid] = nil
+            channels[cid] = state
+            if case .complete(let message) = step {
                 messages.append(
-                    describe(
-                        message, cid: cid, reports: message.firstReport...index, awaiting: &awaitingResponse))
+                    describe(message, cid: cid, reports: state.firstReport...index, awaiting: &awaitingResponse))
             }
         }
-        for (cid, message) in pending.sorted(by: { $0.value.firstReport < $1.value.firstReport }) {
+        for (cid, state) in channels.sorted(by: { $0.value.firstReport < $1.value.firstReport })
+        where state.assembler.isAssembling {
             problems.append(
-                .string(
-                    "Channel \(hex(cid)): \(commandName(message.command)) incomplete, \(message.data.count) of \(message.length) bytes."
-                ))
+                .string("Channel \(hex(cid)): a message starting at report \(state.firstReport) is incomplete."))
         }
         return .object([
             ("reports", .integer(Int64(reportCount))),
@@ -113,25 +85,26 @@ enum CTAPHIDStream {
     }
 
     private static func describe(
-        _ message: Pending, cid: UInt32, reports: ClosedRange<Int>,
+        _ message: CTAPHIDMessage, cid: UInt32, reports: ClosedRange<Int>,
         awaiting: inout [UInt32: (hid: UInt8, ctap: UInt8?)]
     ) -> JSONValue {
-        let payload = message.data
+        let payload = message.payload
+        let command = message.command.rawValue
         var direction: String
-        switch message.command {
+        switch command {
         case 0x3B, 0x3F: direction = "response"
         case 0x11: direction = "request"
         case 0x06: direction = payload.count == 8 ? "request" : "response"
-        default: direction = awaiting[cid]?.hid == message.command ? "response" : "request"
+        default: direction = awaiting[cid]?.hid == command ? "response" : "request"
         }
         var decoded: JSONValue?
         let requestCommand = awaiting[cid]?.ctap
-        if direction == "request", message.command != 0x11 {
-            awaiting[cid] = (message.command, message.command == 0x10 ? payload.first : nil)
-        } else if direction == "response", message.command != 0x3B {
+        if direction == "request", command != 0x11 {
+            awaiting[cid] = (command, command == 0x10 ? payload.first : nil)
+        } else if direction == "response", command != 0x3B {
             awaiting[cid] = nil
         }
-        switch message.command {
+        switch command {
         case 0x10: decoded = cborMessage(payload, direction: direction, requestCommand: requestCommand)
         case 0x06 where payload.count >= 17:
             decoded = .object([
@@ -154,7 +127,7 @@ enum CTAPHIDStream {
         }
         return .members([
             ("channel", .string(hex(cid))),
-            ("command", .string(commandName(message.command))),
+            ("command", .string(commandName(command))),
             ("direction", .string(direction)),
             ("reports", .array([.integer(Int64(reports.lowerBound)), .integer(Int64(reports.upperBound))])),
             ("length", .integer(Int64(payload.count))),
