@@ -75,12 +75,7 @@ extension CBORValue: CustomStringConvertible {
     }
 
     static func appendHex(_ bytes: [UInt8], to out: inout String) {
-        let digits: [Character] = Array("0123456789abcdef")
-        out.reserveCapacity(out.utf8.count + 2 * bytes.count)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0F)])
-        }
+        out += Hex.encode(bytes)
     }
 
     /// A double-quoted string with JSON escapes (RFC 8259 §7), valid in both EDN and JSON.

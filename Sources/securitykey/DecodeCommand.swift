@@ -65,7 +65,7 @@ struct DecodeCommand: ReportingCommand {
 
     private func input() throws -> [UInt8] {
         if let hex {
-            guard let bytes = Hex.decode(hex) else {
+            guard let bytes = Hex.decode(hex, lenient: true) else {
                 throw CLIError.invalidInput("The --hex input is not hexadecimal.")
             }
             return bytes
@@ -83,7 +83,7 @@ struct DecodeCommand: ReportingCommand {
                 ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) || $0 == 0x20
                     || $0 == 0x0A || $0 == 0x0D || $0 == 0x09
             }
-        if isHexText, let bytes = Hex.decode(String(decoding: raw, as: UTF8.self)) { return bytes }
+        if isHexText, let bytes = Hex.decode(String(decoding: raw, as: UTF8.self), lenient: true) { return bytes }
         return raw
     }
 }

@@ -1,0 +1,47 @@
+/// Lower-case hexadecimal (base16, RFC 4648 §8) text of bytes, and its reverse: CBOR diagnostic
+/// notation's `h'…'`, and the form every module and the CLI show bytes in.
+public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// Lower-case hex, two digits per byte.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.underestimatedCount * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes hex digits (either case); with `lenient`, whitespace and a leading `0x` are
+    /// skipped first. Nil when the text is not an even number of hex digits.
+    public static func decode(_ text: String, lenient: Bool = false) -> [UInt8]? {
+        var chars = Array(text.utf8)
+        if lenient {
+            chars.removeAll { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+            if chars.count >= 2, chars[0] == UInt8(ascii: "0"), chars[1] | 0x20 == UInt8(ascii: "x") {
+                chars.removeFirst(2)
+            }
+        }
+        guard chars.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(chars.count / 2)
+        var index = 0
+        while index < chars.count {
+            guard let high = nibble(chars[index]), let low = nibble(chars[index + 1]) else { return nil }
+            out.append(high << 4 | low)
+            index += 2
+        }
+        return out
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
