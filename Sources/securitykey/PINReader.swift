@@ -56,9 +56,15 @@ struct PINReader {
             var quiet = saved
             quiet.c_lflag &= ~tcflag_t(ECHO)
             quiet.c_lflag |= tcflag_t(ECHONL)
+            SignalCancellation.terminal.withLock { $0 = (fd, saved) }
             _ = tcsetattr(fd, TCSAFLUSH, &quiet)
         }
-        defer { if haveTermios { _ = tcsetattr(fd, TCSAFLUSH, &saved) } }
+        defer {
+            if haveTermios {
+                _ = tcsetattr(fd, TCSAFLUSH, &saved)
+                SignalCancellation.terminal.withLock { $0 = nil }
+            }
+        }
         let promptBytes = Array(prompt.utf8)
         _ = promptBytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         var line: [UInt8] = []

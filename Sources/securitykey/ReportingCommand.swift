@@ -1,33 +1,113 @@
 import ArgumentParser
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A subcommand whose failures become one sentence on standard error (and a JSON error object
 /// on standard output under `--json`) and a documented exit status.
-protocol ReportingCommand: AsyncParsableCommand {
+protocol ReportingCommand: AsyncParsableCommand, Sendable {
     /// Whether the user asked for JSON.
     var wantsJSON: Bool { get }
+    /// Whether SIGINT and SIGTERM cancel ``execute()`` (a touch wait sends CTAPHID_CANCEL, a PC/SC
+    /// wait its cancel APDU) rather than kill the process; commands that handle them say false.
+    var cancelsOnSignal: Bool { get }
     /// The command's work.
     func execute() async throws
 }
 
 extension ReportingCommand {
+    var cancelsOnSignal: Bool { true }
+
     mutating func run() async throws {
         do {
-            try await execute()
+            if cancelsOnSignal {
+                try await SignalCancellation.run { [self] in try await self.execute() }
+            } else {
+                try await execute()
+            }
         } catch let exit as ExitCode {
             throw exit
         } catch {
             let failure = CLIError.from(error)
-            Console.err("securitykey: \(failure.message)")
-            if wantsJSON {
-                Console.json(
-                    .object([
-                        (
-                            "error",
-                            .object([("code", .string(failure.code)), ("message", .string(failure.message))])
-                        )
-                    ]))
-            }
+            report(failure)
             throw ExitCode(failure.status.rawValue)
         }
+    }
+
+    /// One sentence on standard error, and the JSON error object under `--json`.
+    func report(_ failure: CLIError) {
+        Console.err("securitykey: \(failure.message)")
+        if wantsJSON {
+            Console.json(
+                .object([
+                    (
+                        "error",
+                        .object([("code", .string(failure.code)), ("message", .string(failure.message))])
+                    )
+                ]))
+        }
+    }
+}
+
+/// Turns SIGINT and SIGTERM into task cancellation, so that an interrupted command still tells
+/// the key to stop (CTAPHID_CANCEL) and leaves the terminal as it found it.
+enum SignalCancellation {
+    /// Terminal settings to put back if the process must exit while a PIN prompt has echo off.
+    static let terminal = Mutex<(fd: Int32, settings: termios)?>(nil)
+    /// Set once the command has ended, so a pending grace-period exit does nothing.
+    private static let finished = Atomic<Bool>(false)
+
+    /// Runs `body`; a first signal cancels it, and if it has not ended a second later (a blocking
+    /// read at a PIN prompt cannot be cancelled), or on a second signal, the process restores the
+    /// terminal and exits with the "cancelled" status.
+    static func run(_ body: @escaping @Sendable () async throws -> Void) async throws {
+        let (signals, continuation) = AsyncStream<String>.makeStream()
+        var sources: [any DispatchSourceSignal] = []
+        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(name) }
+            source.resume()
+            sources.append(source)
+        }
+        defer {
+            finished.store(true, ordering: .releasing)
+            for source in sources { source.cancel() }
+            continuation.finish()
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                var received = 0
+                for await _ in signals {
+                    received += 1
+                    if received > 1 { exitCancelled() }
+                    if received == 1 {
+                        // Make a cancelled but still blocked body end the process after a grace period.
+                        DispatchQueue.global().asyncAfter(deadline: .now() + 1) {
+                            if !finished.load(ordering: .acquiring) { exitCancelled() }
+                        }
+                        throw CancellationError()
+                    }
+                }
+            }
+            // The first child to end decides: the body's result, or the signal's cancellation.
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
+    /// Restores the terminal and exits with the documented "cancelled" status.
+    static func exitCancelled() -> Never {
+        terminal.withLock { saved in
+            if var saved { _ = tcsetattr(saved.fd, TCSAFLUSH, &saved.settings) }
+        }
+        Console.err("securitykey: The operation was cancelled.")
+        exit(CLIExitStatus.cancelled.rawValue)
     }
 }

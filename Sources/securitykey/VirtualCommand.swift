@@ -88,6 +88,8 @@ struct VirtualServeCommand: ReportingCommand {
     var verbose: Int
 
     var wantsJSON: Bool { json }
+    /// SIGINT and SIGTERM end the serve loop in ``serveUntilSignal(_:)``, which saves the state.
+    var cancelsOnSignal: Bool { false }
 
     func validate() throws {
         guard [pcsc, udp, uhid].filter({ $0 }).count == 1 else {

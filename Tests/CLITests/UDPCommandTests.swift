@@ -56,4 +56,95 @@ import Testing
         serve.waitUntilExit()
         #expect(serve.terminationStatus == 0)
     }
+
+    /// Waits (bounded) until the file at `url` contains `text`.
+    static func waitFor(_ text: String, in url: URL, seconds: Double = 20) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while Date() < deadline {
+            if let data = FileManager.default.contents(atPath: url.path),
+                String(decoding: data, as: UTF8.self).contains(text)
+            {
+                return true
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return false
+    }
+
+    @Test func interruptingARegistrationCancelsItOnTheKey() throws {
+        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 7) % 20000)
+        let device = "udp:127.0.0.1:\(port)?local=0"
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("interrupt-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let serveLog = directory.appendingPathComponent("serve.log")
+        let registerErrors = directory.appendingPathComponent("register.err")
+        let registerOutput = directory.appendingPathComponent("register.out")
+        for file in [serveLog, registerErrors, registerOutput] {
+            _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+        }
+        // A key whose user never touches it, logging each command it gets (-v).
+        let serve = Process()
+        serve.executableURL = CLIRunner.binary
+        serve.arguments = ["virtual", "serve", "--udp", "127.0.0.1:\(port)", "--presence", "never", "-v"]
+        serve.standardOutput = FileHandle.nullDevice
+        serve.standardError = try FileHandle(forWritingTo: serveLog)
+        try serve.run()
+        defer {
+            if serve.isRunning { serve.terminate() }
+            serve.waitUntilExit()
+        }
+        try #require(Self.waitFor("served", in: serveLog), "the virtual key did not start")
+
+        let register = Process()
+        register.executableURL = CLIRunner.binary
+        register.arguments = ["register", "--device", device, "--rp", "example.org", "--user", "u", "--json"]
+        register.standardOutput = try FileHandle(forWritingTo: registerOutput)
+        register.standardError = try FileHandle(forWritingTo: registerErrors)
+        try register.run()
+        defer { if register.isRunning { register.terminate() } }
+        try #require(Self.waitFor("Touch your security key", in: registerErrors), "no touch prompt")
+        register.interrupt()  // SIGINT, as Ctrl-C sends
+        register.waitUntilExit()
+
+        #expect(register.terminationReason == .exit)
+        #expect(register.terminationStatus == 4)
+        let output = try JSONSerialization.jsonObject(
+            with: FileManager.default.contents(atPath: registerOutput.path) ?? Data()) as? [String: Any]
+        #expect((output?["error"] as? [String: Any])?["code"] as? String == "cancelled")
+        // The key was told (CTAPHID_CANCEL) and ended the request with CTAP2_ERR_KEEPALIVE_CANCEL.
+        #expect(Self.waitFor("CTAPHID cancel", in: serveLog, seconds: 5))
+        #expect(Self.waitFor("status=0x2d", in: serveLog, seconds: 5))
+        // And it answers the next command.
+        #expect(try CLIRunner.run(["info", "--device", device, "--json"]).status == 0)
+    }
+
+    @Test func interruptingAPINPromptRestoresTheTerminal() throws {
+        guard let python = PythonFido2.interpreter() else { return }
+        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 13) % 20000)
+        let serve = Process()
+        serve.executableURL = CLIRunner.binary
+        serve.arguments = ["virtual", "serve", "--udp", "127.0.0.1:\(port)", "--pin", "1234"]
+        serve.standardOutput = FileHandle.nullDevice
+        serve.standardError = FileHandle.nullDevice
+        try serve.run()
+        defer {
+            if serve.isRunning { serve.terminate() }
+            serve.waitUntilExit()
+        }
+        let device = "udp:127.0.0.1:\(port)?local=0"
+        for _ in 0..<50 where (try? CLIRunner.run(["info", "--device", device]).status) != 0 {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        // Ctrl-C at the PIN prompt (echo off, the process blocked reading the terminal).
+        let result = try PythonFido2.runScript(
+            python, "interrupt_pin_prompt.py", [CLIRunner.binary.path, "pin", "change", "--device", device])
+        #expect((result["prompt"] as? String)?.contains("Current PIN") == true, "\(result)")
+        #expect(result["echoDuringPrompt"] as? Bool == false)
+        #expect(result["echoAfter"] as? Bool == true)
+        #expect(result["exitCode"] as? Int == 4)
+        // No PIN was sent: the key still has all its attempts.
+        let status = try CLIRunner.run(["pin", "status", "--device", device, "--json"]).object()
+        #expect(status["pinRetries"] as? Int == 8, "\(status)")
+    }
 }
