@@ -1,5 +1,6 @@
 import ArgumentParser
 import CTAP2
+import Crypto
 import SecurityKeys
 
 /// `securitykey authenticate`: gets an assertion (WebAuthn authentication).
@@ -13,7 +14,9 @@ struct AuthenticateCommand: ReportingCommand {
             AuthenticationResponseJSON (id, rawId, type, response.clientDataJSON, \
             response.authenticatorData, response.signature, response.userHandle, \
             clientExtensionResults; binary fields base64url) with rpId, clientDataHash, signCount, \
-            userPresent, userVerified, numberOfCredentials and device beside them.
+            userPresent, userVerified and device beside them. When the key holds several accounts for \
+            the RP and no --credential narrows them, the first is used and the others are named on \
+            standard error.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -34,56 +37,54 @@ struct AuthenticateCommand: ReportingCommand {
             }
             allow.append(id)
         }
-        let clientData = try ceremony.clientData(.get)
-        try await withSession(global) { session in
-            let info = try await session.getInfo()
-            let client = WebAuthnCeremony(
-                session: session, info: info, pinReader: PINReader(fromStandardInput: ceremony.pinStdin),
-                timeout: global.timeoutDuration)
-            let response = try await client.getAssertion(
-                rpID: ceremony.rp, allow: allow, clientData: clientData, uv: ceremony.uv)
-            guard let credentialID = response.credential?.id ?? (allow.count == 1 ? allow.first : nil) else {
-                throw CLIError(
-                    .failure, code: "malformed-response", "The key did not say which credential it used.")
-            }
-            let id = Base64URL.encode(credentialID)
-            let userHandle = response.user.map { Base64URL.encode($0.id) }
-            if global.json {
-                Console.json(
-                    .members([
-                        ("id", .string(id)),
-                        ("rawId", .string(id)),
-                        ("type", "public-key"),
-                        ("authenticatorAttachment", "cross-platform"),
-                        (
-                            "response",
-                            .members([
-                                ("clientDataJSON", clientData.json.map { .string(Base64URL.encode($0)) }),
-                                ("authenticatorData", .string(Base64URL.encode(response.authData.bytes))),
-                                ("signature", .string(Base64URL.encode(response.signature))),
-                                ("userHandle", userHandle.map(JSONValue.string) ?? .null),
-                            ])
-                        ),
-                        ("clientExtensionResults", .object([])),
-                        ("rpId", .string(ceremony.rp)),
-                        ("clientDataHash", .string(Base64URL.encode(clientData.hash))),
-                        ("signCount", .integer(Int64(response.authData.signCount))),
-                        ("userPresent", .bool(response.authData.userPresent)),
-                        ("userVerified", .bool(response.authData.userVerified)),
-                        ("numberOfCredentials", response.numberOfCredentials.map { .unsigned($0) }),
-                        ("device", .string(session.connection.descriptor.uri)),
-                    ]))
-                return
-            }
-            Console.out("Credential ID:     \(id)")
-            Console.out("authenticatorData: \(Base64URL.encode(response.authData.bytes))")
-            Console.out("signature:         \(Base64URL.encode(response.signature))")
-            Console.out("User handle:       \(userHandle ?? "(none)")")
-            Console.out("Sign count:        \(response.authData.signCount)")
-            if let json = clientData.json { Console.out("clientDataJSON:    \(Base64URL.encode(json))") }
-            if let n = response.numberOfCredentials, n > 1 {
-                Console.err("The key holds \(n) credentials for \(ceremony.rp); the first one signed.")
-            }
+        let clientData = try ceremony.clientData()
+        var request = SecurityKeyCredentialProvider(relyingPartyIdentifier: ceremony.rp)
+            .createCredentialAssertionRequest(challenge: clientData.challenge)
+        request.allowedCredentials = allow.map { SecurityKeyCredentialDescriptor(credentialID: $0) }
+        request.userVerificationPreference = ceremony.userVerification
+        request.clientData = ProviderCeremony.clientData(clientData)
+        request.timeout = global.timeoutDuration
+        guard
+            case .assertion(let assertion) = try await ProviderCeremony.perform(
+                .assertion(request), global: global, pinReader: ceremony.pinReader)
+        else {
+            throw CLIError(.failure, code: "internal", "The provider answered a sign-in with a registration.")
         }
+        let authData = try AuthenticatorData(bytes: assertion.rawAuthenticatorData)
+        let clientDataHash = assertion.rawClientDataJSON.map { Array(SHA256.hash(data: $0)) } ?? clientData.givenHash
+        let id = Base64URL.encode(assertion.credentialID)
+        let userHandle = assertion.userID.map { Base64URL.encode($0) }
+        if global.json {
+            Console.json(
+                .members([
+                    ("id", .string(id)),
+                    ("rawId", .string(id)),
+                    ("type", "public-key"),
+                    ("authenticatorAttachment", "cross-platform"),
+                    (
+                        "response",
+                        .members([
+                            ("clientDataJSON", assertion.rawClientDataJSON.map { .string(Base64URL.encode($0)) }),
+                            ("authenticatorData", .string(Base64URL.encode(assertion.rawAuthenticatorData))),
+                            ("signature", .string(Base64URL.encode(assertion.signature))),
+                            ("userHandle", userHandle.map(JSONValue.string) ?? .null),
+                        ])
+                    ),
+                    ("clientExtensionResults", .object([])),
+                    ("rpId", .string(ceremony.rp)),
+                    ("clientDataHash", .string(Base64URL.encode(clientDataHash))),
+                    ("signCount", .integer(Int64(authData.signCount))),
+                    ("userPresent", .bool(authData.userPresent)),
+                    ("userVerified", .bool(authData.userVerified)),
+                    ("device", .string(assertion.deviceURI)),
+                ]))
+            return
+        }
+        Console.out("Credential ID:     \(id)")
+        Console.out("authenticatorData: \(Base64URL.encode(assertion.rawAuthenticatorData))")
+        Console.out("signature:         \(Base64URL.encode(assertion.signature))")
+        Console.out("User handle:       \(userHandle ?? "(none)")")
+        Console.out("Sign count:        \(authData.signCount)")
+        if let json = assertion.rawClientDataJSON { Console.out("clientDataJSON:    \(Base64URL.encode(json))") }
     }
 }

@@ -119,10 +119,30 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
         self.init(status, code: code, message)
     }
 
+    /// The provider's error: where a CTAP2 or transport error lies under it, that error's status
+    /// and code (the same ones the other commands give), with the provider's sentence.
     init(_ error: SecurityKeyError) {
-        self.init(
-            error.code == .invalidOrigin || error.code == .invalidRelyingParty ? .usage : .failure,
-            code: error.code.rawValue, error.message)
+        if let ctap = error.underlying as? CTAP2Error {
+            let mapped = CLIError(ctap)
+            self.init(mapped.status, code: mapped.code, error.message)
+            return
+        }
+        if let transport = error.underlying as? TransportError {
+            let mapped = CLIError(transport)
+            self.init(mapped.status, code: mapped.code, error.message)
+            return
+        }
+        let status: CLIExitStatus
+        switch error.code {
+        case .invalidOrigin, .invalidRelyingParty, .invalidRequest: status = .usage
+        case .canceled, .timedOut, .operationDenied: status = .cancelled
+        case .noKeyFound: status = .noDevice
+        case .notHandled: status = .notSupported
+        case .pinNotSet, .pinRequired, .pinInvalid, .pinAuthBlocked, .pinBlocked, .pinChangeRequired, .uvBlocked:
+            status = .pinProblem
+        default: status = .failure
+        }
+        self.init(status, code: error.code == .canceled ? "cancelled" : error.code.rawValue, error.message)
     }
 
     init(_ error: VirtualKeyError) {

@@ -39,16 +39,15 @@ struct CeremonyOptions: ParsableArguments {
         }
     }
 
-    /// The client data for `ceremony`, or the hash the user gave.
-    func clientData(_ ceremony: CollectedClientData.Ceremony) throws -> WebAuthnCeremony.ClientDataInput {
+    /// The client data: built by the provider from the origin (default https://RP, checked
+    /// against the RP ID there) and the challenge (random when absent), or the hash given.
+    func clientData() throws -> WebAuthnClientData {
         if let clientDataHash {
             guard let hash = decodeBase64Any(clientDataHash), hash.count == 32 else {
                 throw CLIError.usage("--client-data-hash must be 32 bytes in base64 or base64url.")
             }
             return .hash(hash)
         }
-        let origin = self.origin ?? "https://\(rp)"
-        try WebAuthnCeremony.checkRelyingParty(rp, origin: origin)
         let challengeBytes: [UInt8]
         if let challenge {
             guard let bytes = Base64URL.decode(challenge), bytes.count >= 16 else {
@@ -58,8 +57,15 @@ struct CeremonyOptions: ParsableArguments {
         } else {
             challengeBytes = randomBytes(32)
         }
-        return .collected(CollectedClientData(type: ceremony, challenge: challengeBytes, origin: origin))
+        return .origin(origin ?? "https://\(rp)", challenge: challengeBytes)
     }
+
+    /// The provider's user verification preference: required with `--uv`, else only when the
+    /// key insists (as browsers do for 'discouraged').
+    var userVerification: UserVerificationPreference { uv ? .required : .discouraged }
+
+    /// Reads PINs as `--pin-stdin` says.
+    var pinReader: PINReader { PINReader(fromStandardInput: pinStdin) }
 }
 
 /// Cryptographically random bytes.

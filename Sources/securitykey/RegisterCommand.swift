@@ -1,6 +1,7 @@
 import ArgumentParser
 import CBOR
 import CTAP2
+import Crypto
 import SecurityKeys
 
 /// `securitykey register`: makes a credential (WebAuthn registration).
@@ -81,99 +82,72 @@ struct RegisterCommand: ReportingCommand {
         } else {
             userHandle = randomBytes(16)
         }
-        let clientData = try ceremony.clientData(.create)
-        try await withSession(global) { session in
-            let info = try await session.getInfo()
-            let client = WebAuthnCeremony(
-                session: session, info: info, pinReader: PINReader(fromStandardInput: ceremony.pinStdin),
-                timeout: global.timeoutDuration)
-            let response = try await client.makeCredential(
-                rp: RelyingPartyEntity(id: ceremony.rp),
-                user: UserEntity(id: userHandle, name: user, displayName: displayName ?? user),
-                algorithms: algorithms, clientData: clientData, residentKey: resident, uv: ceremony.uv,
-                exclude: excludeIDs, enterprise: attestation == "enterprise")
-            var attestationObject = response.attestationObject
-            if attestation == "none" { attestationObject = try Self.anonymized(attestationObject) }
-            guard let credential = attestationObject.authData.attestedCredentialData else {
-                throw CLIError(
-                    .failure, code: "malformed-response", "The key's reply holds no new credential.")
-            }
-            let publicKey = try credential.credentialPublicKey.publicKey()
-            let transports = info.transports.isEmpty ? [Self.transportName(session)] : info.transports
-            let id = Base64URL.encode(credential.credentialID)
-            if global.json {
-                Console.json(
-                    .members([
-                        ("id", .string(id)),
-                        ("rawId", .string(id)),
-                        ("type", "public-key"),
-                        ("authenticatorAttachment", "cross-platform"),
-                        (
-                            "response",
-                            .members([
-                                ("clientDataJSON", clientData.json.map { .string(Base64URL.encode($0)) }),
-                                (
-                                    "attestationObject",
-                                    .string(Base64URL.encode(attestationObject.cborEncoded))
-                                ),
-                                (
-                                    "authenticatorData",
-                                    .string(Base64URL.encode(attestationObject.authData.bytes))
-                                ),
-                                ("transports", .array(transports.map(JSONValue.string))),
-                                ("publicKey", .string(Base64URL.encode(publicKey.spkiDERRepresentation))),
-                                (
-                                    "publicKeyAlgorithm",
-                                    (credential.credentialPublicKey.algorithm?.rawValue).map {
-                                        .integer(Int64($0))
-                                    }
-                                ),
-                            ])
-                        ),
-                        ("clientExtensionResults", .object([])),
-                        ("rpId", .string(ceremony.rp)),
-                        ("userId", .string(Base64URL.encode(userHandle))),
-                        ("clientDataHash", .string(Base64URL.encode(clientData.hash))),
-                        ("attestationFormat", .string(attestationObject.format.rawValue)),
-                        (
-                            "publicKeyCOSE",
-                            .string(Base64URL.encode(credential.credentialPublicKey.cborEncoded))
-                        ),
-                        ("publicKeyPEM", .string(publicKey.pemRepresentation)),
-                        ("device", .string(session.connection.descriptor.uri)),
-                    ]))
-                return
-            }
-            Console.out("Credential ID:      \(id)")
-            Console.out("User handle:        \(Base64URL.encode(userHandle))")
-            Console.out(
-                "Algorithm:          \(credential.credentialPublicKey.algorithm.map { "\($0)" } ?? "unstated")"
-            )
-            Console.out("Attestation format: \(attestationObject.format)")
-            Console.out("Public key (COSE):  \(Base64URL.encode(credential.credentialPublicKey.cborEncoded))")
-            Console.out("Public key (PEM):")
-            Console.out(publicKey.pemRepresentation, terminator: "")
-            Console.out("attestationObject:  \(Base64URL.encode(attestationObject.cborEncoded))")
-            if let json = clientData.json { Console.out("clientDataJSON:     \(Base64URL.encode(json))") }
+        let clientData = try ceremony.clientData()
+        var request = SecurityKeyCredentialProvider(relyingPartyIdentifier: ceremony.rp)
+            .createCredentialRegistrationRequest(
+                challenge: clientData.challenge, displayName: displayName ?? user, name: user, userID: userHandle)
+        request.credentialParameters = algorithms.map { SecurityKeyAlgorithm(rawValue: $0.rawValue) }
+        request.excludedCredentials = excludeIDs.map { SecurityKeyCredentialDescriptor(credentialID: $0) }
+        request.residentKeyPreference = resident ? .required : .discouraged
+        request.userVerificationPreference = ceremony.userVerification
+        request.attestationPreference = AttestationConveyancePreference(rawValue: attestation)
+        request.clientData = ProviderCeremony.clientData(clientData)
+        request.timeout = global.timeoutDuration
+        guard
+            case .registration(let registration) = try await ProviderCeremony.perform(
+                .registration(request), global: global, pinReader: ceremony.pinReader)
+        else {
+            throw CLIError(.failure, code: "internal", "The provider answered a registration with a sign-in.")
         }
-    }
-
-    /// The "none" attestation conveyance (WebAuthn L3 §5.1.3 step 21): fmt none, an empty
-    /// statement, and a zero AAGUID.
-    static func anonymized(_ object: AttestationObject) throws -> AttestationObject {
-        var bytes = object.authData.bytes
-        if object.authData.attestedCredentialData != nil, bytes.count >= 53 {
-            for i in 37..<53 { bytes[i] = 0 }
+        let attestationObject = try AttestationObject(cbor: registration.rawAttestationObject)
+        guard let credential = attestationObject.authData.attestedCredentialData else {
+            throw CLIError(.failure, code: "malformed-response", "The key's reply holds no new credential.")
         }
-        return AttestationObject(
-            format: .none, authData: try AuthenticatorData(bytes: bytes), attestationStatement: [:])
-    }
-
-    static func transportName(_ session: CTAP2Session) -> String {
-        switch session.connection.descriptor.transport {
-        case .nfc: "nfc"
-        case .inProcess: "internal"
-        default: "usb"
+        let publicKey = try credential.credentialPublicKey.publicKey()
+        let clientDataHash =
+            registration.rawClientDataJSON.map { Array(SHA256.hash(data: $0)) } ?? clientData.givenHash
+        let id = Base64URL.encode(credential.credentialID)
+        if global.json {
+            Console.json(
+                .members([
+                    ("id", .string(id)),
+                    ("rawId", .string(id)),
+                    ("type", "public-key"),
+                    ("authenticatorAttachment", "cross-platform"),
+                    (
+                        "response",
+                        .members([
+                            ("clientDataJSON", registration.rawClientDataJSON.map { .string(Base64URL.encode($0)) }),
+                            ("attestationObject", .string(Base64URL.encode(registration.rawAttestationObject))),
+                            ("authenticatorData", .string(Base64URL.encode(attestationObject.authData.bytes))),
+                            ("transports", .array(registration.transports.map { .string($0.rawValue) })),
+                            ("publicKey", .string(Base64URL.encode(publicKey.spkiDERRepresentation))),
+                            (
+                                "publicKeyAlgorithm",
+                                (credential.credentialPublicKey.algorithm?.rawValue).map { .integer(Int64($0)) }
+                            ),
+                        ])
+                    ),
+                    ("clientExtensionResults", .object([])),
+                    ("rpId", .string(ceremony.rp)),
+                    ("userId", .string(Base64URL.encode(userHandle))),
+                    ("clientDataHash", .string(Base64URL.encode(clientDataHash))),
+                    ("attestationFormat", .string(attestationObject.format.rawValue)),
+                    ("publicKeyCOSE", .string(Base64URL.encode(credential.credentialPublicKey.cborEncoded))),
+                    ("publicKeyPEM", .string(publicKey.pemRepresentation)),
+                    ("device", .string(registration.deviceURI)),
+                ]))
+            return
         }
+        Console.out("Credential ID:      \(id)")
+        Console.out("User handle:        \(Base64URL.encode(userHandle))")
+        Console.out(
+            "Algorithm:          \(credential.credentialPublicKey.algorithm.map { "\($0)" } ?? "unstated")")
+        Console.out("Attestation format: \(attestationObject.format)")
+        Console.out("Public key (COSE):  \(Base64URL.encode(credential.credentialPublicKey.cborEncoded))")
+        Console.out("Public key (PEM):")
+        Console.out(publicKey.pemRepresentation, terminator: "")
+        Console.out("attestationObject:  \(Base64URL.encode(registration.rawAttestationObject))")
+        if let json = registration.rawClientDataJSON { Console.out("clientDataJSON:     \(Base64URL.encode(json))") }
     }
 }

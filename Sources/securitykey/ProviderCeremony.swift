@@ -1,0 +1,118 @@
+import CTAP2
+import Foundation
+import SecurityKeys
+import Synchronization
+import Transport
+
+/// Registration and sign-in for the CLI through the SecurityKeys provider API, the same
+/// `SecurityKeyAuthorizationController` applications use, on the one key `--device` names.
+enum ProviderCeremony {
+    /// Performs `request` on the key `global` selects, printing the touch prompt and asking for
+    /// the PIN on the terminal (or standard input) when the key needs it.
+    static func perform(
+        _ request: SecurityKeyAuthorizationRequest, global: GlobalOptions, pinReader: PINReader
+    ) async throws -> SecurityKeyAuthorization {
+        let logger = global.makeLogger()
+        let directory = DeviceDirectory(logger: logger, timeout: global.timeoutDuration)
+        let connection = try await directory.open(global.device)
+        let interaction = CLIInteraction(reader: pinReader)
+        let controller = SecurityKeyAuthorizationController(
+            sources: [.connection(connection)], interaction: interaction, logger: logger)
+        let outcome: Result<SecurityKeyAuthorization, SecurityKeyError> = await withTaskGroup(
+            of: Void.self
+        ) { group in
+            let prompt = TouchPrompt()
+            group.addTask {
+                for await status in controller.statusUpdates {
+                    if case .touchNeeded = status { prompt.keepalive(.userPresenceNeeded) }
+                }
+            }
+            defer { group.cancelAll() }
+            do throws(SecurityKeyError) {
+                return .success(try await controller.perform(request))
+            } catch {
+                return .failure(error)
+            }
+        }
+        await connection.close()
+        switch outcome {
+        case .success(let authorization): return authorization
+        case .failure(let error):
+            // A PIN prompt that could not be answered explains the cancellation better.
+            if error.code == .canceled, let reason = interaction.unanswered { throw reason }
+            throw error
+        }
+    }
+
+    /// The client data for `ceremony`: built from the origin and challenge, or the hash given.
+    static func clientData(_ input: WebAuthnClientData) -> SecurityKeyClientData {
+        switch input {
+        case .origin(let origin, _): .origin(origin)
+        case .hash(let hash): .hash(hash)
+        }
+    }
+}
+
+/// What `--client-data-hash`, `--origin` and `--challenge` say the client data is.
+enum WebAuthnClientData: Sendable {
+    /// Build clientDataJSON for this origin and challenge.
+    case origin(String, challenge: [UInt8])
+    /// Sign this client data hash; there is no clientDataJSON.
+    case hash([UInt8])
+
+    /// The hash given with `--client-data-hash` (empty when the provider builds the client data).
+    var givenHash: [UInt8] {
+        if case .hash(let hash) = self { return hash }
+        return []
+    }
+
+    /// The challenge to put in the request (the hash mode has none of its own).
+    var challenge: [UInt8] {
+        if case .origin(_, let challenge) = self { return challenge }
+        return []
+    }
+}
+
+/// Answers the provider's PIN prompts on the terminal (or from standard input with
+/// `--pin-stdin`), and its account choice by taking the first account.
+final class CLIInteraction: SecurityKeyInteraction {
+    let reader: PINReader
+    private let state = Mutex<(asked: Int, unanswered: CLIError?)>((0, nil))
+
+    init(reader: PINReader) { self.reader = reader }
+
+    /// Why the last PIN prompt got no answer (no terminal, no more input after a wrong PIN).
+    var unanswered: CLIError? { state.withLock { $0.unanswered } }
+
+    func pin(deviceURI: String, attemptsLeft: Int?) async -> String? {
+        let asked = state.withLock { state in
+            state.asked += 1
+            return state.asked
+        }
+        let left = attemptsLeft.map { " \($0) attempt(s) left." } ?? ""
+        let prompt = asked == 1 ? "PIN for the security key: " : "Wrong PIN.\(left) PIN for the security key: "
+        // The terminal read blocks: a thread of its own, never a cooperative one.
+        let reader = self.reader
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<String, CLIError>, Never>) in
+            Thread.detachNewThread {
+                continuation.resume(returning: Result { () throws(CLIError) in try reader.read(prompt) })
+            }
+        }
+        switch result {
+        case .success(let pin): return pin
+        case .failure(let error):
+            let reason =
+                asked > 1
+                ? CLIError(.pinProblem, code: "pin-invalid", "The PIN is wrong.\(left)")
+                : error
+            state.withLock { $0.unanswered = reason }
+            return nil
+        }
+    }
+
+    func chooseAccount(_ accounts: [SecurityKeyAccount]) async -> Int? {
+        let first = accounts.first.flatMap { $0.name ?? $0.displayName } ?? "the first account"
+        Console.err("The key holds \(accounts.count) accounts for this site; signing in as \(first).")
+        return accounts.isEmpty ? nil : 0
+    }
+}
