@@ -1,6 +1,5 @@
 import ArgumentParser
 import CTAP2
-import Crypto
 import SecurityKeys
 
 /// `securitykey authenticate`: gets an assertion (WebAuthn authentication).
@@ -51,33 +50,26 @@ struct AuthenticateCommand: ReportingCommand {
             throw CLIError(.failure, code: "internal", "The provider answered a sign-in with a registration.")
         }
         let authData = try AuthenticatorData(bytes: assertion.rawAuthenticatorData)
-        let clientDataHash = assertion.rawClientDataJSON.map { Array(SHA256.hash(data: $0)) } ?? clientData.givenHash
+        let clientDataHash = ProviderCeremony.clientDataHash(json: assertion.rawClientDataJSON, input: clientData)
         let id = Base64URL.encode(assertion.credentialID)
         let userHandle = assertion.userID.map { Base64URL.encode($0) }
         if global.json {
             Console.json(
-                .members([
-                    ("id", .string(id)),
-                    ("rawId", .string(id)),
-                    ("type", "public-key"),
-                    ("authenticatorAttachment", "cross-platform"),
-                    (
-                        "response",
-                        .members([
-                            ("clientDataJSON", assertion.rawClientDataJSON.map { .string(Base64URL.encode($0)) }),
-                            ("authenticatorData", .string(Base64URL.encode(assertion.rawAuthenticatorData))),
-                            ("signature", .string(Base64URL.encode(assertion.signature))),
-                            ("userHandle", userHandle.map(JSONValue.string) ?? .null),
-                        ])
-                    ),
-                    ("clientExtensionResults", .object([])),
-                    ("rpId", .string(ceremony.rp)),
-                    ("clientDataHash", .string(Base64URL.encode(clientDataHash))),
-                    ("signCount", .integer(Int64(authData.signCount))),
-                    ("userPresent", .bool(authData.userPresent)),
-                    ("userVerified", .bool(authData.userVerified)),
-                    ("device", .string(assertion.deviceURI)),
-                ]))
+                ProviderCeremony.credentialJSON(
+                    id: assertion.credentialID, clientDataJSON: assertion.rawClientDataJSON,
+                    response: [
+                        ("authenticatorData", .string(Base64URL.encode(assertion.rawAuthenticatorData))),
+                        ("signature", .string(Base64URL.encode(assertion.signature))),
+                        ("userHandle", userHandle.map(JSONValue.string) ?? .null),
+                    ],
+                    beside: [
+                        ("rpId", .string(ceremony.rp)),
+                        ("clientDataHash", .string(Base64URL.encode(clientDataHash))),
+                        ("signCount", .integer(Int64(authData.signCount))),
+                        ("userPresent", .bool(authData.userPresent)),
+                        ("userVerified", .bool(authData.userVerified)),
+                        ("device", .string(assertion.deviceURI)),
+                    ]))
             return
         }
         Console.out("Credential ID:     \(id)")

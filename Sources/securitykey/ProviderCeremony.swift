@@ -1,4 +1,5 @@
 import CTAP2
+import Crypto
 import Foundation
 import SecurityKeys
 import Synchronization
@@ -42,6 +43,27 @@ enum ProviderCeremony {
             if error.code == .canceled, let reason = interaction.unanswered { throw reason }
             throw error
         }
+    }
+
+    /// A WebAuthn L3 PublicKeyCredential JSON (RegistrationResponseJSON or
+    /// AuthenticationResponseJSON): id, rawId, type, attachment, `response` (clientDataJSON first,
+    /// then `response`'s members), empty clientExtensionResults, then `beside` (rpId, ...).
+    static func credentialJSON(
+        id: [UInt8], clientDataJSON: [UInt8]?, response: [(String, JSONValue?)], beside: [(String, JSONValue?)]
+    ) -> JSONValue {
+        let text = Base64URL.encode(id)
+        return .members(
+            [
+                ("id", .string(text)), ("rawId", .string(text)), ("type", "public-key"),
+                ("authenticatorAttachment", "cross-platform"),
+                ("response", .members([("clientDataJSON", clientDataJSON.map { .string(Base64URL.encode($0)) })] + response)),
+                ("clientExtensionResults", .object([])),
+            ] + beside)
+    }
+
+    /// The client data hash that was signed: of the clientDataJSON, or the one given.
+    static func clientDataHash(json: [UInt8]?, input: WebAuthnClientData) -> [UInt8] {
+        json.map { Array(SHA256.hash(data: $0)) } ?? input.givenHash
     }
 
     /// The client data for `ceremony`: built from the origin and challenge, or the hash given.

@@ -1,7 +1,6 @@
 import ArgumentParser
 import CBOR
 import CTAP2
-import Crypto
 import SecurityKeys
 
 /// `securitykey register`: makes a credential (WebAuthn registration).
@@ -104,39 +103,32 @@ struct RegisterCommand: ReportingCommand {
             throw CLIError(.failure, code: "malformed-response", "The key's reply holds no new credential.")
         }
         let publicKey = try credential.credentialPublicKey.publicKey()
-        let clientDataHash =
-            registration.rawClientDataJSON.map { Array(SHA256.hash(data: $0)) } ?? clientData.givenHash
+        let clientDataHash = ProviderCeremony.clientDataHash(
+            json: registration.rawClientDataJSON, input: clientData)
         let id = Base64URL.encode(credential.credentialID)
         if global.json {
             Console.json(
-                .members([
-                    ("id", .string(id)),
-                    ("rawId", .string(id)),
-                    ("type", "public-key"),
-                    ("authenticatorAttachment", "cross-platform"),
-                    (
-                        "response",
-                        .members([
-                            ("clientDataJSON", registration.rawClientDataJSON.map { .string(Base64URL.encode($0)) }),
-                            ("attestationObject", .string(Base64URL.encode(registration.rawAttestationObject))),
-                            ("authenticatorData", .string(Base64URL.encode(attestationObject.authData.bytes))),
-                            ("transports", .array(registration.transports.map { .string($0.rawValue) })),
-                            ("publicKey", .string(Base64URL.encode(publicKey.spkiDERRepresentation))),
-                            (
-                                "publicKeyAlgorithm",
-                                (credential.credentialPublicKey.algorithm?.rawValue).map { .integer(Int64($0)) }
-                            ),
-                        ])
-                    ),
-                    ("clientExtensionResults", .object([])),
-                    ("rpId", .string(ceremony.rp)),
-                    ("userId", .string(Base64URL.encode(userHandle))),
-                    ("clientDataHash", .string(Base64URL.encode(clientDataHash))),
-                    ("attestationFormat", .string(attestationObject.format.rawValue)),
-                    ("publicKeyCOSE", .string(Base64URL.encode(credential.credentialPublicKey.cborEncoded))),
-                    ("publicKeyPEM", .string(publicKey.pemRepresentation)),
-                    ("device", .string(registration.deviceURI)),
-                ]))
+                ProviderCeremony.credentialJSON(
+                    id: credential.credentialID, clientDataJSON: registration.rawClientDataJSON,
+                    response: [
+                        ("attestationObject", .string(Base64URL.encode(registration.rawAttestationObject))),
+                        ("authenticatorData", .string(Base64URL.encode(attestationObject.authData.bytes))),
+                        ("transports", .array(registration.transports.map { .string($0.rawValue) })),
+                        ("publicKey", .string(Base64URL.encode(publicKey.spkiDERRepresentation))),
+                        (
+                            "publicKeyAlgorithm",
+                            (credential.credentialPublicKey.algorithm?.rawValue).map { .integer(Int64($0)) }
+                        ),
+                    ],
+                    beside: [
+                        ("rpId", .string(ceremony.rp)),
+                        ("userId", .string(Base64URL.encode(userHandle))),
+                        ("clientDataHash", .string(Base64URL.encode(clientDataHash))),
+                        ("attestationFormat", .string(attestationObject.format.rawValue)),
+                        ("publicKeyCOSE", .string(Base64URL.encode(credential.credentialPublicKey.cborEncoded))),
+                        ("publicKeyPEM", .string(publicKey.pemRepresentation)),
+                        ("device", .string(registration.deviceURI)),
+                    ]))
             return
         }
         Console.out("Credential ID:      \(id)")

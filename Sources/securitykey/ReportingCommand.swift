@@ -66,19 +66,10 @@ enum SignalCancellation {
     /// read at a PIN prompt cannot be cancelled), or on a second signal, the process restores the
     /// terminal and exits with the "cancelled" status.
     static func run(_ body: @escaping @Sendable () async throws -> Void) async throws {
-        let (signals, continuation) = AsyncStream<String>.makeStream()
-        var sources: [any DispatchSourceSignal] = []
-        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(name) }
-            source.resume()
-            sources.append(source)
-        }
+        let (signals, stop) = signalNames()
         defer {
             finished.store(true, ordering: .releasing)
-            for source in sources { source.cancel() }
-            continuation.finish()
+            stop()
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await body() }
@@ -100,6 +91,27 @@ enum SignalCancellation {
             defer { group.cancelAll() }
             try await group.next()
         }
+    }
+
+    /// SIGINT and SIGTERM, by name, as they arrive (their default actions are off meanwhile);
+    /// `stop` ends the stream and the watching.
+    static func signalNames() -> (stream: AsyncStream<String>, stop: () -> Void) {
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        var sources: [any DispatchSourceSignal] = []
+        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(name) }
+            source.resume()
+            sources.append(source)
+        }
+        return (
+            stream,
+            {
+                for source in sources { source.cancel() }
+                continuation.finish()
+            }
+        )
     }
 
     /// Restores the terminal and exits with the documented "cancelled" status.

@@ -236,16 +236,8 @@ struct VirtualServeCommand: ReportingCommand {
 
     /// Runs `body` until SIGINT or SIGTERM arrives, then cancels it and waits for it to finish.
     static func serveUntilSignal(_ body: @escaping @Sendable () async -> Void) async -> String {
-        let (stream, continuation) = AsyncStream<String>.makeStream()
-        var sources: [any DispatchSourceSignal] = []
-        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(name) }
-            source.resume()
-            sources.append(source)
-        }
-        defer { for source in sources { source.cancel() } }
+        let (stream, stop) = SignalCancellation.signalNames()
+        defer { stop() }
         return await withTaskGroup(of: String?.self) { group in
             group.addTask {
                 await body()
@@ -257,7 +249,6 @@ struct VirtualServeCommand: ReportingCommand {
             }
             let first = await group.next() ?? nil
             group.cancelAll()
-            continuation.finish()
             return first ?? "end"
         }
     }

@@ -35,6 +35,27 @@ struct CLIRunner {
         return here.appendingPathComponent(".build/debug/securitykey")
     }
 
+    /// Runs `securitykey virtual serve ARGUMENTS` for the duration of `body`, then stops it with
+    /// SIGTERM; returns what `body` returned and the server's exit status.
+    static func withVirtualKey<T>(
+        _ arguments: [String], standardError: FileHandle = .nullDevice, _ body: () throws -> T
+    ) throws -> (result: T, status: Int32) {
+        let serve = Process()
+        serve.executableURL = binary
+        serve.arguments = ["virtual", "serve"] + arguments
+        serve.standardOutput = FileHandle.nullDevice
+        serve.standardError = standardError
+        try serve.run()
+        defer {
+            if serve.isRunning { serve.terminate() }
+            serve.waitUntilExit()
+        }
+        let result = try body()
+        serve.terminate()
+        serve.waitUntilExit()
+        return (result, serve.terminationStatus)
+    }
+
     /// Runs the tool with `arguments`, writing `input` to its standard input.
     static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws
         -> Result

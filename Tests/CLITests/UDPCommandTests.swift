@@ -10,16 +10,13 @@ import Testing
         let device = "udp:127.0.0.1:\(port)?local=0"
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("udp-root-\(UUID()).pem")
         defer { try? FileManager.default.removeItem(at: root) }
-        let serve = Process()
-        serve.executableURL = CLIRunner.binary
-        serve.arguments = ["virtual", "serve", "--udp", "127.0.0.1:\(port)", "--attestation-root", root.path]
-        serve.standardOutput = FileHandle.nullDevice
-        serve.standardError = FileHandle.nullDevice
-        try serve.run()
-        defer {
-            if serve.isRunning { serve.terminate() }
-            serve.waitUntilExit()
+        let served = try CLIRunner.withVirtualKey(["--udp", "127.0.0.1:\(port)", "--attestation-root", root.path]) {
+            try Self.registerAuthenticateWink(device: device, port: port, root: root, python: python)
         }
+        #expect(served.status == 0)
+    }
+
+    static func registerAuthenticateWink(device: String, port: Int, root: URL, python: String) throws {
         var info: [String: Any] = [:]
         for _ in 0..<50 {
             if let object = try? CLIRunner.run(["info", "--device", device, "--json"]).object(),
@@ -52,9 +49,6 @@ import Testing
         #expect(signed["verified"] as? Bool == true)
         // CTAPHID can blink.
         #expect(try CLIRunner.run(["wink", "--device", device]).status == 0)
-        serve.terminate()
-        serve.waitUntilExit()
-        #expect(serve.terminationStatus == 0)
     }
 
     /// Waits (bounded) until the file at `url` contains `text`.
@@ -84,16 +78,19 @@ import Testing
             _ = FileManager.default.createFile(atPath: file.path, contents: nil)
         }
         // A key whose user never touches it, logging each command it gets (-v).
-        let serve = Process()
-        serve.executableURL = CLIRunner.binary
-        serve.arguments = ["virtual", "serve", "--udp", "127.0.0.1:\(port)", "--presence", "never", "-v"]
-        serve.standardOutput = FileHandle.nullDevice
-        serve.standardError = try FileHandle(forWritingTo: serveLog)
-        try serve.run()
-        defer {
-            if serve.isRunning { serve.terminate() }
-            serve.waitUntilExit()
+        _ = try CLIRunner.withVirtualKey(
+            ["--udp", "127.0.0.1:\(port)", "--presence", "never", "-v"],
+            standardError: try FileHandle(forWritingTo: serveLog)
+        ) {
+            try Self.interruptRegistration(
+                device: device, serveLog: serveLog, registerOutput: registerOutput,
+                registerErrors: registerErrors)
         }
+    }
+
+    static func interruptRegistration(device: String, serveLog: URL, registerOutput: URL, registerErrors: URL)
+        throws
+    {
         try #require(Self.waitFor("served", in: serveLog), "the virtual key did not start")
 
         let register = Process()
@@ -122,17 +119,13 @@ import Testing
     @Test func interruptingAPINPromptRestoresTheTerminal() throws {
         guard let python = PythonFido2.interpreter() else { return }
         let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 13) % 20000)
-        let serve = Process()
-        serve.executableURL = CLIRunner.binary
-        serve.arguments = ["virtual", "serve", "--udp", "127.0.0.1:\(port)", "--pin", "1234"]
-        serve.standardOutput = FileHandle.nullDevice
-        serve.standardError = FileHandle.nullDevice
-        try serve.run()
-        defer {
-            if serve.isRunning { serve.terminate() }
-            serve.waitUntilExit()
-        }
         let device = "udp:127.0.0.1:\(port)?local=0"
+        _ = try CLIRunner.withVirtualKey(["--udp", "127.0.0.1:\(port)", "--pin", "1234"]) {
+            try Self.interruptPINPrompt(device: device, python: python)
+        }
+    }
+
+    static func interruptPINPrompt(device: String, python: String) throws {
         for _ in 0..<50 where (try? CLIRunner.run(["info", "--device", device]).status) != 0 {
             Thread.sleep(forTimeInterval: 0.1)
         }
