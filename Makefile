@@ -13,16 +13,16 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build, the tests and the demo need.
 APT_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev pcscd vsmartcard-vpcd \
-	publicsuffix python3-venv python3-dev swig util-linux iproute2
+	publicsuffix python3-venv python3-dev swig util-linux iproute2 libfido2-dev valgrind
 
-.PHONY: all deps pydeps build test demo fuzz bench format install clean help
+.PHONY: all deps pydeps build test demo fuzz bench bench-drivers bench-callgrind format install clean help
 
 all: build
 
 help:
 	@echo "make demo    build, start a virtual key, register and sign in with it, verify"
 	@echo "make test    install deps, build, run every test"
-	@echo "make build | fuzz [FUZZ_SECONDS=60] | bench | format | install [PREFIX=] | deps"
+	@echo "make build | fuzz [FUZZ_SECONDS=60] | bench | bench-drivers | bench-callgrind | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages; a quick no-op when everything is there.
 deps:
@@ -64,6 +64,21 @@ fuzz: deps
 bench: deps
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey-bench
 	.build/release/securitykey-bench
+
+# The libfido2 host of the benchmark (bench/libfido2/fido2-udp-driver.c): CTAPHID over UDP or hidraw.
+CC ?= cc
+BENCH_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror
+bench-drivers: .build/bench/fido2-udp-driver
+.build/bench/fido2-udp-driver: bench/libfido2/fido2-udp-driver.c
+	@command -v pkg-config >/dev/null && pkg-config --exists libfido2 || $(MAKE) deps
+	mkdir -p .build/bench
+	$(CC) $(BENCH_CFLAGS) -o $@ $< $$(pkg-config --cflags --libs libfido2)
+
+# Host CPU per operation in instructions (valgrind callgrind): ours, libfido2, python-fido2.
+bench-callgrind: deps bench-drivers
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey-bench
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey
+	scripts/bench/callgrind.sh
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
