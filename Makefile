@@ -11,9 +11,13 @@ FUZZ_SECONDS ?= 60
 VENV := .venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-# Debian packages the build, the tests and the demo need.
+# Debian packages the build, the tests and the demo need. QEMU, busybox, cpio and kmod run the
+# real-hidraw tests in a guest (scripts/hidvm); fido2-tools is libfido2, a host they check against;
+# libfido2-dev and valgrind build and measure the benchmark's libfido2 host (make bench-callgrind).
 APT_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev pcscd vsmartcard-vpcd \
-	publicsuffix python3-venv python3-dev swig util-linux iproute2 libfido2-dev valgrind
+	publicsuffix python3-venv python3-dev swig util-linux iproute2 \
+	qemu-system-x86 busybox-static cpio kmod fido2-tools \
+	libfido2-dev valgrind
 
 .PHONY: all deps pydeps build test demo fuzz bench bench-drivers bench-callgrind format install clean help
 

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Runs the built test suite (make test builds it first) inside one private PC/SC test bed.
+# Runs the built test suite (make test builds it first): the real-hidraw tests in a QEMU guest,
+# then everything else inside one private PC/SC test bed.
 #
 # Suites in different test targets run in parallel in one `swift test` process. Two groups run
 # on their own after everything else: the provider's PC/SC suite, because the bed has only two
 # vpcd readers (the VPCD suite serializes itself), and the CLI tests, which run the built
 # binary synchronously and would otherwise hold the cooperative threads that in-process
 # servers of other suites need.
+#
+# The uhid tests need a kernel with uhid; this host may have none, so scripts/hidvm/test-uhid.sh
+# runs them in a QEMU guest (skipping, with a message, only where no guest can start). A failure
+# there does not stop the host suites; the script's status is the first failure's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+status=0
+scripts/hidvm/test-uhid.sh --no-build || status=$?
 card_groups=(ProviderPCSCTests CLITests)
 skip=$(IFS='|'; echo "${card_groups[*]}")
 scripts/pcsc-testbed.sh run -- bash -c '
@@ -16,4 +23,6 @@ scripts/pcsc-testbed.sh run -- bash -c '
     for group in '"${card_groups[*]}"'; do
         echo "== $group (on the PC/SC bed alone)"
         swift test --skip-build --disable-xctest --filter "$group"
-    done'
+    done' || { rc=$?; [[ $status != 0 ]] || status=$rc; }
+
+exit "$status"

@@ -3,6 +3,8 @@ import CTAP2
 import Dispatch
 import Foundation
 import Logging
+import Synchronization
+import Transport
 import VirtualAuthenticator
 
 /// `securitykey virtual`: the virtual authenticator as a long-running process.
@@ -19,6 +21,8 @@ struct VirtualServeCommand: ReportingCommand {
         discussion: """
             --pcsc connects to vsmartcard's vpcd (default 127.0.0.1:35963, or SECURITYKEY_VPCD_HOST and \
             SECURITYKEY_VPCD_PORT when set), so pcscd and every PC/SC client see a contactless FIDO card. \
+            --uhid creates a USB FIDO key through the kernel's /dev/uhid (needs write access to it and the \
+            uhid module): hidapi, libfido2 and browsers see a /dev/hidrawN node like a real key's. \
             State (AAGUID, attestation identity, credentials, PIN) is kept in --state FILE, written \
             atomically after every change; without --state it lives in memory only. With --json one line \
             describing the key is printed on standard output once it serves.
@@ -32,9 +36,19 @@ struct VirtualServeCommand: ReportingCommand {
         help: "Serve the key as CTAPHID over UDP (default 127.0.0.1:8111), as firmware emulators do.")
     var udp = false
 
+    @Flag(name: .long, help: "Serve the key as a USB HID device through /dev/uhid (Linux).")
+    var uhid = false
+
     @Argument(
         help: ArgumentHelp("Where vpcd listens (--pcsc) or where to listen (--udp).", valueName: "host:port"))
     var address: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The USB serial number of the --uhid device (default: one naming this process).",
+            valueName: "text"))
+    var serial: String?
 
     @Option(
         name: .long, help: ArgumentHelp("The state file (created mode 0600 when missing).", valueName: "file")
@@ -75,7 +89,11 @@ struct VirtualServeCommand: ReportingCommand {
     var wantsJSON: Bool { json }
 
     func validate() throws {
-        guard pcsc != udp else { throw ValidationError("Choose exactly one of --pcsc and --udp.") }
+        guard [pcsc, udp, uhid].filter({ $0 }).count == 1 else {
+            throw ValidationError("Choose exactly one of --pcsc, --udp and --uhid.")
+        }
+        if uhid, address != nil { throw ValidationError("--uhid takes no address.") }
+        if !uhid, serial != nil { throw ValidationError("--serial goes with --uhid.") }
         _ = try parsePresence()
     }
 
@@ -133,46 +151,81 @@ struct VirtualServeCommand: ReportingCommand {
                     .failure, code: "io", "Cannot write \(attestationRoot): \(error.localizedDescription)")
             }
         }
-        let env = ProcessInfo.processInfo.environment
-        let target: (host: String, port: UInt16)
-        if let address {
-            target = try Self.parseAddress(address)
-        } else if udp {
-            target = ("127.0.0.1", 8111)
-        } else {
-            target = (
-                env["SECURITYKEY_VPCD_HOST"] ?? "127.0.0.1",
-                env["SECURITYKEY_VPCD_PORT"].flatMap { UInt16($0) } ?? 35963
-            )
-        }
         let aaguidText = AAGUID(bytes: key.aaguid)?.description ?? Hex.encode(key.aaguid)
+        let failure = ServeFailure()
+        let announce: @Sendable (_ transport: String, _ location: (String, String), _ whereText: String) -> Void =
+            { [json, state] transport, location, whereText in
+                if json {
+                    Console.out(
+                        JSONValue.members([
+                            ("transport", .string(transport)), (location.0, .string(location.1)),
+                            ("aaguid", .string(aaguidText)), ("state", state.map(JSONValue.string) ?? .null),
+                            ("pid", .integer(Int64(ProcessInfo.processInfo.processIdentifier))),
+                        ]).text())
+                }
+                Console.err(
+                    "securitykey: virtual key \(aaguidText) served \(whereText); SIGINT or SIGTERM stops it.")
+            }
         let body: @Sendable () async -> Void
-        let whereText: String
-        if udp {
+        if uhid {
+            let serialNumber = serial ?? "SKVIRTUAL-\(ProcessInfo.processInfo.processIdentifier)"
+            guard !serialNumber.isEmpty, serialNumber.utf8.count < 64,
+                serialNumber.allSatisfy({ $0.isASCII && !$0.isNewline && $0 != "=" })
+            else {
+                throw CLIError.usage("--serial takes up to 63 ASCII characters, no newline or '='.")
+            }
+            let server = UHIDServer(
+                handler: key, configuration: .init(serialNumber: serialNumber), logger: logger)
+            body = {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        do throws(TransportError) { try await server.run() } catch {
+                            failure.set(CLIError(error))
+                        }
+                    }
+                    group.addTask {
+                        // The kernel names the node; find it by the serial number we gave it.
+                        guard let node = await HIDRawNode.wait(serialNumber: serialNumber, within: .seconds(10))
+                        else {
+                            if !Task.isCancelled {
+                                failure.set(
+                                    CLIError(
+                                        .failure, code: "no-device",
+                                        "The uhid device was created but no hidraw node appeared within 10 s."))
+                            }
+                            return
+                        }
+                        announce("uhid", ("uri", "hid:\(node)"), "through uhid as hid:\(node)")
+                    }
+                    // Either child failing ends the serve; a found node leaves the server running.
+                    for await _ in group where failure.error != nil { group.cancelAll() }
+                }
+            }
+        } else if udp {
+            let target: (host: String, port: UInt16) = try address.map(Self.parseAddress) ?? ("127.0.0.1", 8111)
             let server = try UDPCTAPHIDServer(
                 handler: key, configuration: .init(host: target.host, port: target.port), logger: logger)
-            body = { try? await server.run() }
-            whereText = "over CTAPHID/UDP at udp:\(target.host):\(server.port)"
+            body = {
+                do throws(TransportError) { try await server.run() } catch { failure.set(CLIError(error)) }
+            }
+            announce(
+                "udp", ("uri", "udp:\(target.host):\(server.port)"),
+                "over CTAPHID/UDP at udp:\(target.host):\(server.port)")
         } else {
+            let env = ProcessInfo.processInfo.environment
+            let target: (host: String, port: UInt16) =
+                try address.map(Self.parseAddress)
+                ?? (
+                    env["SECURITYKEY_VPCD_HOST"] ?? "127.0.0.1",
+                    env["SECURITYKEY_VPCD_PORT"].flatMap { UInt16($0) } ?? 35963
+                )
             let server = VPCDCardServer(
                 handler: key, configuration: .init(host: target.host, port: target.port), logger: logger)
             body = { await server.run() }
-            whereText = "to vpcd at \(target.host):\(target.port)"
+            announce("pcsc", ("vpcd", "\(target.host):\(target.port)"), "to vpcd at \(target.host):\(target.port)")
         }
-        if json {
-            Console.out(
-                JSONValue.members([
-                    ("transport", udp ? "udp" : "pcsc"),
-                    (
-                        udp ? "uri" : "vpcd",
-                        .string(udp ? "udp:\(target.host):\(target.port)" : "\(target.host):\(target.port)")
-                    ),
-                    ("aaguid", .string(aaguidText)), ("state", state.map(JSONValue.string) ?? .null),
-                    ("pid", .integer(Int64(ProcessInfo.processInfo.processIdentifier))),
-                ]).text())
-        }
-        Console.err("securitykey: virtual key \(aaguidText) served \(whereText); SIGINT or SIGTERM stops it.")
         let signal = await Self.serveUntilSignal(body)
+        if let error = failure.error { throw error }
         Console.err(
             "securitykey: \(signal) received; the virtual key stopped\(state.map { ", state saved in \($0)" } ?? "")."
         )
@@ -204,5 +257,47 @@ struct VirtualServeCommand: ReportingCommand {
             continuation.finish()
             return first ?? "end"
         }
+    }
+}
+
+/// The first error that ends `virtual serve`, set from whichever task saw it.
+final class ServeFailure: Sendable {
+    private let stored = Mutex<CLIError?>(nil)
+
+    /// The recorded error, if any.
+    var error: CLIError? { stored.withLock { $0 } }
+
+    /// Records `error` unless one is already recorded.
+    func set(_ error: CLIError) { stored.withLock { if $0 == nil { $0 = error } } }
+}
+
+/// Finds the hidraw node the kernel made for a uhid device, by the serial number (`HID_UNIQ`)
+/// in its sysfs uevent.
+enum HIDRawNode {
+    /// The `/dev/hidrawN` path of the device whose serial is `serialNumber`, once both its sysfs
+    /// entry and its device node exist; nil when `within` passes first or the task is cancelled.
+    static func wait(serialNumber: String, within: Duration) async -> String? {
+        let deadline = ContinuousClock.now + within
+        while ContinuousClock.now < deadline, !Task.isCancelled {
+            if let node = find(serialNumber: serialNumber), FileManager.default.fileExists(atPath: node) {
+                return node
+            }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return nil
+    }
+
+    private static func find(serialNumber: String) -> String? {
+        let base = "/sys/class/hidraw"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return nil }
+        for name in names.sorted() where name.hasPrefix("hidraw") {
+            // uevent files are a few hundred bytes; read at most 4 KiB.
+            guard let handle = FileHandle(forReadingAtPath: "\(base)/\(name)/device/uevent") else { continue }
+            let data = (try? handle.read(upToCount: 4096)) ?? nil
+            try? handle.close()
+            guard let data, let text = String(data: data, encoding: .utf8) else { continue }
+            if text.split(separator: "\n").contains(Substring("HID_UNIQ=\(serialNumber)")) { return "/dev/\(name)" }
+        }
+        return nil
     }
 }

@@ -84,25 +84,16 @@ func runPythonFIDO2(_ script: String, arguments: [String]) async throws -> Strin
         Issue.record("SECURITYKEY_PYTHON is not set: point it at a python3 with python-fido2 (make pydeps).")
         return "{}"
     }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = ["-c", script] + arguments
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
+    let result: ChildProcessResult
     do {
-        try await runToExit(process)
+        result = try await runChild(python, ["-c", script] + arguments)
     } catch {
         Issue.record("python-fido2 could not start: \(error)")
         return "{}"
     }
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    guard process.terminationStatus == 0 else {
-        Issue.record(
-            "python-fido2 failed: \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))"
-        )
+    guard result.status == 0 else {
+        Issue.record("python-fido2 failed (exit \(result.status)): \(result.errors)")
         return "{}"
     }
-    return text
+    return result.output
 }

@@ -81,6 +81,40 @@ extension UHIDServerTests {
         }
     }
 
+    /// The CLI binary beside the test bundle in the build directory.
+    static var cliBinary: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("securitykey").path
+    }
+
+    @Test func otherProcessesWaitThenFailWhileTheKeyIsHeldAndSucceedAfter() async throws {
+        let token = "/usr/bin/fido2-token"
+        try #require(FileManager.default.isExecutableFile(atPath: token), "install fido2-tools (make deps)")
+        try #require(FileManager.default.isExecutableFile(atPath: Self.cliBinary), "build the securitykey CLI")
+        try await withVirtualKey(serial: "UHIDKEY4") { key, path in
+            let aaguid = key.aaguid.map { String(format: "%02x", $0) }.joined()
+            let held = try await HIDDiscovery(openTimeout: .seconds(20)).open(uri: "hid:\(path)")
+            // libfido2 (another process, its own flock) cannot get the key while we hold it ...
+            let blockedLibfido2 = try await runProcess(token, ["-I", path])
+            #expect(blockedLibfido2.status != 0, "\(blockedLibfido2.output)")
+            // ... nor can our CLI in another process: it waits its open timeout, then says busy.
+            let blockedCLI = try await runChild(Self.cliBinary, ["info", "--device", "hid:\(path)", "--json"])
+            #expect(blockedCLI.status == 1, "\(blockedCLI.output) \(blockedCLI.errors)")
+            let failure = try JSONSerialization.jsonObject(with: Data(blockedCLI.output.utf8)) as? [String: Any]
+            #expect((failure?["error"] as? [String: Any])?["code"] as? String == "busy", "\(blockedCLI.output)")
+            // The holder's session was never disturbed by those attempts.
+            #expect(try await held.transact(.cbor, payload: [0x04], timeout: .seconds(20)).first == 0)
+            await held.close()
+
+            let freeLibfido2 = try await runProcess(token, ["-I", path])
+            #expect(freeLibfido2.status == 0)
+            #expect(freeLibfido2.output.contains("aaguid: \(aaguid)"), "\(freeLibfido2.output)")
+            let freeCLI = try await runChild(Self.cliBinary, ["info", "--device", "hid:\(path)", "--json"])
+            #expect(freeCLI.status == 0, "\(freeCLI.errors)")
+            #expect(freeCLI.output.replacingOccurrences(of: "-", with: "").contains(aaguid), "\(freeCLI.output)")
+        }
+    }
+
     static let pythonCtap2Script = #"""
         import hashlib, json, sys
         from fido2.hid import CtapHidDevice

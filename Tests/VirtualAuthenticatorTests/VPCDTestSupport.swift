@@ -190,28 +190,6 @@ let pythonScriptsDirectory = URL(fileURLWithPath: #filePath)
 
 /// Runs a program to completion (off the cooperative pool) and returns its status and stdout.
 func runProcess(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try await runToExit(process)
-    let status = process.terminationStatus
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    return (status, String(decoding: data, as: UTF8.self))
-}
-
-/// Starts `process` and waits for it to exit on a thread of its own, never blocking a
-/// cooperative thread (the servers under test need them). `waitUntilExit` rather than a
-/// `terminationHandler`: in the QEMU guest Foundation cannot create CFSocket's wakeup socket
-/// pair and termination handlers never fire.
-func runToExit(_ process: Process) async throws {
-    try process.run()
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        Thread.detachNewThread {
-            process.waitUntilExit()
-            continuation.resume()
-        }
-    }
+    let result = try await runChild(executable, arguments)
+    return (result.status, result.output)
 }

@@ -8,7 +8,8 @@
 # installed) with a busybox initramfs. The host's root file system is shared read-only over 9p
 # under a tmpfs overlay (writes vanish), except the current directory, which is shared
 # read-write. CMD runs in the current directory with the caller's environment; its output is
-# printed when the guest powers off, and its exit code is ours (125: the VM itself failed).
+# printed when the guest powers off, and its exit code is ours (125: the guest could not start;
+# 124: it started but CMD did not finish within HIDVM_TIMEOUT).
 #
 # Knobs: HIDVM_CACHE (default ~/.cache/hidvm), HIDVM_MEM (MiB, 2048), HIDVM_SMP (nproc),
 # HIDVM_TIMEOUT (s, 1800), HIDVM_KVER (Debian kernel ABI, default what linux-image-amd64 needs).
@@ -76,6 +77,7 @@ opts=trans=virtio,version=9p2000.L,msize=512000
 mkdir -p /run /lower /upper /root
 mount -t 9p -o $opts,cache=none run /run || { echo "hidvm: no run share" >/dev/console; poweroff -f; }
 . /run/config.sh
+: > /run/started
 mount -t 9p -o $opts,ro,cache=loose hostroot /lower
 mount -t tmpfs tmpfs /upper; mkdir -p /upper/data /upper/work
 mount -t overlay -o lowerdir=/lower,upperdir=/upper/data,workdir=/upper/work overlay /root || mount --move /lower /root
@@ -141,7 +143,10 @@ set -e
 [[ -f $run/stdout ]] && cat "$run/stdout"
 [[ -f $run/stderr ]] && cat "$run/stderr" >&2
 if [[ ! -f $run/rc ]]; then
-    say "the guest did not finish (qemu exit $qemu_rc)"; cat "$run/qemu.log" >&2; tail -n 40 "$run/console.log" >&2
-    exit 125
+    cat "$run/qemu.log" >&2; tail -n 40 "$run/console.log" >&2
+    # 125: the guest never came up (QEMU or the kernel failed); 124: it came up but CMD did not
+    # finish within HIDVM_TIMEOUT.
+    if [[ -f $run/started ]]; then say "the guest did not finish within ${limit}s (qemu exit $qemu_rc)"; exit 124; fi
+    say "the guest did not start (qemu exit $qemu_rc)"; exit 125
 fi
 exit "$(cat "$run/rc")"
