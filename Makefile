@@ -19,14 +19,14 @@ APT_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev pcscd vsmar
 	qemu-system-x86 busybox-static cpio kmod fido2-tools \
 	libfido2-dev valgrind
 
-.PHONY: all deps pydeps build test demo fuzz bench bench-drivers bench-callgrind format install clean help
+.PHONY: all deps pydeps build test demo fuzz bench bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
 
 all: build
 
 help:
 	@echo "make demo    build, start a virtual key, register and sign in with it, verify"
 	@echo "make test    install deps, build, run every test"
-	@echo "make build | fuzz [FUZZ_SECONDS=60] | bench | bench-drivers | bench-callgrind | format | install [PREFIX=] | deps"
+	@echo "make build | fuzz [FUZZ_SECONDS=60] | bench | bench-drivers | bench-smoke | bench-callgrind | bench-hidraw | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages; a quick no-op when everything is there.
 deps:
@@ -78,11 +78,22 @@ bench-drivers: .build/bench/fido2-udp-driver
 	mkdir -p .build/bench
 	$(CC) $(BENCH_CFLAGS) -o $@ $< $$(pkg-config --cflags --libs libfido2)
 
+# The libfido2 host against a virtual key over UDP: ready, 3 verified ops of each kind, bad input.
+bench-smoke: deps bench-drivers
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey
+	bench/libfido2/smoke.sh
+
 # Host CPU per operation in instructions (valgrind callgrind): ours, libfido2, python-fido2.
 bench-callgrind: deps bench-drivers
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey-bench
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey
 	scripts/bench/callgrind.sh
+
+# Ours vs libfido2 over a real hidraw node, in the QEMU guest (relative numbers: emulated CPU).
+bench-hidraw: deps bench-drivers
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey-bench
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey
+	scripts/bench/hidraw-in-guest.sh
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
