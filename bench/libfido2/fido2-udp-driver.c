@@ -64,9 +64,10 @@
 
 static const char rp_id[] = "bench.example";
 static const char rp_name[] = "Bench";
-static const unsigned char user_id[16] = {'s', 'e', 'c', 'u', 'r', 'i', 't', 'y', 'k', 'e',
-    'y', '-', 'u', 's', 'e', 'r'};
-static const char user_name[] = "bench-user";
+/* The same user as the other hosts' drivers, so the requests are the same size. */
+static const unsigned char user_id[15] = {'b', 'e', 'n', 'c', 'h', '-', 'u', 's', 'e', 'r', '-',
+    '0', '0', '0', '1'};
+static const char user_name[] = "bench";
 static const char user_display_name[] = "Bench User";
 
 /* --local-port, read by udp_open (libfido2 hands the open function the path only). */
