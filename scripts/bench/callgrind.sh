@@ -55,6 +55,7 @@ if ((with_python)); then
     [[ -f scripts/bench/fido2_driver.py ]] || fail "--python needs scripts/bench/fido2_driver.py"
 fi
 demangle=$(command -v swift-demangle || true)
+command -v objcopy >/dev/null || fail "objcopy is missing (binutils)"
 
 mkdir -p "$out"
 rm -f "$out"/*.callgrind "$out"/*.stdout "$out"/*.stderr
@@ -73,24 +74,30 @@ done
 grep -q '"uri"' "$out/key.stdout" || fail "the virtual key did not start in 10 s"
 uri=udp:127.0.0.1:$port
 
+# valgrind 3.19 (Debian 12) cannot read the DWARF 5 of Swift binaries: ours runs as a copy
+# without debug information (symbols stay), and with sigsuspend-copy.so, without which
+# valgrind 3.19 crashes in libdispatch's dispatch_main (see that file).
+objcopy --strip-debug "$ours_bin" "$out/securitykey-bench" || fail "objcopy --strip-debug $ours_bin failed"
+${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -o "$out/sigsuspend-copy.so" \
+    scripts/bench/sigsuspend-copy.c || fail "building scripts/bench/sigsuspend-copy.c failed"
+
 hosts=(ours libfido2)
 ((with_python)) && hosts+=(python-fido2)
-host_cmd() {
-    case $1 in
-        ours) echo "$ours_bin" drive --device "$uri?local=0" ;;
-        libfido2) echo "$fido2_bin" --device "$uri" ;;
-        python-fido2) echo "$python" scripts/bench/fido2_driver.py --device "$uri" ;;
-    esac
-}
 
 # Runs one host for one op kind and count under callgrind; prints the total Ir, or nothing when
 # the run failed (its stdout and stderr stay in $out for a look).
 measure() {
-    local host=$1 op=$2 n=$3 base=$out/$1-$2-$3 cmd
-    read -ra cmd <<<"$(host_cmd "$host")"
+    local host=$1 op=$2 n=$3 base=$out/$1-$2-$3
+    local -a env=() cmd=()
+    case $host in
+        ours) env=(LD_PRELOAD="$out/sigsuspend-copy.so")
+              cmd=("$out/securitykey-bench" drive --device "$uri?local=0") ;;
+        libfido2) cmd=("$fido2_bin" --device "$uri") ;;
+        python-fido2) cmd=("$python" scripts/bench/fido2_driver.py --device "$uri") ;;
+    esac
     printf '%s %s\nquit\n' "$op" "$n" |
-        timeout 1200 valgrind --tool=callgrind --callgrind-out-file="$base.callgrind" "${cmd[@]}" \
-            >"$base.stdout" 2>"$base.stderr" || return 0
+        timeout 1200 env "${env[@]}" valgrind --tool=callgrind --callgrind-out-file="$base.callgrind" \
+            "${cmd[@]}" >"$base.stdout" 2>"$base.stderr" || return 0
     python3 - "$base.stdout" "$op" "$n" <<'EOF' || return 0
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -156,13 +163,26 @@ def functions(path):
             continue
         m = re.match(r"\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*)$", line) if started else None
         if m:
-            costs[m.group(2).strip()] = costs.get(m.group(2).strip(), 0) + int(m.group(1).replace(",", ""))
+            name = m.group(2).strip()
+            costs[name] = costs.get(name, 0) + int(m.group(1).replace(",", ""))
     return costs
 a, b, d = functions(sys.argv[1]), functions(sys.argv[2]), int(sys.argv[3])
-diff = sorted(((b.get(k, 0) - a.get(k, 0)) / d, k) for k in b)
-total = sum(v for v, _ in diff if v > 0)
-for v, k in list(reversed(diff))[:15]:
-    print(f"{v:12.0f} {100 * v / total if total else 0:5.1f}%  {k}")
+diff = {k: (b.get(k, 0) - a.get(k, 0)) / d for k in b}
+total = sum(v for v in diff.values() if v > 0)
+def share(v):
+    return 100 * v / total if total else 0
+for k, v in sorted(diff.items(), key=lambda kv: -kv[1])[:15]:
+    name = re.sub(r"^(\?\?\?|\./[^:]*):", "", k)
+    print(f"{v:10.0f} {share(v):5.1f}%  {name[:150]}")
+print()
+print("By object file (self Ir per mc operation):")
+objects = {}
+for k, v in diff.items():
+    m = re.search(r"\[([^\]]+)\]$", k)
+    obj = m.group(1).rsplit("/", 1)[-1] if m else "(no object named)"
+    objects[obj] = objects.get(obj, 0) + v
+for obj, v in sorted(objects.items(), key=lambda kv: -kv[1])[:8]:
+    print(f"{v:10.0f} {share(v):5.1f}%  {obj}")
 EOF
             if [[ -n $demangle ]]; then "$demangle" --simplified; else cat; fi
     else
