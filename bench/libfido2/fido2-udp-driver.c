@@ -1,8 +1,10 @@
 /*
  * fido2-udp-driver: the libfido2 host of the securitykey benchmark.
  *
- *   fido2-udp-driver --device udp:HOST:PORT[?local=P] [--local-port P]
+ *   fido2-udp-driver --device udp:HOST:PORT[?local=P] [--local-port P] [--timeout MS]
  *   fido2-udp-driver --device /dev/hidrawN        (or hid:/dev/hidrawN)
+ *
+ * --timeout is libfido2's per-operation timeout (default 15000 ms).
  *
  * It opens one device with libfido2 (CTAPHID over UDP through fido_dev_set_io_functions, or
  * libfido2's own hidraw backend), runs getInfo and makeCredential once to have a credential,
@@ -53,8 +55,10 @@
 
 /* One CTAPHID report (CTAP 2.1 §11.2.4); one report per datagram. */
 #define REPORT_LEN 64
-/* libfido2's operation timeout; also caps every single read. */
+/* libfido2's default operation timeout (--timeout); it also caps every single read. */
 #define OP_TIMEOUT_MS 15000
+/* Longest --timeout accepted. */
+#define MAX_TIMEOUT_MS 600000
 /* Largest COUNT accepted on one line. */
 #define MAX_COUNT 1000000UL
 /* Longest command line accepted. */
@@ -72,6 +76,8 @@ static const char user_display_name[] = "Bench User";
 
 /* --local-port, read by udp_open (libfido2 hands the open function the path only). */
 static int local_port_option = -1;
+/* --timeout: libfido2's per-operation timeout, and the longest single read. */
+static int timeout_ms = OP_TIMEOUT_MS;
 
 /* ------------------------------------------------------------------------------------------- */
 /* JSON output                                                                                 */
@@ -233,7 +239,7 @@ monotonic_ms(void)
 
 /*
  * fido_dev_io_read_t: one report, waiting at most ms milliseconds (libfido2's remaining
- * operation time; a negative ms, "forever", is capped at OP_TIMEOUT_MS). Datagrams that are
+ * operation time; a negative ms, "forever", is capped at --timeout). Datagrams that are
  * not exactly one report are dropped and the wait goes on until the deadline.
  */
 static int
@@ -245,8 +251,8 @@ udp_read(void *handle, unsigned char *buf, size_t len, int ms)
 
 	if (h == NULL || len < REPORT_LEN)
 		return -1;
-	if (ms < 0 || ms > OP_TIMEOUT_MS)
-		ms = OP_TIMEOUT_MS;
+	if (ms < 0 || ms > timeout_ms)
+		ms = timeout_ms;
 	if ((now = monotonic_ms()) < 0)
 		return -1;
 	deadline = now + ms;
@@ -554,8 +560,8 @@ setup(fido_dev_t *dev, struct bench_credential *bc, const char **what)
 static void
 usage(FILE *f)
 {
-	fputs("usage: fido2-udp-driver --device udp:HOST:PORT[?local=P] [--local-port P]\n"
-	    "       fido2-udp-driver --device /dev/hidrawN\n"
+	fputs("usage: fido2-udp-driver --device udp:HOST:PORT[?local=P] [--local-port P] [--timeout MS]\n"
+	    "       fido2-udp-driver --device /dev/hidrawN [--timeout MS]\n"
 	    "Then reads lines 'getinfo|mc|ga COUNT' and 'quit' on standard input.\n", f);
 }
 
@@ -585,6 +591,19 @@ main(int argc, char **argv)
 				return 2;
 			}
 			local_port_option = (int)p;
+		} else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
+			char *end;
+			unsigned long ms;
+
+			errno = 0;
+			ms = strtoul(argv[++i], &end, 10);
+			if (errno != 0 || *end != '\0' || argv[i][0] < '1' || argv[i][0] > '9' ||
+			    ms > MAX_TIMEOUT_MS) {
+				fprintf(stderr, "fido2-udp-driver: --timeout takes 1 to %d ms\n",
+				    MAX_TIMEOUT_MS);
+				return 2;
+			}
+			timeout_ms = (int)ms;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
 			return 0;
@@ -604,7 +623,7 @@ main(int argc, char **argv)
 	if ((dev = fido_dev_new()) == NULL)
 		return 1;
 	if ((udp && (r = fido_dev_set_io_functions(dev, &udp_io)) != FIDO_OK) ||
-	    (r = fido_dev_set_timeout(dev, OP_TIMEOUT_MS)) != FIDO_OK ||
+	    (r = fido_dev_set_timeout(dev, timeout_ms)) != FIDO_OK ||
 	    (r = fido_dev_open(dev, path)) != FIDO_OK ||
 	    (r = setup(dev, &bc, &what)) != FIDO_OK) {
 		fprintf(stderr, "fido2-udp-driver: %s on %s failed: %s\n", what, device, error_text(r));

@@ -6,7 +6,9 @@
 # Starts `securitykey virtual serve --udp 127.0.0.1:PORT --presence auto`, runs
 # .build/bench/fido2-udp-driver against it and asserts: {"ready":true}; 3 successful getinfo,
 # mc and ga (3 latencies each, a CPU time); an error line for an unknown operation and for a bad
-# COUNT; exit 0 on quit; and {"ready":false,...} with exit 1 when no key answers.
+# COUNT; exit 0 on quit; and {"ready":false,...} with exit 1, within its --timeout, when no key
+# answers, when a device never answers, and when a device answers only with junk datagrams
+# (wrong sizes, random 64-byte reports).
 # Knobs: SECURITYKEY_BIN (default .build/release/securitykey, else .build/debug/securitykey),
 # FIDO2_DRIVER (default .build/bench/fido2-udp-driver; `make bench-drivers` builds it).
 set -euo pipefail
@@ -23,9 +25,10 @@ driver=${FIDO2_DRIVER:-.build/bench/fido2-udp-driver}
 [[ -x $driver ]] || fail "no $driver (make bench-drivers)"
 
 tmp=$(mktemp -d)
-server_pid=
+server_pid= fake_pid=
 cleanup() {
     [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+    [[ -n $fake_pid ]] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -41,6 +44,45 @@ set -e
 [[ $rc == 1 ]] || fail "driver without a key exited $rc, expected 1"
 grep -q '"ready":false' "$tmp/none.out" || fail "driver without a key printed: $(cat "$tmp/none.out")"
 echo "smoke: no key -> $(cat "$tmp/none.out")"
+
+# Hostile devices: one that never answers, one that answers every report with junk. The driver
+# must give up within its --timeout (1 s here) with a clear {"ready":false}, never hang or crash.
+for mode in silent junk; do
+    python3 - "$mode" "$tmp/fake.port" <<'EOF' &
+import os, socket, sys
+mode, port_file = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+with open(port_file + ".part", "w") as f:
+    f.write(str(s.getsockname()[1]))
+os.rename(port_file + ".part", port_file)
+s.settimeout(30)
+try:
+    while True:
+        data, peer = s.recvfrom(4096)
+        if mode == "junk":
+            for size in (200, 10, 65, 0, 64, 64):
+                s.sendto(os.urandom(size), peer)
+except socket.timeout:
+    pass
+EOF
+    fake_pid=$!
+    for _ in $(seq 100); do [[ -s $tmp/fake.port ]] && break; sleep 0.05; done
+    set +e
+    start=$SECONDS
+    timeout 30 "$driver" --timeout 1000 --device "udp:127.0.0.1:$(cat "$tmp/fake.port")" </dev/null \
+        >"$tmp/$mode.out" 2>"$tmp/$mode.err"
+    rc=$?
+    set -e
+    kill "$fake_pid" 2>/dev/null; wait "$fake_pid" 2>/dev/null || true
+    fake_pid=
+    rm -f "$tmp/fake.port"
+    [[ $rc == 1 ]] || fail "driver against a $mode device exited $rc, expected 1: $(cat "$tmp/$mode.err")"
+    grep -q '"ready":false' "$tmp/$mode.out" || fail "driver against a $mode device printed: $(cat "$tmp/$mode.out")"
+    ((SECONDS - start <= 10)) || fail "driver against a $mode device took $((SECONDS - start)) s with --timeout 1000"
+    echo "smoke: $mode device -> $(cat "$tmp/$mode.out") after $((SECONDS - start)) s;" \
+        "$(grep -c dropped "$tmp/$mode.err" || true) junk datagrams dropped"
+done
 
 "$bin" virtual serve --udp "127.0.0.1:$port" --presence auto --json >"$tmp/serve.out" 2>"$tmp/serve.err" &
 server_pid=$!
@@ -71,4 +113,4 @@ assert lines[5]["op"] == "mc" and "COUNT" in lines[5]["error"], lines[5]
 assert lines[6]["op"] == "mc" and "COUNT" in lines[6]["error"], lines[6]
 assert len(lines) == 7, lines[7:]
 EOF
-echo "smoke: ok (ready; 3 getinfo, 3 mc, 3 ga verified; bad input rejected; no key detected)"
+echo "smoke: ok (ready; 3 getinfo, 3 mc, 3 ga verified; bad input rejected; absent, silent and junk devices detected)"
