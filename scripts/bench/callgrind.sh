@@ -21,6 +21,7 @@
 # Build first: make bench-drivers; swift build -c release --product securitykey-bench
 # --product securitykey. Output: a table on stdout, also saved with the callgrind files and the
 # per-mc-operation top 15 functions of our host in DIR (default .build/bench/callgrind).
+# Exit status 1 when any run failed (the table still shows the others).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -190,3 +191,6 @@ EOF
     fi
 } | tee "$out/report.txt"
 echo "callgrind: report and callgrind files in $out" >&2
+for key in "${!per_op[@]}"; do
+    [[ -n ${per_op[$key]} ]] || fail "some runs failed (see the table); their output is in $out"
+done
