@@ -12,19 +12,21 @@ VENV := .venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build, the tests and the demo need. QEMU, busybox, cpio and kmod run the
-# real-hidraw tests in a guest (scripts/hidvm); fido2-tools is libfido2, a host they check against.
+# real-hidraw tests in a guest (scripts/hidvm); fido2-tools is libfido2, a host they check against;
+# libfido2-dev and valgrind build and measure the benchmark's libfido2 host (make bench-callgrind).
 APT_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev pcscd vsmartcard-vpcd \
 	publicsuffix python3-venv python3-dev swig util-linux iproute2 \
-	qemu-system-x86 busybox-static cpio kmod fido2-tools
+	qemu-system-x86 busybox-static cpio kmod fido2-tools \
+	libfido2-dev valgrind
 
-.PHONY: all deps pydeps build test demo fuzz bench format install clean help
+.PHONY: all deps pydeps build test demo fuzz bench bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
 
 all: build
 
 help:
 	@echo "make demo    build, start a virtual key, register and sign in with it, verify"
 	@echo "make test    install deps, build, run every test"
-	@echo "make build | fuzz [FUZZ_SECONDS=60] | bench | format | install [PREFIX=] | deps"
+	@echo "make build | fuzz [FUZZ_SECONDS=60] | bench | bench-drivers | bench-smoke | bench-callgrind | bench-hidraw | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages; a quick no-op when everything is there.
 deps:
@@ -66,6 +68,32 @@ fuzz: deps
 bench: deps
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey-bench
 	.build/release/securitykey-bench
+
+# The libfido2 host of the benchmark (bench/libfido2/fido2-udp-driver.c): CTAPHID over UDP or hidraw.
+CC ?= cc
+BENCH_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror
+bench-drivers: .build/bench/fido2-udp-driver
+.build/bench/fido2-udp-driver: bench/libfido2/fido2-udp-driver.c
+	@command -v pkg-config >/dev/null && pkg-config --exists libfido2 || $(MAKE) deps
+	mkdir -p .build/bench
+	$(CC) $(BENCH_CFLAGS) -o $@ $< $$(pkg-config --cflags --libs libfido2)
+
+# The libfido2 host against a virtual key over UDP: ready, 3 verified ops of each kind, bad input.
+bench-smoke: deps bench-drivers
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey
+	bench/libfido2/smoke.sh
+
+# Host CPU per operation in instructions (valgrind callgrind): ours, libfido2, python-fido2.
+bench-callgrind: deps bench-drivers
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey-bench
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey
+	scripts/bench/callgrind.sh
+
+# Ours vs libfido2 over a real hidraw node, in the QEMU guest (relative numbers: emulated CPU).
+bench-hidraw: deps bench-drivers
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey-bench
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey
+	scripts/bench/hidraw-in-guest.sh
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
