@@ -192,11 +192,9 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         var sawBusy = false
         logger.debug("CTAPHID request", metadata: ["command": "\(command)", "uri": "\(descriptor.uri)"])
         while true {
-            for report in reports {
-                try Self.checkCancellation()
-                logger.trace("CTAPHID out", metadata: ["report": "\(hex(report))"])
-                try await pipe.write(report)
-            }
+            try Self.checkCancellation()
+            for report in reports { logger.trace("CTAPHID out", metadata: ["report": "\(hex(report))"]) }
+            try await pipe.write(reports: reports)
             let reply: CTAPHIDMessage
             do {
                 reply = try await Self.receive(
@@ -262,20 +260,25 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
             guard remaining > .zero else {
                 throw TransportError(.timeout, "The security key did not answer in time.")
             }
-            guard let report = try await pipe.read(timeout: min(readSlice, remaining)) else { continue }
-            logger.trace("CTAPHID in", metadata: ["report": "\(hex(report))"])
-            let step: CTAPHIDMessageAssembler.Step
-            do {
-                step = try assembler.append(report)
-            } catch {
-                throw TransportError(.malformedResponse, error.message, underlying: error)
+            // The reports already waiting come in the same trip to the pipe's thread.
+            let batch = try await pipe.readAvailable(
+                timeout: min(readSlice, remaining), limit: Int(CTAPHIDPacket.maxSequence) + 2)
+            for report in batch {
+                logger.trace("CTAPHID in", metadata: ["report": "\(hex(report))"])
+                let step: CTAPHIDMessageAssembler.Step
+                do {
+                    step = try assembler.append(report)
+                } catch {
+                    throw TransportError(.malformedResponse, error.message, underlying: error)
+                }
+                guard case .complete(let message) = step else { continue }
+                guard message.command == .keepalive else { return message }
+                guard let status = message.payload.first else {
+                    throw TransportError(
+                        .malformedResponse, "The security key sent an empty CTAPHID keepalive.")
+                }
+                keepalive(KeepaliveStatus(rawValue: status))
             }
-            guard case .complete(let message) = step else { continue }
-            guard message.command == .keepalive else { return message }
-            guard let status = message.payload.first else {
-                throw TransportError(.malformedResponse, "The security key sent an empty CTAPHID keepalive.")
-            }
-            keepalive(KeepaliveStatus(rawValue: status))
         }
     }
 
@@ -297,10 +300,8 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         var backoff: Duration = .milliseconds(10)
         var sawBusy = false
         while true {
-            for report in reports {
-                try checkCancellation()
-                try await pipe.write(report)
-            }
+            try checkCancellation()
+            try await pipe.write(reports: reports)
             var assembler = CTAPHIDMessageAssembler(channel: channel, reportSize: pipe.reportSize)
             var busy = false
             while !busy {

@@ -14,6 +14,34 @@ public protocol CTAPHIDReportPipe: Sendable {
     /// never block a cooperative thread and keep each wait bounded by `timeout`.
     func read(timeout: Duration) async throws(TransportError) -> [UInt8]?
 
+    /// Sends `reports` in order. The default sends them one by one; pipes with an I/O thread
+    /// send them all in one trip to it (a request is up to 129 reports).
+    func write(reports: [[UInt8]]) async throws(TransportError)
+
+    /// Waits at most `timeout` for a report, then takes the reports already waiting behind it,
+    /// up to `limit` in all; empty when none arrived in time. The default reads one.
+    func readAvailable(timeout: Duration, limit: Int) async throws(TransportError) -> [[UInt8]]
+
     /// Releases the device.
     func close() async
+}
+
+extension CTAPHIDReportPipe {
+    /// Sends the reports one by one with ``write(_:)``.
+    public func write(reports: [[UInt8]]) async throws(TransportError) {
+        for report in reports { try await write(report) }
+    }
+
+    /// One report from ``read(timeout:)``, or none.
+    public func readAvailable(timeout: Duration, limit: Int) async throws(TransportError) -> [[UInt8]] {
+        guard limit > 0, let report = try await read(timeout: timeout) else { return [] }
+        return [report]
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, at least 0, clamped to Int32 (for poll and hid_read_timeout).
+    var clampedMilliseconds: Int32 {
+        Int32(clamping: max(0, components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000))
+    }
 }

@@ -92,20 +92,36 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
 
     /// Writes one report (`hid_write`).
     public func write(_ report: [UInt8]) async throws(TransportError) {
+        try await write(reports: [report])
+    }
+
+    /// Writes the reports in order (`hid_write`), in one trip to the device's thread.
+    public func write(reports: [[UInt8]]) async throws(TransportError) {
         let device = self.device
-        try await thread.run(skipIfCancelled: false) { () throws(TransportError) in try device.write(report) }
+        try await thread.run(skipIfCancelled: false) { () throws(TransportError) in
+            for report in reports { try device.write(report) }
+        }
     }
 
     /// Reads one report, waiting at most `timeout` (`hid_read_timeout`).
     public func read(timeout: Duration) async throws(TransportError) -> [UInt8]? {
+        try await readAvailable(timeout: timeout, limit: 1).first
+    }
+
+    /// Reads a report, waiting at most `timeout`, then those already queued (`hid_read_timeout`
+    /// with 0 ms), up to `limit`, in one trip to the device's thread.
+    public func readAvailable(timeout: Duration, limit: Int) async throws(TransportError) -> [[UInt8]] {
         let device = self.device
         let size = reportSize
-        let milliseconds = Int32(
-            clamping: max(
-                0, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        )
+        let milliseconds = timeout.clampedMilliseconds
         return try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
-            try device.read(size: size, milliseconds: milliseconds)
+            var reports: [[UInt8]] = []
+            while reports.count < limit,
+                let report = try device.read(size: size, milliseconds: reports.isEmpty ? milliseconds : 0)
+            {
+                reports.append(report)
+            }
+            return reports
         }
     }
 

@@ -65,66 +65,83 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
 
     /// Sends one report as one datagram (`sendto`).
     public func write(_ report: [UInt8]) async throws(TransportError) {
+        try await write(reports: [report])
+    }
+
+    /// Sends each report as one datagram, in one trip to the socket's thread.
+    public func write(reports: [[UInt8]]) async throws(TransportError) {
         try await thread.run(skipIfCancelled: false) { () throws(TransportError) in
             let fd = self.socket
             guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
             var peer = self.peer
-            let sent = report.withUnsafeBytes { bytes in
-                withUnsafePointer(to: &peer) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(
-                            fd, bytes.baseAddress, bytes.count, 0, $0,
-                            socklen_t(MemoryLayout<sockaddr_in>.size))
+            for report in reports {
+                let sent = report.withUnsafeBytes { bytes in
+                    withUnsafePointer(to: &peer) {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                            sendto(
+                                fd, bytes.baseAddress, bytes.count, 0, $0,
+                                socklen_t(MemoryLayout<sockaddr_in>.size))
+                        }
                     }
                 }
-            }
-            guard sent == report.count else {
-                throw TransportError(.system, "Could not send to the UDP device (errno \(errno)).")
+                guard sent == report.count else {
+                    throw TransportError(.system, "Could not send to the UDP device (errno \(errno)).")
+                }
             }
         }
     }
 
     /// Waits up to `timeout` (`poll`) for one datagram from the device (`recvfrom`).
     public func read(timeout: Duration) async throws(TransportError) -> [UInt8]? {
+        try await readAvailable(timeout: timeout, limit: 1).first
+    }
+
+    /// Waits up to `timeout` for a datagram from the device, then takes those already queued,
+    /// up to `limit`, in one trip to the socket's thread.
+    public func readAvailable(timeout: Duration, limit: Int) async throws(TransportError) -> [[UInt8]] {
         let deadline = ContinuousClock.now + timeout
-        return try await thread.run(skipIfCancelled: true) { () throws(TransportError) -> [UInt8]? in
+        return try await thread.run(skipIfCancelled: true) { () throws(TransportError) -> [[UInt8]] in
             let fd = self.socket
             guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
-            while true {
-                let remaining = deadline - .now
-                let milliseconds = max(
-                    0,
-                    Int32(
-                        remaining.components.seconds * 1000 + remaining.components.attoseconds
-                            / 1_000_000_000_000_000))
-                var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&descriptor, 1, milliseconds)
-                if ready < 0 {
-                    if errno == EINTR { continue }
-                    throw TransportError(.system, "Waiting for the UDP device failed (errno \(errno)).")
-                }
-                if ready == 0 { return nil }
-                var buffer = [UInt8](repeating: 0, count: 2048)
-                var source = sockaddr_in()
-                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-                let received = buffer.withUnsafeMutableBytes { bytes in
-                    withUnsafeMutablePointer(to: &source) {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                            recvfrom(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
-                        }
+            var reports: [[UInt8]] = []
+            while reports.count < limit,
+                let report = try self.receive(fd, deadline: reports.isEmpty ? deadline : .now)
+            {
+                reports.append(report)
+            }
+            return reports
+        }
+    }
+
+    /// One datagram from the device, waiting (`poll`) until `deadline`; nil when none came.
+    /// Datagrams from other addresses are dropped. Runs on the socket's thread.
+    private func receive(_ fd: Int32, deadline: ContinuousClock.Instant) throws(TransportError) -> [UInt8]? {
+        while true {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, (deadline - .now).clampedMilliseconds)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw TransportError(.system, "Waiting for the UDP device failed (errno \(errno)).")
+            }
+            if ready == 0 { return nil }
+            var buffer = [UInt8](repeating: 0, count: 2048)
+            var source = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let received = buffer.withUnsafeMutableBytes { bytes in
+                withUnsafeMutablePointer(to: &source) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
                     }
                 }
-                if received < 0 {
-                    if errno == EINTR || errno == EAGAIN || errno == ECONNREFUSED { continue }
-                    throw TransportError(.system, "Reading from the UDP device failed (errno \(errno)).")
-                }
-                guard source.sin_addr.s_addr == self.peer.sin_addr.s_addr,
-                    source.sin_port == self.peer.sin_port
-                else {
-                    continue
-                }
-                return Array(buffer.prefix(received))
             }
+            if received < 0 {
+                if errno == EINTR || errno == EAGAIN || errno == ECONNREFUSED { continue }
+                throw TransportError(.system, "Reading from the UDP device failed (errno \(errno)).")
+            }
+            guard source.sin_addr.s_addr == peer.sin_addr.s_addr, source.sin_port == peer.sin_port else {
+                continue
+            }
+            return Array(buffer.prefix(received))
         }
     }
 
