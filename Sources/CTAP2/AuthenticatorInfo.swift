@@ -70,7 +70,7 @@ public struct AuthenticatorInfo: Hashable, Sendable {
         /// authenticatorConfigCommands (0x1F).
         public static let authenticatorConfigCommands: CBORValue = 0x1F
 
-        static let known: Set<CBORValue> = Set((0x01...0x1F).map { CBORValue.int($0) })
+        static let known: ClosedRange<UInt64> = 0x01...0x1F
     }
 
     /// Protocol versions: `FIDO_2_0`, `FIDO_2_1`, `FIDO_2_2`, `U2F_V2`, ...
@@ -217,7 +217,7 @@ public struct AuthenticatorInfo: Hashable, Sendable {
         encCredStoreState = try r.bytes(Key.encCredStoreState, "encCredStoreState")
         authenticatorConfigCommands = try r.uintArray(
             Key.authenticatorConfigCommands, "authenticatorConfigCommands")
-        unknownFields = CBORMap(entries: map.entries.filter { !Key.known.contains($0.key) })
+        unknownFields = r.unknownEntries(known: Key.known)
         fields = map
     }
 }

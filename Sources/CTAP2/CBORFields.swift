@@ -34,13 +34,37 @@ struct FieldReader {
     let map: CBORMap
     /// What the map is, for messages ("getInfo response").
     let context: String
+    /// The values under small unsigned keys (CTAP2 members are 0x01...0x1F), found in one pass
+    /// so that reading each member does not scan the map again.
+    private let small: [CBORValue?]
+    private static let smallKeys = 64
 
     init(_ map: CBORMap, _ context: String) {
         self.map = map
         self.context = context
+        var small = [CBORValue?](repeating: nil, count: Self.smallKeys)
+        for entry in map.entries {
+            // The first entry wins, as CBORMap's subscript has it.
+            if case .unsigned(let n) = entry.key, n < Self.smallKeys, small[Int(n)] == nil {
+                small[Int(n)] = entry.value
+            }
+        }
+        self.small = small
     }
 
-    func value(_ key: CBORValue) -> CBORValue? { map[key] }
+    /// The entries whose keys are not among the unsigned `known` ones, kept for callers.
+    func unknownEntries(known: ClosedRange<UInt64>) -> CBORMap {
+        CBORMap(
+            entries: map.entries.filter { entry in
+                guard case .unsigned(let n) = entry.key else { return true }
+                return !known.contains(n)
+            })
+    }
+
+    func value(_ key: CBORValue) -> CBORValue? {
+        if case .unsigned(let n) = key, n < Self.smallKeys { return small[Int(n)] }
+        return map[key]
+    }
 
     private func wrongType(_ name: String, _ expected: String) -> CTAP2Error {
         .malformed("The \(name) field of the \(context) is not \(expected).")
@@ -51,43 +75,43 @@ struct FieldReader {
     }
 
     func bytes(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> [UInt8]? {
-        guard let v = map[key] else { return nil }
+        guard let v = value(key) else { return nil }
         guard let b = v.bytesValue else { throw wrongType(name, "a byte string") }
         return b
     }
 
     func text(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> String? {
-        guard let v = map[key] else { return nil }
+        guard let v = value(key) else { return nil }
         guard let s = v.stringValue else { throw wrongType(name, "a text string") }
         return s
     }
 
     func bool(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> Bool? {
-        guard let v = map[key] else { return nil }
+        guard let v = value(key) else { return nil }
         guard let b = v.boolValue else { throw wrongType(name, "a Boolean") }
         return b
     }
 
     func uint(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> UInt64? {
-        guard let v = map[key] else { return nil }
+        guard let v = value(key) else { return nil }
         guard let n = v.uint64Value else { throw wrongType(name, "an unsigned integer") }
         return n
     }
 
     func int(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> Int? {
-        guard let v = map[key] else { return nil }
+        guard let v = value(key) else { return nil }
         guard let n = v.intValue else { throw wrongType(name, "an integer") }
         return n
     }
 
     func subMap(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> CBORMap? {
-        guard let v = map[key] else { return nil }
+        guard let v = value(key) else { return nil }
         guard let m = v.mapValue else { throw wrongType(name, "a map") }
         return m
     }
 
     func array(_ key: CBORValue, _ name: String) throws(CTAP2Error) -> [CBORValue]? {
-        guard let v = map[key] else { return nil }
+        guard let v = value(key) else { return nil }
         guard let a = v.arrayValue else { throw wrongType(name, "an array") }
         return a
     }

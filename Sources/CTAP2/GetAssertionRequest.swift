@@ -97,7 +97,7 @@ public struct GetAssertionResponse: Hashable, Sendable {
         /// unsignedExtensionOutputs (0x08).
         public static let unsignedExtensionOutputs: CBORValue = 0x08
 
-        static let known: Set<CBORValue> = Set((0x01...0x08).map { CBORValue.int($0) })
+        static let known: ClosedRange<UInt64> = 0x01...0x08
     }
 
     /// The credential used; may be absent when the allow list named exactly one.
@@ -141,7 +141,7 @@ public struct GetAssertionResponse: Hashable, Sendable {
         userSelected = try r.bool(Key.userSelected, "userSelected")
         largeBlobKey = try r.bytes(Key.largeBlobKey, "largeBlobKey")
         unsignedExtensionOutputs = try r.subMap(Key.unsignedExtensionOutputs, "unsignedExtensionOutputs")
-        unknownFields = CBORMap(entries: map.entries.filter { !Key.known.contains($0.key) })
+        unknownFields = r.unknownEntries(known: Key.known)
     }
 
     /// Checks the assertion signature over authData ‖ clientDataHash with the credential's

@@ -124,7 +124,7 @@ public struct MakeCredentialResponse: Hashable, Sendable {
         /// unsignedExtensionOutputs (0x06).
         public static let unsignedExtensionOutputs: CBORValue = 0x06
 
-        static let known: Set<CBORValue> = Set((0x01...0x06).map { CBORValue.int($0) })
+        static let known: ClosedRange<UInt64> = 0x01...0x06
     }
 
     /// The attestation statement format identifier.
@@ -165,7 +165,7 @@ public struct MakeCredentialResponse: Hashable, Sendable {
         enterpriseAttestation = try r.bool(Key.enterpriseAttestation, "epAtt")
         largeBlobKey = try r.bytes(Key.largeBlobKey, "largeBlobKey")
         unsignedExtensionOutputs = try r.subMap(Key.unsignedExtensionOutputs, "unsignedExtensionOutputs")
-        unknownFields = CBORMap(entries: map.entries.filter { !Key.known.contains($0.key) })
+        unknownFields = r.unknownEntries(known: Key.known)
     }
 
     /// The WebAuthn attestation object for this response.
