@@ -33,13 +33,9 @@ public enum CBOREncoder {
             for item in items { append(item, to: &out) }
         case .map(let map):
             appendHead(major: 5, argument: UInt64(map.count), to: &out)
-            var encoded: [(key: [UInt8], value: CBORValue)] = []
-            encoded.reserveCapacity(map.count)
-            for entry in map.entries { encoded.append((encode(entry.key), entry.value)) }
-            encoded.sort { canonicalOrder($0.key, $1.key) }
-            for pair in encoded {
-                out.append(contentsOf: pair.key)
-                append(pair.value, to: &out)
+            for entry in map.entries.sorted(by: { keyPrecedes($0.key, $1.key) }) {
+                append(entry.key, to: &out)
+                append(entry.value, to: &out)
             }
         case .tagged(let tag, let item):
             appendHead(major: 6, argument: tag, to: &out)
@@ -59,6 +55,28 @@ public enum CBOREncoder {
             }
         case .float(let d):
             appendFloat(d, to: &out)
+        }
+    }
+
+    /// Whether map key `a` sorts before `b` in CTAP2 canonical order, without encoding the keys
+    /// where their values tell: integers by major type then argument (a shorter head is a
+    /// smaller argument, and equal-length heads compare bytewise as their arguments do), text and
+    /// byte strings by length then bytes (equal lengths have equal heads). Other keys are
+    /// encoded and compared with ``canonicalOrder(_:_:)``.
+    static func keyPrecedes(_ a: CBORValue, _ b: CBORValue) -> Bool {
+        switch (a, b) {
+        case (.unsigned(let x), .unsigned(let y)), (.negative(let x), .negative(let y)): return x < y
+        case (.unsigned, .negative): return true
+        case (.negative, .unsigned): return false
+        case (.textString(let x), .textString(let y)):
+            let (u, v) = (x.utf8, y.utf8)
+            if u.count != v.count { return u.count < v.count }
+            return u.lexicographicallyPrecedes(v)
+        case (.byteString(let x), .byteString(let y)):
+            if x.count != y.count { return x.count < y.count }
+            return x.lexicographicallyPrecedes(y)
+        default:
+            return canonicalOrder(encode(a), encode(b))
         }
     }
 

@@ -14,6 +14,9 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     public let endpoint: UDPEndpoint
     // Written only on `thread`.
     private var socket: Int32
+    /// The receive buffer, used only on `thread` (a datagram over 2048 bytes is cut, and then
+    /// refused by the CTAPHID assembler as the wrong report size).
+    private var scratch = [UInt8](repeating: 0, count: 2048)
     private let peer: sockaddr_in
     private let thread: BlockingIOThread
 
@@ -124,10 +127,9 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
                 throw TransportError(.system, "Waiting for the UDP device failed (errno \(errno)).")
             }
             if ready == 0 { return nil }
-            var buffer = [UInt8](repeating: 0, count: 2048)
             var source = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let received = buffer.withUnsafeMutableBytes { bytes in
+            let received = scratch.withUnsafeMutableBytes { bytes in
                 withUnsafeMutablePointer(to: &source) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                         recvfrom(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
@@ -141,7 +143,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
             guard source.sin_addr.s_addr == peer.sin_addr.s_addr, source.sin_port == peer.sin_port else {
                 continue
             }
-            return Array(buffer.prefix(received))
+            return Array(scratch.prefix(received))
         }
     }
 
