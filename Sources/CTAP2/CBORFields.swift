@@ -34,19 +34,20 @@ struct FieldReader {
     let map: CBORMap
     /// What the map is, for messages ("getInfo response").
     let context: String
-    /// The values under small unsigned keys (CTAP2 members are 0x01...0x1F), found in one pass
-    /// so that reading each member does not scan the map again.
-    private let small: [CBORValue?]
-    private static let smallKeys = 64
+    /// Where the entries under small unsigned keys (CTAP2 members are 0x01...0x1F) sit in the
+    /// map, found in one pass so that reading each member does not scan the map again; -1 for
+    /// none.
+    private let small: [Int32]
+    private static let smallKeys = 32
 
     init(_ map: CBORMap, _ context: String) {
         self.map = map
         self.context = context
-        var small = [CBORValue?](repeating: nil, count: Self.smallKeys)
-        for entry in map.entries {
+        var small = [Int32](repeating: -1, count: Self.smallKeys)
+        for (index, entry) in map.entries.enumerated() {
             // The first entry wins, as CBORMap's subscript has it.
-            if case .unsigned(let n) = entry.key, n < Self.smallKeys, small[Int(n)] == nil {
-                small[Int(n)] = entry.value
+            if case .unsigned(let n) = entry.key, n < Self.smallKeys, small[Int(n)] < 0 {
+                small[Int(n)] = Int32(truncatingIfNeeded: index)
             }
         }
         self.small = small
@@ -62,7 +63,10 @@ struct FieldReader {
     }
 
     func value(_ key: CBORValue) -> CBORValue? {
-        if case .unsigned(let n) = key, n < Self.smallKeys { return small[Int(n)] }
+        if case .unsigned(let n) = key, n < Self.smallKeys {
+            let index = small[Int(n)]
+            return index < 0 ? nil : map.entries[Int(index)].value
+        }
         return map[key]
     }
 

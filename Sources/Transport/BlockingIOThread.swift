@@ -11,7 +11,7 @@ public final class BlockingIOThread: @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [() -> Void] = []
     private var stopping = false
-    private let closedMessage: String
+    @usableFromInline let closedMessage: String
 
     /// Starts the thread; `closedMessage` is the sentence of the `closed` error a job gets
     /// once the thread is shutting down.
@@ -36,7 +36,7 @@ public final class BlockingIOThread: @unchecked Sendable {
         }
     }
 
-    private func enqueue(_ job: @escaping () -> Void) -> Bool {
+    @usableFromInline func enqueue(_ job: @escaping () -> Void) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopping else { return false }
@@ -61,6 +61,9 @@ public final class BlockingIOThread: @unchecked Sendable {
     /// and fails with `cancelled`; jobs that must happen anyway (sending CTAPHID_CANCEL, closing)
     /// pass false. `onCancel` runs, on whatever thread cancels, if the calling task is cancelled
     /// meanwhile, and must make a running `body` return soon (for example `SCardCancel`).
+    // Inlinable so that each caller gets a copy specialised for its T: an unspecialised generic
+    // looks up Result<T>'s and the continuation's metadata at run time on every job.
+    @inlinable
     public func run<T: Sendable>(
         skipIfCancelled: Bool = false,
         _ body: @escaping @Sendable () throws(TransportError) -> T,
@@ -104,6 +107,7 @@ extension BlockingIOThread {
     }
 }
 
-private final class CancelFlag: Sendable {
-    let value = Atomic<Bool>(false)
+@usableFromInline final class CancelFlag: Sendable {
+    @usableFromInline let value = Atomic<Bool>(false)
+    @usableFromInline init() {}
 }
