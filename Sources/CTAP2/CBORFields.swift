@@ -65,7 +65,10 @@ struct FieldReader {
     func value(_ key: CBORValue) -> CBORValue? {
         if case .unsigned(let n) = key, n < Self.smallKeys {
             let index = small[Int(n)]
-            return index < 0 ? nil : map.entries[Int(index)].value
+            // Not `index < 0 ? nil : …`: CBORValue is ExpressibleByNilLiteral, so that nil would be
+            // CBOR null.
+            guard index >= 0 else { return nil }
+            return map.entries[Int(index)].value
         }
         return map[key]
     }
