@@ -1,5 +1,6 @@
 import CTAPHID
 import Logging
+import Synchronization
 import Transport
 
 /// A host-side CTAPHID connection to one device over any ``CTAPHIDReportPipe`` (CTAP 2.1 §11.2).
@@ -253,25 +254,23 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         pipe: any CTAPHIDReportPipe, channel: UInt32, deadline: ContinuousClock.Instant, logger: Logger,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> CTAPHIDMessage {
-        var assembler = CTAPHIDMessageAssembler(channel: channel, reportSize: pipe.reportSize)
+        let receiver = CTAPHIDReceiver(channel: channel, reportSize: pipe.reportSize)
         while true {
             try checkCancellation()
             let remaining = deadline - .now
             guard remaining > .zero else {
                 throw TransportError(.timeout, "The security key did not answer in time.")
             }
-            // The reports already waiting come in the same trip to the pipe's thread.
-            let batch = try await pipe.readAvailable(
-                timeout: min(readSlice, remaining), limit: Int(CTAPHIDPacket.maxSequence) + 2)
-            for report in batch {
-                logger.trace("CTAPHID in", metadata: ["report": "\(hex(report))"])
-                let step: CTAPHIDMessageAssembler.Step
-                do {
-                    step = try assembler.append(report)
-                } catch {
-                    throw TransportError(.malformedResponse, error.message, underlying: error)
-                }
-                guard case .complete(let message) = step else { continue }
+            // The reports are assembled as they arrive, on the pipe's thread where it has one, so
+            // a whole message comes back in one trip.
+            let reports = try await pipe.read(
+                timeout: min(readSlice, remaining), limit: Int(CTAPHIDPacket.maxSequence) + 2,
+                until: { receiver.accept($0) })
+            for report in reports { logger.trace("CTAPHID in", metadata: ["report": "\(hex(report))"]) }
+            switch receiver.take() {
+            case nil: continue
+            case .failure(let error): throw TransportError(.malformedResponse, error.message, underlying: error)
+            case .success(let message):
                 guard message.command == .keepalive else { return message }
                 guard let status = message.payload.first else {
                     throw TransportError(
@@ -349,4 +348,38 @@ func hex(_ value: UInt32) -> String {
 
 func hex(_ bytes: [UInt8]) -> String {
     bytes.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+}
+
+/// Assembles the reports of one channel as a pipe reads them, possibly on the pipe's own thread:
+/// ``accept(_:)`` says when a message (or an error) is ready, ``take()`` hands it over.
+final class CTAPHIDReceiver: Sendable {
+    private let state: Mutex<(assembler: CTAPHIDMessageAssembler, ready: Result<CTAPHIDMessage, CTAPHIDError>?)>
+
+    init(channel: UInt32, reportSize: Int) {
+        state = Mutex((CTAPHIDMessageAssembler(channel: channel, reportSize: reportSize), nil))
+    }
+
+    /// Feeds one report; true once a message is complete or the reports broke the protocol.
+    func accept(_ report: [UInt8]) -> Bool {
+        state.withLock { state in
+            do throws(CTAPHIDError) {
+                if case .complete(let message) = try state.assembler.append(report) {
+                    state.ready = .success(message)
+                    return true
+                }
+                return false
+            } catch {
+                state.ready = .failure(error)
+                return true
+            }
+        }
+    }
+
+    /// The completed message or the error, once; nil when neither is ready.
+    func take() -> Result<CTAPHIDMessage, CTAPHIDError>? {
+        state.withLock { state in
+            defer { state.ready = nil }
+            return state.ready
+        }
+    }
 }

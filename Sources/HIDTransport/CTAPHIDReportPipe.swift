@@ -18,9 +18,13 @@ public protocol CTAPHIDReportPipe: Sendable {
     /// send them all in one trip to it (a request is up to 129 reports).
     func write(reports: [[UInt8]]) async throws(TransportError)
 
-    /// Waits at most `timeout` for a report, then takes the reports already waiting behind it,
-    /// up to `limit` in all; empty when none arrived in time. The default reads one.
-    func readAvailable(timeout: Duration, limit: Int) async throws(TransportError) -> [[UInt8]]
+    /// Reads reports until `complete` (called with each, on the pipe's own thread where it has
+    /// one) returns true, `limit` reports came, or `timeout` passed; returns the reports read,
+    /// none when nothing arrived in time. Pipes with an I/O thread read a whole message in one
+    /// trip to it; the default calls ``read(timeout:)`` for each report.
+    func read(
+        timeout: Duration, limit: Int, until complete: @escaping @Sendable ([UInt8]) -> Bool
+    ) async throws(TransportError) -> [[UInt8]]
 
     /// Releases the device.
     func close() async
@@ -32,10 +36,17 @@ extension CTAPHIDReportPipe {
         for report in reports { try await write(report) }
     }
 
-    /// One report from ``read(timeout:)``, or none.
-    public func readAvailable(timeout: Duration, limit: Int) async throws(TransportError) -> [[UInt8]] {
-        guard limit > 0, let report = try await read(timeout: timeout) else { return [] }
-        return [report]
+    /// Reports from ``read(timeout:)`` until `complete` says so, `limit`, or `timeout`.
+    public func read(
+        timeout: Duration, limit: Int, until complete: @escaping @Sendable ([UInt8]) -> Bool
+    ) async throws(TransportError) -> [[UInt8]] {
+        let deadline = ContinuousClock.now + timeout
+        var reports: [[UInt8]] = []
+        while reports.count < limit, let report = try await read(timeout: max(.zero, deadline - .now)) {
+            reports.append(report)
+            if complete(report) { break }
+        }
+        return reports
     }
 }
 

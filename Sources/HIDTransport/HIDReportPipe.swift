@@ -105,21 +105,24 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
 
     /// Reads one report, waiting at most `timeout` (`hid_read_timeout`).
     public func read(timeout: Duration) async throws(TransportError) -> [UInt8]? {
-        try await readAvailable(timeout: timeout, limit: 1).first
+        try await read(timeout: timeout, limit: 1, until: { _ in true }).first
     }
 
-    /// Reads a report, waiting at most `timeout`, then those already queued (`hid_read_timeout`
-    /// with 0 ms), up to `limit`, in one trip to the device's thread.
-    public func readAvailable(timeout: Duration, limit: Int) async throws(TransportError) -> [[UInt8]] {
+    /// Reads reports (`hid_read_timeout`) until `complete` says the message is whole, `limit`,
+    /// or `timeout`, in one trip to the device's thread.
+    public func read(
+        timeout: Duration, limit: Int, until complete: @escaping @Sendable ([UInt8]) -> Bool
+    ) async throws(TransportError) -> [[UInt8]] {
         let device = self.device
         let size = reportSize
-        let milliseconds = timeout.clampedMilliseconds
+        let deadline = ContinuousClock.now + timeout
         return try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
             var reports: [[UInt8]] = []
             while reports.count < limit,
-                let report = try device.read(size: size, milliseconds: reports.isEmpty ? milliseconds : 0)
+                let report = try device.read(size: size, milliseconds: (deadline - .now).clampedMilliseconds)
             {
                 reports.append(report)
+                if complete(report) { break }
             }
             return reports
         }

@@ -96,21 +96,22 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
 
     /// Waits up to `timeout` (`poll`) for one datagram from the device (`recvfrom`).
     public func read(timeout: Duration) async throws(TransportError) -> [UInt8]? {
-        try await readAvailable(timeout: timeout, limit: 1).first
+        try await read(timeout: timeout, limit: 1, until: { _ in true }).first
     }
 
-    /// Waits up to `timeout` for a datagram from the device, then takes those already queued,
-    /// up to `limit`, in one trip to the socket's thread.
-    public func readAvailable(timeout: Duration, limit: Int) async throws(TransportError) -> [[UInt8]] {
+    /// Reads datagrams from the device until `complete` says the message is whole, `limit`, or
+    /// `timeout`, in one trip to the socket's thread.
+    public func read(
+        timeout: Duration, limit: Int, until complete: @escaping @Sendable ([UInt8]) -> Bool
+    ) async throws(TransportError) -> [[UInt8]] {
         let deadline = ContinuousClock.now + timeout
         return try await thread.run(skipIfCancelled: true) { () throws(TransportError) -> [[UInt8]] in
             let fd = self.socket
             guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
             var reports: [[UInt8]] = []
-            while reports.count < limit,
-                let report = try self.receive(fd, deadline: reports.isEmpty ? deadline : .now)
-            {
+            while reports.count < limit, let report = try self.receive(fd, deadline: deadline) {
                 reports.append(report)
+                if complete(report) { break }
             }
             return reports
         }
