@@ -195,11 +195,11 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         while true {
             try Self.checkCancellation()
             for report in reports { logger.trace("CTAPHID out", metadata: ["report": "\(hex(report))"]) }
-            try await pipe.write(reports: reports)
             let reply: CTAPHIDMessage
             do {
                 reply = try await Self.receive(
-                    pipe: pipe, channel: channel, deadline: deadline, logger: logger, keepalive: keepalive)
+                    pipe: pipe, sending: reports, channel: channel, deadline: deadline, logger: logger,
+                    keepalive: keepalive)
             } catch {
                 // A device that kept answering busy until the deadline was busy, not silent.
                 throw sawBusy && error.code == .timeout ? Self.stayedBusy : error
@@ -249,12 +249,14 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         backoff = min(backoff * 2, .milliseconds(500))
     }
 
-    /// Reads one complete message for `channel`, surfacing keepalives, until `deadline`.
+    /// Sends `request`, then reads one complete message for `channel`, surfacing keepalives,
+    /// until `deadline`.
     private static func receive(
-        pipe: any CTAPHIDReportPipe, channel: UInt32, deadline: ContinuousClock.Instant, logger: Logger,
-        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+        pipe: any CTAPHIDReportPipe, sending request: [[UInt8]], channel: UInt32,
+        deadline: ContinuousClock.Instant, logger: Logger, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> CTAPHIDMessage {
         let receiver = CTAPHIDReceiver(channel: channel, reportSize: pipe.reportSize)
+        var unsent = request
         while true {
             try checkCancellation()
             let remaining = deadline - .now
@@ -263,9 +265,10 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
             }
             // The reports are assembled as they arrive, on the pipe's thread where it has one, so
             // a whole message comes back in one trip.
-            let reports = try await pipe.read(
-                timeout: min(readSlice, remaining), limit: Int(CTAPHIDPacket.maxSequence) + 2,
+            let reports = try await pipe.transfer(
+                sending: unsent, readingFor: min(readSlice, remaining), limit: Int(CTAPHIDPacket.maxSequence) + 2,
                 until: { receiver.accept($0) })
+            unsent = []
             for report in reports { logger.trace("CTAPHID in", metadata: ["report": "\(hex(report))"]) }
             switch receiver.take() {
             case nil: continue

@@ -18,12 +18,14 @@ public protocol CTAPHIDReportPipe: Sendable {
     /// send them all in one trip to it (a request is up to 129 reports).
     func write(reports: [[UInt8]]) async throws(TransportError)
 
-    /// Reads reports until `complete` (called with each, on the pipe's own thread where it has
-    /// one) returns true, `limit` reports came, or `timeout` passed; returns the reports read,
-    /// none when nothing arrived in time. Pipes with an I/O thread read a whole message in one
-    /// trip to it; the default calls ``read(timeout:)`` for each report.
-    func read(
-        timeout: Duration, limit: Int, until complete: @escaping @Sendable ([UInt8]) -> Bool
+    /// Sends `reports` (possibly none), then reads reports until `complete` (called with each,
+    /// on the pipe's own thread where it has one) returns true, `limit` reports came, or
+    /// `timeout` passed; returns the reports read, none when nothing arrived in time. Pipes with
+    /// an I/O thread do all of it in one trip there, so a request and its whole reply cost one
+    /// thread hop; the default uses ``write(reports:)`` and ``read(timeout:)``.
+    func transfer(
+        sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
+        until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]]
 
     /// Releases the device.
@@ -36,10 +38,13 @@ extension CTAPHIDReportPipe {
         for report in reports { try await write(report) }
     }
 
-    /// Reports from ``read(timeout:)`` until `complete` says so, `limit`, or `timeout`.
-    public func read(
-        timeout: Duration, limit: Int, until complete: @escaping @Sendable ([UInt8]) -> Bool
+    /// ``write(reports:)``, then reports from ``read(timeout:)`` until `complete` says so,
+    /// `limit`, or `timeout`.
+    public func transfer(
+        sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
+        until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]] {
+        if !reports.isEmpty { try await write(reports: reports) }
         let deadline = ContinuousClock.now + timeout
         var reports: [[UInt8]] = []
         while reports.count < limit, let report = try await read(timeout: max(.zero, deadline - .now)) {

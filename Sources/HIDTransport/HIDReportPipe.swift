@@ -105,26 +105,28 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
 
     /// Reads one report, waiting at most `timeout` (`hid_read_timeout`).
     public func read(timeout: Duration) async throws(TransportError) -> [UInt8]? {
-        try await read(timeout: timeout, limit: 1, until: { _ in true }).first
+        try await transfer(sending: [], readingFor: timeout, limit: 1, until: { _ in true }).first
     }
 
-    /// Reads reports (`hid_read_timeout`) until `complete` says the message is whole, `limit`,
-    /// or `timeout`, in one trip to the device's thread.
-    public func read(
-        timeout: Duration, limit: Int, until complete: @escaping @Sendable ([UInt8]) -> Bool
+    /// Writes `reports` (`hid_write`), then reads (`hid_read_timeout`) until `complete` says
+    /// the message is whole, `limit`, or `timeout`, in one trip to the device's thread.
+    public func transfer(
+        sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
+        until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]] {
         let device = self.device
         let size = reportSize
-        let deadline = ContinuousClock.now + timeout
         return try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
-            var reports: [[UInt8]] = []
-            while reports.count < limit,
+            for report in reports { try device.write(report) }
+            let deadline = ContinuousClock.now + timeout
+            var received: [[UInt8]] = []
+            while received.count < limit,
                 let report = try device.read(size: size, milliseconds: (deadline - .now).clampedMilliseconds)
             {
-                reports.append(report)
+                received.append(report)
                 if complete(report) { break }
             }
-            return reports
+            return received
         }
     }
 

@@ -74,52 +74,57 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     /// Sends each report as one datagram, in one trip to the socket's thread.
     public func write(reports: [[UInt8]]) async throws(TransportError) {
         try await thread.run(skipIfCancelled: false) { () throws(TransportError) in
-            let fd = self.socket
-            guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
-            var peer = self.peer
-            for report in reports {
-                let sent = report.withUnsafeBytes { bytes in
-                    withUnsafePointer(to: &peer) {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                            sendto(
-                                fd, bytes.baseAddress, bytes.count, 0, $0,
-                                socklen_t(MemoryLayout<sockaddr_in>.size))
-                        }
-                    }
-                }
-                guard sent == report.count else {
-                    throw TransportError(.system, "Could not send to the UDP device (errno \(errno)).")
-                }
-            }
+            try self.send(reports)
         }
     }
 
     /// Waits up to `timeout` (`poll`) for one datagram from the device (`recvfrom`).
     public func read(timeout: Duration) async throws(TransportError) -> [UInt8]? {
-        try await read(timeout: timeout, limit: 1, until: { _ in true }).first
+        try await transfer(sending: [], readingFor: timeout, limit: 1, until: { _ in true }).first
     }
 
-    /// Reads datagrams from the device until `complete` says the message is whole, `limit`, or
-    /// `timeout`, in one trip to the socket's thread.
-    public func read(
-        timeout: Duration, limit: Int, until complete: @escaping @Sendable ([UInt8]) -> Bool
+    /// Sends `reports`, then reads datagrams from the device until `complete` says the message
+    /// is whole, `limit`, or `timeout`, in one trip to the socket's thread.
+    public func transfer(
+        sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
+        until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]] {
-        let deadline = ContinuousClock.now + timeout
-        return try await thread.run(skipIfCancelled: true) { () throws(TransportError) -> [[UInt8]] in
-            let fd = self.socket
-            guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
-            var reports: [[UInt8]] = []
-            while reports.count < limit, let report = try self.receive(fd, deadline: deadline) {
-                reports.append(report)
+        try await thread.run(skipIfCancelled: true) { () throws(TransportError) -> [[UInt8]] in
+            try self.send(reports)
+            let deadline = ContinuousClock.now + timeout
+            var received: [[UInt8]] = []
+            while received.count < limit, let report = try self.receive(deadline: deadline) {
+                received.append(report)
                 if complete(report) { break }
             }
-            return reports
+            return received
+        }
+    }
+
+    /// Sends each report as one datagram (`sendto`). Runs on the socket's thread.
+    private func send(_ reports: [[UInt8]]) throws(TransportError) {
+        let fd = socket
+        guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
+        var peer = self.peer
+        for report in reports {
+            let sent = report.withUnsafeBytes { bytes in
+                withUnsafePointer(to: &peer) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+            guard sent == report.count else {
+                throw TransportError(.system, "Could not send to the UDP device (errno \(errno)).")
+            }
         }
     }
 
     /// One datagram from the device, waiting (`poll`) until `deadline`; nil when none came.
     /// Datagrams from other addresses are dropped. Runs on the socket's thread.
-    private func receive(_ fd: Int32, deadline: ContinuousClock.Instant) throws(TransportError) -> [UInt8]? {
+    private func receive(deadline: ContinuousClock.Instant) throws(TransportError) -> [UInt8]? {
+        let fd = socket
+        guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
         while true {
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, (deadline - .now).clampedMilliseconds)
