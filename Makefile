@@ -15,14 +15,16 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev pcscd vsmartcard-vpcd \
 	publicsuffix python3-venv python3-dev swig util-linux iproute2
 
-.PHONY: all deps pydeps build test demo fuzz bench format install clean help
+.PHONY: all deps pydeps build test demo fuzz bench bench-build bench-report format install clean help
 
 all: build
 
 help:
 	@echo "make demo    build, start a virtual key, register and sign in with it, verify"
 	@echo "make test    install deps, build, run every test"
-	@echo "make build | fuzz [FUZZ_SECONDS=60] | bench | format | install [PREFIX=] | deps"
+	@echo "make bench   [BENCH_ARGS='-n 300'] ours vs python-fido2 (vs libfido2) on virtual keys, fleet, micro"
+	@echo "make bench-report   run the benchmark and write Docs/Performance.md"
+	@echo "make build | fuzz [FUZZ_SECONDS=60] | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages; a quick no-op when everything is there.
 deps:
@@ -61,9 +63,19 @@ demo: deps
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
-bench: deps
+# Release builds of the benchmark and the CLI it serves virtual keys with; python-fido2 is the
+# other host (libfido2 too once `make bench-drivers` built its driver). The PC/SC part starts a
+# private test bed, which needs root.
+BENCH_ARGS ?=
+bench-build: deps pydeps
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey-bench
-	.build/release/securitykey-bench
+
+bench: bench-build
+	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 .build/release/securitykey-bench $(BENCH_ARGS)
+
+bench-report: bench-build
+	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/bench/report.sh $(BENCH_ARGS)
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
