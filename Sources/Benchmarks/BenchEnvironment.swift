@@ -139,28 +139,34 @@ final class PCSCBed {
     private static func runScript(_ script: String, _ arguments: [String], environment: [String: String])
         throws(BenchError) -> String
     {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: script)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        do { try process.run() } catch {
-            throw BenchError(.child, "Cannot run \(script): \(error.localizedDescription)")
+        let errorPath = "\(NSTemporaryDirectory())/securitykey-bench-testbed-\(getpid()).err"
+        defer { unlink(errorPath) }
+        let process = try SpawnedProcess(
+            executable: script, arguments: arguments, environment: env, errorPath: errorPath)
+        process.closeInput()
+        // The bed's pcscd runs in the background with its output redirected, so standard output
+        // reaches end of file when the script exits.
+        var text: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var descriptor = pollfd(fd: process.output, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 30_000) > 0 else {
+                process.signal(SIGTERM)
+                throw BenchError(.timeout, "scripts/pcsc-testbed.sh \(arguments[0]) did not finish within 30 s.")
+            }
+            let count = chunk.withUnsafeMutableBytes { read(process.output, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            text += chunk[..<count]
         }
-        // The bed's pcscd is started in the background with its output redirected, so these pipes
-        // close when the script exits.
-        let text = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let reason = String(decoding: errorText, as: UTF8.self).split(separator: "\n").last.map(String.init)
+        let status = process.waitForExit(within: .seconds(30))
+        guard status == 0 else {
+            let reason = (try? String(contentsOfFile: errorPath, encoding: .utf8))?.split(separator: "\n").last
             throw BenchError(
-                .child, "scripts/pcsc-testbed.sh \(arguments[0]) failed: \(reason ?? "exit \(process.terminationStatus)")")
+                .child,
+                "scripts/pcsc-testbed.sh \(arguments[0]) failed: \(reason.map(String.init) ?? "exit \(status.map(String.init) ?? "unknown")")")
         }
         return String(decoding: text, as: UTF8.self)
     }

@@ -11,11 +11,8 @@ import Foundation
 final class ChildProcess {
     let name: String
     let logPath: String
-    private let process: Process
-    private let input: FileHandle
-    private let outputDescriptor: Int32
+    private let process: SpawnedProcess
     private var buffered: [UInt8] = []
-    private var closedInput = false
 
     /// Starts `executable` with `arguments` and extra `environment` entries.
     init(
@@ -25,36 +22,17 @@ final class ChildProcess {
         self.name = name
         let safe = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" })
         logPath = "\(logDirectory)/\(safe).log"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let stdinPipe = Pipe()
-        let stdoutPipe = Pipe()
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        guard let log = FileHandle(forWritingAtPath: logPath) else {
-            throw BenchError(.system, "Cannot create the log file \(logPath).")
-        }
-        process.standardInput = stdinPipe
-        process.standardOutput = stdoutPipe
-        process.standardError = log
-        do { try process.run() } catch {
-            throw BenchError(.child, "Cannot start \(name) (\(executable)): \(error.localizedDescription)")
-        }
-        try? log.close()
-        self.process = process
-        input = stdinPipe.fileHandleForWriting
-        outputDescriptor = stdoutPipe.fileHandleForReading.fileDescriptor
+        process = try SpawnedProcess(executable: executable, arguments: arguments, environment: env, errorPath: logPath)
     }
 
     /// The process ID.
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { process.pid }
 
     /// Sends one line to the child's standard input.
     func send(_ line: String) throws(BenchError) {
-        do { try input.write(contentsOf: Data((line + "\n").utf8)) } catch {
+        guard process.write(Array((line + "\n").utf8)) else {
             throw BenchError(.child, "\(name) stopped reading its input. \(logTail())")
         }
     }
@@ -62,6 +40,7 @@ final class ChildProcess {
     /// The next line the child prints, waiting at most `timeout`.
     func readLine(timeout: Duration) throws(BenchError) -> String {
         let deadline = ContinuousClock.now + timeout
+        let outputDescriptor = process.output
         while true {
             if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffered[..<newline], as: UTF8.self)
@@ -106,28 +85,18 @@ final class ChildProcess {
         return object
     }
 
-    /// Asks the child to end (`quit`, end of input, then SIGTERM, then SIGKILL) and waits for it.
-    func stop(quitLine: String? = "quit", grace: Duration = .seconds(5)) {
-        if let quitLine, !closedInput { try? send(quitLine) }
-        if !closedInput {
-            try? input.close()
-            closedInput = true
-        }
-        if quitLine == nil, process.isRunning { kill(pid, SIGTERM) }
-        if !waitForExit(within: grace), process.isRunning {
-            kill(pid, SIGTERM)
-            if !waitForExit(within: .seconds(2)) { kill(pid, SIGKILL) }
-        }
-        _ = waitForExit(within: .seconds(2))
-    }
-
-    private func waitForExit(within timeout: Duration) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now >= deadline { return false }
-            usleep(10_000)
-        }
-        return true
+    /// Ends the child: `quitLine` and end of input (drivers), or SIGTERM when `quitLine` is nil
+    /// (virtual keys); SIGTERM then SIGKILL if it lingers. Returns its exit status.
+    @discardableResult
+    func stop(quitLine: String? = "quit", grace: Duration = .seconds(5)) -> Int32? {
+        if let quitLine { _ = process.write(Array((quitLine + "\n").utf8)) }
+        process.closeInput()
+        if quitLine == nil { process.signal(SIGTERM) }
+        if let status = process.waitForExit(within: grace) { return status }
+        process.signal(SIGTERM)
+        if let status = process.waitForExit(within: .seconds(2)) { return status }
+        process.signal(SIGKILL)
+        return process.waitForExit(within: .seconds(2))
     }
 
     /// The last lines of the child's standard error, for error messages.
@@ -135,9 +104,5 @@ final class ChildProcess {
         guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return "" }
         let lines = text.split(separator: "\n").suffix(3)
         return lines.isEmpty ? "(Its log \(logPath) is empty.)" : "Its log says: " + lines.joined(separator: " | ")
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 }

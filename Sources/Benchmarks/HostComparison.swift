@@ -171,7 +171,7 @@ struct HostComparison {
                                 + "\(Figures.fixed(wall, decimals: 2)) \(wall <= limit ? "met" : "MISSED")")
                     }
                 }
-                StandardStreams.out(line)
+                StandardStreams.out(String(line.reversed().drop(while: { $0 == " " }).reversed()))
             }
         }
         for verdict in verdicts { StandardStreams.out(verdict) }
