@@ -83,19 +83,25 @@ start_bed() {
     if [[ -f "$dir/pcscd.pid" ]] && is_our_pcscd "$(cat "$dir/pcscd.pid")" "$dir"; then
         die "a test bed already runs in $dir (stop it first)"
     fi
-    rm -rf "$dir/conf" "$dir/run" "$dir/env"
-    mkdir -p "$dir/conf" "$dir/run"
+    rm -rf "$dir/conf" "$dir/lib" "$dir/run" "$dir/env"
+    mkdir -p "$dir/conf" "$dir/lib" "$dir/run"
     local port; port="$(pick_port)"
     local d readers=()
     : > "$dir/conf/vpcd"
     for (( d = 0; d < devices; d++ )); do
-        # pcscd does not number readers of one name apart, so each device gets its own name.
-        local friendly="Virtual PCD"
-        (( d > 0 )) && friendly="Virtual PCD $d"
+        # pcscd does not number readers of one name apart, so each device gets its own name; and
+        # vpcd keeps its sockets in static arrays indexed by slot, so each device loads its own
+        # copy of the driver (pcscd shares one loaded driver between entries of the same path).
+        local friendly="Virtual PCD" library="$driver"
+        if (( d > 0 )); then
+            friendly="Virtual PCD $d"
+            library="$dir/lib/libifdvpcd-$d.so"
+            cp "$driver" "$library"
+        fi
         cat >> "$dir/conf/vpcd" <<EOF
 FRIENDLYNAME "$friendly"
 DEVICENAME   /dev/null:$((port + 2 * d))
-LIBPATH      $driver
+LIBPATH      $library
 CHANNELID    $((port + 2 * d))
 
 EOF

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import CTAP2
 import Foundation
 import HIDTransport
@@ -18,6 +21,13 @@ struct Fleet {
     struct Probe: Sendable {
         var nanoseconds: UInt64
         var found: Int
+    }
+
+    /// One host's probes, its CPU time over them, and the keys' CPU time meanwhile.
+    struct Measurement {
+        var probes: [Probe]
+        var hostCPUNanoseconds: UInt64
+        var keysCPUNanoseconds: UInt64?
     }
 
     /// K keys on UDP, each a `serve --udp` process on its own port.
@@ -48,9 +58,10 @@ struct Fleet {
                 continue
             }
             let endpoints = uris.compactMap { try? UDPEndpoint(uri: $0 + "?local=0") }
-            let ours = await measure { await self.probeUDP(endpoints) }
-            oursMedians[size] = ours.flatMap { LatencySummary($0.map(\.nanoseconds))?.median }
-            let python = pythonFleet(arguments: uris, environment: [:])
+            let pids = keys.map(\.pid)
+            let ours = await measure(keys: pids) { await self.probeUDP(endpoints) }
+            oursMedians[size] = LatencySummary(ours.probes.map(\.nanoseconds))?.median
+            let python = pythonFleet(arguments: uris, environment: [:], keys: pids)
             printRow(size: size, ours: ours, python: python)
         }
         if let one = oursMedians[1], let big = sizes.max(), big > 1, let many = oursMedians[big] {
@@ -74,6 +85,8 @@ struct Fleet {
             return
         }
         defer { bed.stop() }
+        // libpcsclite in this process (ours probes in-process) must reach the bed's pcscd.
+        if let socket = bed.environment["PCSCLITE_CSOCK_NAME"] { setenv("PCSCLITE_CSOCK_NAME", socket, 1) }
         printHeader()
         for size in sizes {
             guard size <= bed.readers.count else {
@@ -102,42 +115,74 @@ struct Fleet {
             while ContinuousClock.now < deadline, await probePCSC().found < size {
                 try? await Task.sleep(for: .milliseconds(100))
             }
-            let ours = await measure { await self.probePCSC() }
-            let python = pythonFleet(arguments: ["--pcsc"], environment: bed.environment)
+            let pids = keys.map(\.pid)
+            let ours = await measure(keys: pids) { await self.probePCSC() }
+            let python = pythonFleet(arguments: ["--pcsc"], environment: bed.environment, keys: pids)
             printRow(size: size, ours: ours, python: python)
         }
     }
 
     private func printHeader() {
         StandardStreams.out(
-            Figures.pad("K", 5) + Figures.pad("securitykey", 24) + Figures.pad("python-fido2", 24) + "ours/python")
+            Figures.pad("K", 5) + Figures.pad("securitykey (found)", 24) + Figures.pad("CPU", 11)
+                + Figures.pad("python-fido2 (found)", 24) + Figures.pad("CPU", 11) + Figures.pad("ours/python", 13)
+                + "keys' CPU (during ours | python)")
     }
 
-    private func printRow(size: Int, ours: [Probe]?, python: Result<[Probe], BenchError>) {
-        func cell(_ probes: [Probe]) -> (String, Double?) {
-            guard let summary = LatencySummary(probes.map(\.nanoseconds)) else { return ("no data", nil) }
-            let found = probes.map(\.found).min() ?? 0
-            return ("\(Figures.milliseconds(summary.median)) (\(found)/\(size))", summary.median)
+    private func printRow(size: Int, ours: Measurement, python: Result<Measurement, BenchError>) {
+        func cells(_ measurement: Measurement) -> (String, String, Double?) {
+            guard let summary = LatencySummary(measurement.probes.map(\.nanoseconds)) else { return ("no data", "", nil) }
+            let found = measurement.probes.map(\.found).min() ?? 0
+            let cpu = Double(measurement.hostCPUNanoseconds) / Double(measurement.probes.count)
+            return ("\(Figures.milliseconds(summary.median)) (\(found)/\(size))", Figures.milliseconds(cpu), summary.median)
         }
-        let (oursText, oursMedian) = ours.map(cell) ?? ("failed", nil)
-        var line = Figures.pad(String(size), 5) + Figures.pad(oursText, 24)
+        func keysCPU(_ measurement: Measurement) -> String {
+            measurement.keysCPUNanoseconds.map {
+                Figures.milliseconds(Double($0) / Double(max(measurement.probes.count, 1)))
+            } ?? "n/a"
+        }
+        let (oursText, oursCPU, oursMedian) = cells(ours)
+        var line = Figures.pad(String(size), 5) + Figures.pad(oursText, 24) + Figures.pad(oursCPU, 11)
         switch python {
-        case .success(let probes):
-            let (text, median) = cell(probes)
-            line += Figures.pad(text, 24)
-            if let oursMedian, let median { line += Figures.fixed(oursMedian / median, decimals: 2) }
+        case .success(let measurement):
+            let (text, cpu, median) = cells(measurement)
+            line += Figures.pad(text, 24) + Figures.pad(cpu, 11)
+            let ratio = oursMedian.flatMap { o in median.map { Figures.fixed(o / $0, decimals: 2) } } ?? "n/a"
+            line += Figures.pad(ratio, 13) + keysCPU(ours) + " | " + keysCPU(measurement)
         case .failure(let error):
             line += error.message
         }
         StandardStreams.out(line)
     }
 
-    /// One warm-up, then `repetitions` probes.
-    private func measure(_ probe: () async -> Probe) async -> [Probe]? {
+    /// One warm-up, then `repetitions` probes, with this process's and the keys' CPU time over them.
+    private func measure(keys: [Int32], _ probe: () async -> Probe) async -> Measurement {
         _ = await probe()
         var probes: [Probe] = []
+        let keysBefore = Self.cpuTime(of: keys)
+        let cpuBefore = ProcessCPUClock.nanoseconds()
         for _ in 0..<repetitions { probes.append(await probe()) }
-        return probes
+        let cpu = ProcessCPUClock.nanoseconds() &- cpuBefore
+        let keysAfter = Self.cpuTime(of: keys)
+        return Measurement(
+            probes: probes, hostCPUNanoseconds: cpu,
+            keysCPUNanoseconds: keysBefore.flatMap { before in keysAfter.map { $0 &- before } })
+    }
+
+    /// The summed user + system CPU time of `pids` (/proc/PID/stat, clock ticks of 10 ms).
+    static func cpuTime(of pids: [Int32]) -> UInt64? {
+        let ticksPerSecond = UInt64(max(sysconf(Int32(_SC_CLK_TCK)), 1))
+        var total: UInt64 = 0
+        for pid in pids {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            // Fields after "(comm)": state is field 3, utime 14 and stime 15.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 13, let user = UInt64(fields[11]), let system = UInt64(fields[12]) else { return nil }
+            total += (user + system) * 1_000_000_000 / ticksPerSecond
+        }
+        return total
     }
 
     /// Opens every endpoint (CTAPHID_INIT) and runs getInfo, all at once.
@@ -190,7 +235,9 @@ struct Fleet {
     }
 
     /// Runs scripts/bench/fido2_fleet.py and parses its one JSON line.
-    private func pythonFleet(arguments: [String], environment extra: [String: String]) -> Result<[Probe], BenchError> {
+    private func pythonFleet(arguments: [String], environment extra: [String: String], keys: [Int32])
+        -> Result<Measurement, BenchError>
+    {
         guard let python = environment.python else {
             return .failure(BenchError(.usage, "no Python with python-fido2 (set SECURITYKEY_PYTHON or run make pydeps)"))
         }
@@ -201,15 +248,24 @@ struct Fleet {
                     + arguments,
                 environment: extra, logDirectory: environment.logDirectory)
             defer { child.stop(quitLine: nil) }
+            // The script prints {"warm":true} after its warm-up, then measures.
+            _ = try child.readJSON(timeout: .seconds(120))
+            let keysBefore = Self.cpuTime(of: keys)
             let reply = try child.readJSON(timeout: .seconds(300))
+            let keysAfter = Self.cpuTime(of: keys)
             if let error = reply["error"] as? String { return .failure(BenchError(.child, error)) }
             guard let times = reply["times_ns"] as? [NSNumber], let found = reply["found"] as? [NSNumber],
-                times.count == found.count
+                times.count == found.count, let cpu = reply["cpu_ns"] as? NSNumber
             else {
                 return .failure(BenchError(.child, "fido2_fleet.py printed a malformed line."))
             }
             return .success(
-                zip(times, found).map { Probe(nanoseconds: UInt64(clamping: max(0, $0.int64Value)), found: $1.intValue) })
+                Measurement(
+                    probes: zip(times, found).map {
+                        Probe(nanoseconds: UInt64(clamping: max(0, $0.int64Value)), found: $1.intValue)
+                    },
+                    hostCPUNanoseconds: UInt64(clamping: max(0, cpu.int64Value)),
+                    keysCPUNanoseconds: keysBefore.flatMap { before in keysAfter.map { $0 &- before } }))
         } catch {
             return .failure(error)
         }

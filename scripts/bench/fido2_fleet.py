@@ -5,8 +5,9 @@ with one thread per key (python-fido2's API is blocking).
     fido2_fleet.py --repeat R udp:127.0.0.1:P1 udp:127.0.0.1:P2 ...   keys on UDP ports
     fido2_fleet.py --repeat R --pcsc                                  every PC/SC reader
 
-After one warm-up it measures R times and prints one JSON line
-{"times_ns":[...R...],"found":[...R...]} (found = keys that answered getInfo), or {"error":"..."}.
+After one warm-up it prints {"warm":true}, measures R times and prints one JSON line
+{"times_ns":[...R...],"found":[...R...],"cpu_ns":N} (found = keys that answered getInfo; cpu_ns =
+this process's CPU time over the R rounds), or {"error":"..."}.
 """
 
 from __future__ import annotations
@@ -74,15 +75,18 @@ def main() -> int:
     repeat, targets = int(argv[1]), argv[2:]
     try:
         once(targets)
+        print(json.dumps({"warm": True}), flush=True)
         times, found = [], []
+        cpu_start = time.process_time_ns()
         for _ in range(repeat):
             start = time.perf_counter_ns()
             found.append(once(targets))
             times.append(time.perf_counter_ns() - start)
+        cpu = time.process_time_ns() - cpu_start
     except Exception as e:  # noqa: BLE001 - reported to the orchestrator
         print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}), flush=True)
         return 1
-    print(json.dumps({"times_ns": times, "found": found}), flush=True)
+    print(json.dumps({"times_ns": times, "found": found, "cpu_ns": cpu}), flush=True)
     return 0
 
 
