@@ -22,7 +22,7 @@ all: build
 help:
 	@echo "make demo    build, start a virtual key, register and sign in with it, verify"
 	@echo "make test    install deps, build, run every test"
-	@echo "make bench   [BENCH_ARGS='-n 300'] ours vs python-fido2 (vs libfido2) on virtual keys, fleet, micro"
+	@echo "make bench   [BENCH_ARGS='-n 1000'] ours vs python-fido2 (vs libfido2) on virtual keys, fleet, micro"
 	@echo "make bench-report   run the benchmark and write Docs/Performance.md"
 	@echo "make build | fuzz [FUZZ_SECONDS=60] | format | install [PREFIX=] | deps"
 

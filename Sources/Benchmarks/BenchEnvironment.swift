@@ -36,7 +36,8 @@ struct BenchEnvironment {
             })
         else {
             throw BenchError(
-                .usage, "Run securitykey-bench from the repository root (scripts/bench/fido2_driver.py not found).")
+                .usage,
+                "Run securitykey-bench from the repository root (scripts/bench/fido2_driver.py not found).")
         }
         let securityKey = "\(binDirectory)/securitykey"
         guard fileManager.isExecutableFile(atPath: securityKey) else {
@@ -50,7 +51,8 @@ struct BenchEnvironment {
         }
         let libfido2 = "\(repository)/.build/bench/fido2-udp-driver"
         let logDirectory = "\(repository)/.build/bench/logs"
-        do { try fileManager.createDirectory(atPath: logDirectory, withIntermediateDirectories: true) } catch {
+        do { try fileManager.createDirectory(atPath: logDirectory, withIntermediateDirectories: true) } catch
+        {
             throw BenchError(.system, "Cannot create \(logDirectory): \(error.localizedDescription)")
         }
         return BenchEnvironment(
@@ -98,12 +100,16 @@ final class PCSCBed {
         let inherited = ProcessInfo.processInfo.environment
         var environment: [String: String]
         if readerPairs == 1, inherited["SECURITYKEY_PCSC_TESTBED"] != nil {
-            environment = inherited.filter { $0.key.hasPrefix("SECURITYKEY_") || $0.key == "PCSCLITE_CSOCK_NAME" }
+            environment = inherited.filter {
+                $0.key.hasPrefix("SECURITYKEY_") || $0.key == "PCSCLITE_CSOCK_NAME"
+            }
             ownDirectory = nil
         } else {
             guard getuid() == 0 else {
                 throw BenchError(
-                    .usage, "A PC/SC test bed needs root (unshare -m); run as root or under scripts/pcsc-testbed.sh run --.")
+                    .usage,
+                    "A PC/SC test bed needs root (unshare -m); run as root or under scripts/pcsc-testbed.sh run --."
+                )
             }
             let directory = "\(repository)/.run/bench-\(name)-\(getpid())"
             let output = try Self.runScript(
@@ -113,7 +119,9 @@ final class PCSCBed {
                 guard line.hasPrefix("export "), let equals = line.firstIndex(of: "=") else { continue }
                 let key = String(line[line.index(line.startIndex, offsetBy: 7)..<equals])
                 var value = String(line[line.index(after: equals)...])
-                if value.hasPrefix("'"), value.hasSuffix("'"), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+                if value.hasPrefix("'"), value.hasSuffix("'"), value.count >= 2 {
+                    value = String(value.dropFirst().dropLast())
+                }
                 environment[key] = value
             }
             ownDirectory = directory
@@ -154,7 +162,8 @@ final class PCSCBed {
             var descriptor = pollfd(fd: process.output, events: Int16(POLLIN), revents: 0)
             guard poll(&descriptor, 1, 30_000) > 0 else {
                 process.signal(SIGTERM)
-                throw BenchError(.timeout, "scripts/pcsc-testbed.sh \(arguments[0]) did not finish within 30 s.")
+                throw BenchError(
+                    .timeout, "scripts/pcsc-testbed.sh \(arguments[0]) did not finish within 30 s.")
             }
             let count = chunk.withUnsafeMutableBytes { read(process.output, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
@@ -163,10 +172,12 @@ final class PCSCBed {
         }
         let status = process.waitForExit(within: .seconds(30))
         guard status == 0 else {
-            let reason = (try? String(contentsOfFile: errorPath, encoding: .utf8))?.split(separator: "\n").last
+            let reason = (try? String(contentsOfFile: errorPath, encoding: .utf8))?.split(separator: "\n")
+                .last
             throw BenchError(
                 .child,
-                "scripts/pcsc-testbed.sh \(arguments[0]) failed: \(reason.map(String.init) ?? "exit \(status.map(String.init) ?? "unknown")")")
+                "scripts/pcsc-testbed.sh \(arguments[0]) failed: \(reason.map(String.init) ?? "exit \(status.map(String.init) ?? "unknown")")"
+            )
         }
         return String(decoding: text, as: UTF8.self)
     }

@@ -24,7 +24,8 @@ final class ChildProcess {
         logPath = "\(logDirectory)/\(safe).log"
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
-        process = try SpawnedProcess(executable: executable, arguments: arguments, environment: env, errorPath: logPath)
+        process = try SpawnedProcess(
+            executable: executable, arguments: arguments, environment: env, errorPath: logPath)
     }
 
     /// The process ID.
@@ -80,7 +81,8 @@ final class ChildProcess {
     func readJSON(timeout: Duration) throws(BenchError) -> [String: Any] {
         let line = try readLine(timeout: timeout)
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-            throw BenchError(.child, "\(name) printed something that is not a JSON object: \(line.prefix(200))")
+            throw BenchError(
+                .child, "\(name) printed something that is not a JSON object: \(line.prefix(200))")
         }
         return object
     }
@@ -103,6 +105,7 @@ final class ChildProcess {
     func logTail() -> String {
         guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return "" }
         let lines = text.split(separator: "\n").suffix(3)
-        return lines.isEmpty ? "(Its log \(logPath) is empty.)" : "Its log says: " + lines.joined(separator: " | ")
+        return lines.isEmpty
+            ? "(Its log \(logPath) is empty.)" : "Its log says: " + lines.joined(separator: " | ")
     }
 }

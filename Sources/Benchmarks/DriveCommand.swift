@@ -84,7 +84,8 @@ enum DeviceCommand {
                     let cpuPerOp = Double(result.cpuNanoseconds) / Double(summary.count)
                     StandardStreams.out(
                         "\(Figures.pad(operation.rawValue, 8)) median \(Figures.milliseconds(summary.median))"
-                            + "  p95 \(Figures.milliseconds(summary.p95))  CPU/op \(Figures.milliseconds(cpuPerOp))")
+                            + "  p95 \(Figures.milliseconds(summary.p95))  CPU/op \(Figures.milliseconds(cpuPerOp))"
+                    )
                 }
             }
         }

@@ -35,7 +35,8 @@ struct Fleet {
         StandardStreams.out("")
         StandardStreams.out(
             "Fleet over CTAPHID/UDP: K keys (one `securitykey virtual serve --udp` each); "
-                + "wall time to open every key and run getInfo on it, median of \(repetitions) after a warm-up")
+                + "wall time to open every key and run getInfo on it, median of \(repetitions) after a warm-up"
+        )
         printHeader()
         var oursMedians: [Int: Double] = [:]
         for size in sizes {
@@ -47,7 +48,9 @@ struct Fleet {
                     let port = try BenchEnvironment.freeUDPPort()
                     let key = try ChildProcess(
                         name: "fleet-udp-\(index)", executable: environment.securityKeyBinary,
-                        arguments: ["virtual", "serve", "--udp", "127.0.0.1:\(port)", "--presence", "auto", "--json"],
+                        arguments: [
+                            "virtual", "serve", "--udp", "127.0.0.1:\(port)", "--presence", "auto", "--json",
+                        ],
                         logDirectory: environment.logDirectory)
                     keys.append(key)
                     uris.append("udp:127.0.0.1:\(port)")
@@ -67,7 +70,8 @@ struct Fleet {
         if let one = oursMedians[1], let big = sizes.max(), big > 1, let many = oursMedians[big] {
             let ratio = many / one
             StandardStreams.out(
-                "target fleet ours K=\(big) < 2 x K=1: \(Figures.fixed(ratio, decimals: 2)) x \(ratio < 2 ? "met" : "MISSED")")
+                "target fleet ours K=\(big) < 2 x K=1: \(Figures.fixed(ratio, decimals: 2)) x \(ratio < 2 ? "met" : "MISSED")"
+            )
         }
     }
 
@@ -75,12 +79,17 @@ struct Fleet {
     func runPCSC(sizes requested: [Int]) async {
         StandardStreams.out("")
         let maximum = 16
-        let sizes = requested.map { min($0, maximum) }.reduce(into: [Int]()) { if !$0.contains($1) { $0.append($1) } }
+        let sizes = requested.map { min($0, maximum) }.reduce(into: [Int]()) {
+            if !$0.contains($1) { $0.append($1) }
+        }
         StandardStreams.out(
             "Fleet over PC/SC: K cards on vpcd readers of one pcscd with 16 readers (pcsc-lite's limit, so K "
-                + "stops at \(maximum)); wall time to list the readers, open each card and run getInfo, median of \(repetitions)")
+                + "stops at \(maximum)); wall time to list the readers, open each card and run getInfo, median of \(repetitions)"
+        )
         let bed: PCSCBed
-        do { bed = try PCSCBed(repository: environment.repository, readerPairs: maximum / 2, name: "fleet") } catch {
+        do {
+            bed = try PCSCBed(repository: environment.repository, readerPairs: maximum / 2, name: "fleet")
+        } catch {
             StandardStreams.out("not run: \(error.message)")
             return
         }
@@ -90,7 +99,8 @@ struct Fleet {
         printHeader()
         for size in sizes {
             guard size <= bed.readers.count else {
-                StandardStreams.out("\(Figures.pad(String(size), 5))not run: the bed has \(bed.readers.count) readers")
+                StandardStreams.out(
+                    "\(Figures.pad(String(size), 5))not run: the bed has \(bed.readers.count) readers")
                 continue
             }
             var keys: [ChildProcess] = []
@@ -125,16 +135,22 @@ struct Fleet {
     private func printHeader() {
         StandardStreams.out(
             Figures.pad("K", 5) + Figures.pad("securitykey (found)", 24) + Figures.pad("CPU", 11)
-                + Figures.pad("python-fido2 (found)", 24) + Figures.pad("CPU", 11) + Figures.pad("ours/python", 13)
+                + Figures.pad("python-fido2 (found)", 24) + Figures.pad("CPU", 11)
+                + Figures.pad("ours/python", 13)
                 + "keys' CPU (during ours | python)")
     }
 
     private func printRow(size: Int, ours: Measurement, python: Result<Measurement, BenchError>) {
         func cells(_ measurement: Measurement) -> (String, String, Double?) {
-            guard let summary = LatencySummary(measurement.probes.map(\.nanoseconds)) else { return ("no data", "", nil) }
+            guard let summary = LatencySummary(measurement.probes.map(\.nanoseconds)) else {
+                return ("no data", "", nil)
+            }
             let found = measurement.probes.map(\.found).min() ?? 0
             let cpu = Double(measurement.hostCPUNanoseconds) / Double(measurement.probes.count)
-            return ("\(Figures.milliseconds(summary.median)) (\(found)/\(size))", Figures.milliseconds(cpu), summary.median)
+            return (
+                "\(Figures.milliseconds(summary.median)) (\(found)/\(size))", Figures.milliseconds(cpu),
+                summary.median
+            )
         }
         func keysCPU(_ measurement: Measurement) -> String {
             measurement.keysCPUNanoseconds.map {
@@ -179,7 +195,9 @@ struct Fleet {
             else { return nil }
             // Fields after "(comm)": state is field 3, utime 14 and stime 15.
             let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 13, let user = UInt64(fields[11]), let system = UInt64(fields[12]) else { return nil }
+            guard fields.count > 13, let user = UInt64(fields[11]), let system = UInt64(fields[12]) else {
+                return nil
+            }
             total += (user + system) * 1_000_000_000 / ticksPerSecond
         }
         return total
@@ -194,10 +212,12 @@ struct Fleet {
         let found = await withTaskGroup(of: Bool.self) { group in
             for endpoint in endpoints {
                 group.addTask {
-                    guard let connection = try? await discovery.open(endpoint: endpoint, timeout: .seconds(3)) else {
+                    guard let connection = try? await discovery.open(endpoint: endpoint, timeout: .seconds(3))
+                    else {
                         return false
                     }
-                    let session = CTAP2Session(connection: connection, defaultTimeout: .seconds(5), logger: logger)
+                    let session = CTAP2Session(
+                        connection: connection, defaultTimeout: .seconds(5), logger: logger)
                     let answered = (try? await session.getInfo()) != nil
                     await connection.close()
                     return answered
@@ -220,8 +240,11 @@ struct Fleet {
         let found = await withTaskGroup(of: Bool.self) { group in
             for descriptor in descriptors {
                 group.addTask {
-                    guard let connection = try? await discovery.open(uri: descriptor.uri) else { return false }
-                    let session = CTAP2Session(connection: connection, defaultTimeout: .seconds(5), logger: logger)
+                    guard let connection = try? await discovery.open(uri: descriptor.uri) else {
+                        return false
+                    }
+                    let session = CTAP2Session(
+                        connection: connection, defaultTimeout: .seconds(5), logger: logger)
                     let answered = (try? await session.getInfo()) != nil
                     await connection.close()
                     return answered
@@ -239,12 +262,15 @@ struct Fleet {
         -> Result<Measurement, BenchError>
     {
         guard let python = environment.python else {
-            return .failure(BenchError(.usage, "no Python with python-fido2 (set SECURITYKEY_PYTHON or run make pydeps)"))
+            return .failure(
+                BenchError(.usage, "no Python with python-fido2 (set SECURITYKEY_PYTHON or run make pydeps)"))
         }
         do {
             let child = try ChildProcess(
                 name: "fleet-python", executable: python,
-                arguments: ["\(environment.repository)/scripts/bench/fido2_fleet.py", "--repeat", String(repetitions)]
+                arguments: [
+                    "\(environment.repository)/scripts/bench/fido2_fleet.py", "--repeat", String(repetitions),
+                ]
                     + arguments,
                 environment: extra, logDirectory: environment.logDirectory)
             defer { child.stop(quitLine: nil) }

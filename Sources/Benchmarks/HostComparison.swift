@@ -37,7 +37,8 @@ struct HostComparison {
         }
         let uri = "udp:127.0.0.1:\(port)"
         run(
-            title: "CTAP2 over CTAPHID/UDP", keyArguments: ["--udp", "127.0.0.1:\(port)"], keyEnvironment: [:],
+            title: "CTAP2 over CTAPHID/UDP", keyArguments: ["--udp", "127.0.0.1:\(port)"],
+            keyEnvironment: [:],
             uri: uri, oursURI: uri + "?local=0", withLibfido2: true)
     }
 
@@ -54,7 +55,8 @@ struct HostComparison {
         keyEnvironment["SECURITYKEY_VPCD_PORT"] = String(bed.vpcdPort)
         run(
             title: "CTAP2 over PC/SC (pcscd + vpcd, reader \"\(reader)\")", keyArguments: ["--pcsc"],
-            keyEnvironment: keyEnvironment, uri: "pcsc:\(reader)", oursURI: "pcsc:\(reader)", withLibfido2: false)
+            keyEnvironment: keyEnvironment, uri: "pcsc:\(reader)", oursURI: "pcsc:\(reader)",
+            withLibfido2: false)
     }
 
     private func run(
@@ -65,7 +67,8 @@ struct HostComparison {
         StandardStreams.out("")
         StandardStreams.out(
             "\(title): one virtual key (securitykey virtual serve \(keyArguments[0]) --presence auto), "
-                + "\(perRound * rounds) operations per host per operation in \(rounds) alternating rounds of \(perRound)")
+                + "\(perRound * rounds) operations per host per operation in \(rounds) alternating rounds of \(perRound)"
+        )
         let key: ChildProcess
         do {
             key = try ChildProcess(
@@ -80,7 +83,9 @@ struct HostComparison {
         defer { key.stop(quitLine: nil) }
 
         var hosts: [Host] = [
-            Host(name: Self.ours, executable: environment.benchBinary, arguments: ["drive", "--device", oursURI])
+            Host(
+                name: Self.ours, executable: environment.benchBinary,
+                arguments: ["drive", "--device", oursURI])
         ]
         var missing: [(String, String)] = []
         if let python = environment.python {
@@ -89,13 +94,15 @@ struct HostComparison {
                     name: Self.python, executable: python,
                     arguments: ["\(environment.repository)/scripts/bench/fido2_driver.py", "--device", uri]))
         } else {
-            missing.append((Self.python, "no Python with python-fido2 (set SECURITYKEY_PYTHON or run make pydeps)"))
+            missing.append(
+                (Self.python, "no Python with python-fido2 (set SECURITYKEY_PYTHON or run make pydeps)"))
         }
         if withLibfido2 {
             if let driver = environment.libfido2Driver {
                 hosts.append(Host(name: Self.libfido2, executable: driver, arguments: ["--device", uri]))
             } else {
-                missing.append((Self.libfido2, "driver not built (.build/bench/fido2-udp-driver; make bench-drivers)"))
+                missing.append(
+                    (Self.libfido2, "driver not built (.build/bench/fido2-udp-driver; make bench-drivers)"))
             }
         }
 
@@ -105,11 +112,13 @@ struct HostComparison {
             do {
                 let driver = try ChildProcess(
                     name: "\(host.name)-\(keyArguments[0].dropFirst(2))", executable: host.executable,
-                    arguments: host.arguments, environment: keyEnvironment, logDirectory: environment.logDirectory)
+                    arguments: host.arguments, environment: keyEnvironment,
+                    logDirectory: environment.logDirectory)
                 let ready = try driver.readJSON(timeout: .seconds(60))
                 guard ready["ready"] as? Bool == true else {
                     driver.stop()
-                    missing.append((host.name, "driver not ready: \(ready["error"] as? String ?? "no reason given")"))
+                    missing.append(
+                        (host.name, "driver not ready: \(ready["error"] as? String ?? "no reason given")"))
                     continue
                 }
                 drivers.append((host, driver))
@@ -123,7 +132,9 @@ struct HostComparison {
         // Warm-up batches (not counted): caches, lazy initialisation, the key's first signatures.
         for operation in BenchOperation.allCases {
             for (host, driver) in drivers {
-                _ = batch(driver, operation, count: max(1, min(5, perRound)), into: &tallies[slot(operation, host.name), default: Tally()], record: false)
+                _ = batch(
+                    driver, operation, count: max(1, min(5, perRound)),
+                    into: &tallies[slot(operation, host.name), default: Tally()], record: false)
             }
         }
         for round in 0..<rounds {
@@ -131,13 +142,16 @@ struct HostComparison {
                 // Rotate who goes first so no host always runs right after the key idled.
                 for index in 0..<drivers.count {
                     let (host, driver) = drivers[(index + round) % drivers.count]
-                    batch(driver, operation, count: perRound, into: &tallies[slot(operation, host.name), default: Tally()], record: true)
+                    batch(
+                        driver, operation, count: perRound,
+                        into: &tallies[slot(operation, host.name), default: Tally()], record: true)
                 }
             }
         }
 
         let header =
-            Figures.pad("op", 9) + Figures.pad("host", 14) + Figures.pad("median", 12) + Figures.pad("p95", 12)
+            Figures.pad("op", 9) + Figures.pad("host", 14) + Figures.pad("median", 12)
+            + Figures.pad("p95", 12)
             + Figures.pad("CPU/op", 12) + Figures.pad("ours/host wall", 16) + "ours/host CPU"
         StandardStreams.out(header)
         var verdicts: [String] = []
@@ -159,11 +173,14 @@ struct HostComparison {
                 let cpu = Double(tally.cpuNanoseconds) / Double(summary.count)
                 var line =
                     prefix + Figures.pad(Figures.milliseconds(summary.median), 12)
-                    + Figures.pad(Figures.milliseconds(summary.p95), 12) + Figures.pad(Figures.milliseconds(cpu), 12)
+                    + Figures.pad(Figures.milliseconds(summary.p95), 12)
+                    + Figures.pad(Figures.milliseconds(cpu), 12)
                 if host != Self.ours, let oursSummary, let oursTally, oursTally.error == nil {
                     let wall = oursSummary.median / summary.median
                     let oursCPU = Double(oursTally.cpuNanoseconds) / Double(oursSummary.count)
-                    line += Figures.pad(Figures.fixed(wall, decimals: 2), 16) + Figures.fixed(oursCPU / cpu, decimals: 2)
+                    line +=
+                        Figures.pad(Figures.fixed(wall, decimals: 2), 16)
+                        + Figures.fixed(oursCPU / cpu, decimals: 2)
                     if operation != .getinfo {
                         let limit = host == Self.python ? 0.7 : 1.0
                         verdicts.append(
@@ -179,7 +196,9 @@ struct HostComparison {
 
     /// Runs one batch on a driver and adds it to `tally` when `record` is set.
     @discardableResult
-    private func batch(_ driver: ChildProcess, _ operation: BenchOperation, count: Int, into tally: inout Tally, record: Bool)
+    private func batch(
+        _ driver: ChildProcess, _ operation: BenchOperation, count: Int, into tally: inout Tally, record: Bool
+    )
         -> Bool
     {
         guard tally.error == nil else { return false }

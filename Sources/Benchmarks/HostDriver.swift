@@ -34,7 +34,8 @@ struct BatchResult: Sendable {
             return "{\"op\":\(JSONText.string(operation)),\"error\":\(JSONText.string(error))}"
         }
         let list = latencies.map(String.init).joined(separator: ",")
-        return "{\"op\":\(JSONText.string(operation)),\"latencies_ns\":[\(list)],\"cpu_ns\":\(cpuNanoseconds)}"
+        return
+            "{\"op\":\(JSONText.string(operation)),\"latencies_ns\":[\(list)],\"cpu_ns\":\(cpuNanoseconds)}"
     }
 }
 
@@ -86,7 +87,8 @@ final class HostDriver: Sendable {
         } else if uri.hasPrefix("hid:") {
             discovery = HIDDiscovery(logger: logger)
         } else {
-            throw BenchError(.usage, "\"\(uri)\" is not a device URI (udp:HOST:PORT, pcsc:READER or hid:PATH).")
+            throw BenchError(
+                .usage, "\"\(uri)\" is not a device URI (udp:HOST:PORT, pcsc:READER or hid:PATH).")
         }
         // A virtual card reaches its reader a moment after its process starts: retry until the deadline.
         let deadline = ContinuousClock.now + openDeadline

@@ -76,7 +76,9 @@ final class SpawnedProcess {
         guard input >= 0 else { return false }
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(input, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
+            let written = bytes.withUnsafeBytes {
+                Glibc.write(input, $0.baseAddress.map { $0 + offset }, $0.count - offset)
+            }
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else { return false }
             offset += written

@@ -1,6 +1,6 @@
 // securitykey-bench: performance figures. Tests never assert on timings; this prints them.
 //
-//   securitykey-bench [-n N] [--rounds R] [--fleet 1,8,32] [SECTION...]
+//   securitykey-bench [-n N] [--rounds R] [--fleet 1,8,32] [--transport udp|pcsc] [SECTION...]
 //                                  run the named sections (default: all, in the order of --list)
 //   securitykey-bench --list       list the sections
 //   securitykey-bench drive --device URI
@@ -20,12 +20,16 @@
 enum BenchMain {
     static let microSections: [BenchmarkSection] = [CBORBenchmarks.section, CTAPHIDBenchmarks.section]
     static let systemSections: [(name: String, summary: String)] = [
-        ("hosts", "getInfo/makeCredential/getAssertion: ours vs python-fido2 vs libfido2 on a virtual key (UDP, PC/SC)"),
+        (
+            "hosts",
+            "getInfo/makeCredential/getAssertion: ours vs python-fido2 vs libfido2 on a virtual key (UDP, PC/SC)"
+        ),
         ("fleet", "list + getInfo on K virtual keys (UDP, PC/SC): ours in parallel vs python-fido2 threads"),
     ]
 
     static func usage(_ message: String) -> Int32 {
-        StandardStreams.err("securitykey-bench: \(message) (see the comment at the top of main.swift or --list)")
+        StandardStreams.err(
+            "securitykey-bench: \(message) (see the comment at the top of main.swift or --list)")
         return 2
     }
 
@@ -52,12 +56,13 @@ enum BenchMain {
             return await DriveCommand.run(uri: arguments[2])
         }
 
-        var count = 300
+        var count = 1000
         var rounds = 10
         var fleetSizes = [1, 8, 32]
         var device: String?
         var operations = BenchOperation.allCases
         var json = false
+        var transports = ["udp", "pcsc"]
         var sections: [String] = []
         var index = 0
         func value() -> String? {
@@ -94,6 +99,11 @@ enum BenchMain {
                     return usage("--ops takes a comma-separated list of getinfo, mc and ga")
                 }
                 operations = parsed
+            case "--transport":
+                guard let text = value(), ["udp", "pcsc"].contains(text) else {
+                    return usage("--transport takes udp or pcsc")
+                }
+                transports = [text]
             case "--json":
                 json = true
             default:
@@ -122,14 +132,15 @@ enum BenchMain {
             return 1
         }
         if selected.contains("hosts") {
-            let comparison = HostComparison(environment: environment, count: count, rounds: min(rounds, count))
-            comparison.runUDP()
-            comparison.runPCSC()
+            let comparison = HostComparison(
+                environment: environment, count: count, rounds: min(rounds, count))
+            if transports.contains("udp") { comparison.runUDP() }
+            if transports.contains("pcsc") { comparison.runPCSC() }
         }
         if selected.contains("fleet") {
             let fleet = Fleet(environment: environment, repetitions: 10)
-            await fleet.runUDP(sizes: fleetSizes)
-            await fleet.runPCSC(sizes: fleetSizes)
+            if transports.contains("udp") { await fleet.runUDP(sizes: fleetSizes) }
+            if transports.contains("pcsc") { await fleet.runPCSC(sizes: fleetSizes) }
         }
         return 0
     }

@@ -37,18 +37,22 @@ import Testing
     /// Our driver against a virtual key on UDP: the ready line, one result line per request with
     /// as many latencies as asked, an error line for a bad request, exit 0 on quit.
     @Test func ourDriverSpeaksTheLineProtocol() async throws {
-        try await Self.checkDriver(executable: Binaries.bench, arguments: ["drive", "--device"], localSuffix: "?local=0")
+        try await Self.checkDriver(
+            executable: Binaries.bench, arguments: ["drive", "--device"], localSuffix: "?local=0")
     }
 
     /// python-fido2's driver (scripts/bench/fido2_driver.py) speaks the same protocol.
     @Test func pythonDriverSpeaksTheLineProtocol() async throws {
         guard let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"], !python.isEmpty else {
-            Issue.record("SECURITYKEY_PYTHON is not set: point it at a Python with python-fido2 (make pydeps).")
+            Issue.record(
+                "SECURITYKEY_PYTHON is not set: point it at a Python with python-fido2 (make pydeps).")
             return
         }
         try await Self.checkDriver(
             executable: URL(fileURLWithPath: python),
-            arguments: [Binaries.repository.appendingPathComponent("scripts/bench/fido2_driver.py").path, "--device"],
+            arguments: [
+                Binaries.repository.appendingPathComponent("scripts/bench/fido2_driver.py").path, "--device",
+            ],
             localSuffix: "")
     }
 
@@ -56,7 +60,8 @@ import Testing
         let transcript = try await Subprocess.onThread { () throws -> [String] in
             let port = try freeUDPPort()
             let key = try Subprocess(
-                Binaries.securityKey, ["virtual", "serve", "--udp", "127.0.0.1:\(port)", "--presence", "auto", "--json"])
+                Binaries.securityKey,
+                ["virtual", "serve", "--udp", "127.0.0.1:\(port)", "--presence", "auto", "--json"])
             defer { key.terminate() }
             _ = try key.readLine()
             let driver = try Subprocess(executable, arguments + ["udp:127.0.0.1:\(port)\(localSuffix)"])
