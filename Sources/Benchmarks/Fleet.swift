@@ -35,7 +35,7 @@ struct Fleet {
         StandardStreams.out("")
         StandardStreams.out(
             "Fleet over CTAPHID/UDP: K keys (one `securitykey virtual serve --udp` each); "
-                + "wall time to open every key and run getInfo on it, median of \(repetitions) after a warm-up"
+                + "wall time to open every key and run getInfo on it, median of \(repetitions) after 3 warm-ups"
         )
         printHeader()
         var oursMedians: [Int: Double] = [:]
@@ -171,9 +171,9 @@ struct Fleet {
         StandardStreams.out(line)
     }
 
-    /// One warm-up, then `repetitions` probes, with this process's and the keys' CPU time over them.
+    /// Three warm-ups, then `repetitions` probes, with this process's and the keys' CPU time over them.
     private func measure(keys: [Int32], _ probe: () async -> Probe) async -> Measurement {
-        _ = await probe()
+        for _ in 0..<3 { _ = await probe() }
         var probes: [Probe] = []
         let keysBefore = Self.cpuTime(of: keys)
         let cpuBefore = ProcessCPUClock.nanoseconds()

@@ -138,7 +138,7 @@ enum BenchMain {
             if transports.contains("pcsc") { comparison.runPCSC() }
         }
         if selected.contains("fleet") {
-            let fleet = Fleet(environment: environment, repetitions: 10)
+            let fleet = Fleet(environment: environment, repetitions: 30)
             if transports.contains("udp") { await fleet.runUDP(sizes: fleetSizes) }
             if transports.contains("pcsc") { await fleet.runPCSC(sizes: fleetSizes) }
         }

@@ -5,7 +5,7 @@ with one thread per key (python-fido2's API is blocking).
     fido2_fleet.py --repeat R udp:127.0.0.1:P1 udp:127.0.0.1:P2 ...   keys on UDP ports
     fido2_fleet.py --repeat R --pcsc                                  every PC/SC reader
 
-After one warm-up it prints {"warm":true}, measures R times and prints one JSON line
+After three warm-ups it prints {"warm":true}, measures R times and prints one JSON line
 {"times_ns":[...R...],"found":[...R...],"cpu_ns":N} (found = keys that answered getInfo; cpu_ns =
 this process's CPU time over the R rounds), or {"error":"..."}.
 """
@@ -74,7 +74,8 @@ def main() -> int:
         return 2
     repeat, targets = int(argv[1]), argv[2:]
     try:
-        once(targets)
+        for _ in range(3):
+            once(targets)
         print(json.dumps({"warm": True}), flush=True)
         times, found = [], []
         cpu_start = time.process_time_ns()
