@@ -23,9 +23,12 @@ out="$repo/Docs/Performance.md"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-command_line="$bench${*:+ $*}"
+python_shown="${SECURITYKEY_PYTHON#"$repo"/}"
+command_line="SECURITYKEY_PYTHON=$python_shown $bench${*:+ $*}"
 echo "report: running $command_line (a few minutes)" >&2
 "$bench" "$@" | tee "$tmp/bench.txt"
+status="${PIPESTATUS[0]}"
+(( status == 0 )) || { echo "report: securitykey-bench exited with status $status; Docs/Performance.md not written" >&2; exit 1; }
 
 callgrind_text="scripts/bench/callgrind.sh is not in this tree; callgrind instruction counts were not measured."
 if [[ -x scripts/bench/callgrind.sh ]]; then
@@ -40,7 +43,8 @@ fi
 cpu_model="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 ram="$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
 swift_version="$(swift --version 2>/dev/null | head -n 1)"
-python_fido2="$("$SECURITYKEY_PYTHON" -c 'import fido2; print(fido2.__version__)' 2>/dev/null || echo "not installed")"
+python_fido2="$("$SECURITYKEY_PYTHON" -c 'from importlib.metadata import version; print(version("fido2"))' 2>/dev/null || echo "not installed")"
+python_version="$("$SECURITYKEY_PYTHON" -c 'import platform; print(platform.python_version())' 2>/dev/null || echo "unknown")"
 libfido2="$(pkg-config --modversion libfido2 2>/dev/null || dpkg-query -W -f='${Version}' libfido2-1 2>/dev/null || echo "not installed")"
 [[ -x .build/bench/fido2-udp-driver ]] || libfido2="$libfido2 (benchmark driver .build/bench/fido2-udp-driver not built)"
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -53,6 +57,8 @@ commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
     echo
     echo "## Command"
     echo
+    echo "Run from the repository root by \`make bench-report\` after release builds of \`securitykey\` and \`securitykey-bench\`:"
+    echo
     echo '```'
     echo "$command_line"
     echo '```'
@@ -63,7 +69,7 @@ commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
     echo "- CPU: $cpu_model, $(nproc) cores online"
     echo "- RAM: $ram"
     echo "- Swift: $swift_version (release build)"
-    echo "- python-fido2: $python_fido2"
+    echo "- python-fido2: $python_fido2 (Python $python_version)"
     echo "- libfido2: $libfido2"
     echo
     echo "## Output"
