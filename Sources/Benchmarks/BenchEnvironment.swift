@@ -112,6 +112,7 @@ final class PCSCBed {
                 )
             }
             let directory = "\(repository)/.run/bench-\(name)-\(getpid())"
+            InterruptCleanup.register(bed: directory, script: script)
             let output = try Self.runScript(
                 script, ["start", directory], environment: ["PCSC_TESTBED_VPCD_DEVICES": String(readerPairs)])
             environment = [:]
@@ -142,6 +143,7 @@ final class PCSCBed {
         guard let ownDirectory else { return }
         _ = try? Self.runScript(script, ["stop", ownDirectory], environment: [:])
         try? FileManager.default.removeItem(atPath: ownDirectory)
+        InterruptCleanup.unregister(bed: ownDirectory)
     }
 
     private static func runScript(_ script: String, _ arguments: [String], environment: [String: String])

@@ -18,9 +18,11 @@ final class SpawnedProcess {
     private var status: Int32?
 
     /// Starts `executable`; standard input and output are pipes, standard error goes to `errorPath`.
-    init(executable: String, arguments: [String], environment: [String: String], errorPath: String)
-        throws(BenchError)
-    {
+    /// With `track` false the child is not stopped on interrupt (the clean-up itself spawns such).
+    init(
+        executable: String, arguments: [String], environment: [String: String], errorPath: String,
+        track: Bool = true
+    ) throws(BenchError) {
         var inputPipe: [Int32] = [-1, -1]
         var outputPipe: [Int32] = [-1, -1]
         guard pipe(&inputPipe) == 0 else { throw BenchError(.system, "pipe failed (errno \(errno)).") }
@@ -66,6 +68,14 @@ final class SpawnedProcess {
             close(outputPipe[0])
             throw BenchError(.child, "Cannot start \(executable): \(String(cString: strerror(result))).")
         }
+        guard !track || InterruptCleanup.register(child: pid) else {
+            kill(pid, SIGKILL)
+            var raw: Int32 = 0
+            _ = waitpid(pid, &raw, 0)
+            close(inputPipe[1])
+            close(outputPipe[0])
+            throw BenchError(.child, "Interrupted.")
+        }
         self.pid = pid
         input = inputPipe[1]
         output = outputPipe[0]
@@ -101,6 +111,7 @@ final class SpawnedProcess {
         // WIFEXITED / WEXITSTATUS, spelled out (the C macros are not imported).
         let signal = raw & 0x7F
         status = signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
+        InterruptCleanup.unregister(child: pid)
         return status
     }
 

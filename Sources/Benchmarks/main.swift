@@ -126,6 +126,7 @@ enum BenchMain {
             section.run()
         }
         guard selected.contains("hosts") || selected.contains("fleet") else { return 0 }
+        InterruptCleanup.install()
         let environment: BenchEnvironment
         do { environment = try BenchEnvironment.discover() } catch {
             StandardStreams.err("securitykey-bench: \(error.message)")
