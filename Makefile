@@ -19,14 +19,17 @@ APT_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev pcscd vsmar
 	qemu-system-x86 busybox-static cpio kmod fido2-tools \
 	libfido2-dev valgrind
 
-.PHONY: all deps pydeps build test demo fuzz bench bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
+.PHONY: all deps pydeps build test demo fuzz bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
 
 all: build
 
 help:
 	@echo "make demo    build, start a virtual key, register and sign in with it, verify"
 	@echo "make test    install deps, build, run every test"
-	@echo "make build | fuzz [FUZZ_SECONDS=60] | bench | bench-drivers | bench-smoke | bench-callgrind | bench-hidraw | format | install [PREFIX=] | deps"
+	@echo "make bench   [BENCH_ARGS='-n 1000'] ours vs python-fido2 (vs libfido2) on virtual keys, fleet, micro"
+	@echo "make bench-report   run the benchmark and write Docs/Performance.md"
+	@echo "make bench-drivers | bench-smoke | bench-callgrind | bench-hidraw   libfido2 host, instructions, hidraw"
+	@echo "make build | fuzz [FUZZ_SECONDS=60] | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages; a quick no-op when everything is there.
 deps:
@@ -65,9 +68,19 @@ demo: deps
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
-bench: deps
+# Release builds of the benchmark and the CLI it serves virtual keys with, and the libfido2
+# driver; python-fido2 and libfido2 are the other hosts. The PC/SC part starts a
+# private test bed, which needs root.
+BENCH_ARGS ?=
+bench-build: deps pydeps bench-drivers
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey-bench
-	.build/release/securitykey-bench
+
+bench: bench-build
+	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 .build/release/securitykey-bench $(BENCH_ARGS)
+
+bench-report: bench-build
+	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/bench/report.sh $(BENCH_ARGS)
 
 # The libfido2 host of the benchmark (bench/libfido2/fido2-udp-driver.c): CTAPHID over UDP or hidraw.
 CC ?= cc

@@ -110,7 +110,10 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "securitykey-bench",
-            dependencies: ["CBOR", "CTAPHID"],
+            dependencies: [
+                "CBOR", "CTAPHID", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Sources/Benchmarks",
             swiftSettings: strict),
 
@@ -143,6 +146,8 @@ let package = Package(
         // Runs the built `securitykey` binary as a subprocess (it must be built first:
         // `swift build --build-tests` builds it).
         .testTarget(name: "CLITests", dependencies: ["securitykey"], exclude: ["Python"], swiftSettings: strict),
+        // Runs the built `securitykey-bench` and `securitykey` binaries as subprocesses.
+        .testTarget(name: "BenchmarkTests", dependencies: ["securitykey-bench", "securitykey"], swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [
             "SecurityKeys",
             .product(name: "Crypto", package: "swift-crypto"),

@@ -16,7 +16,8 @@
 # vpcd exposes two readers per configured device, "Virtual PCD 00 00" listening on PORT and
 # "Virtual PCD 00 01" on PORT+1; a virtual card connects to one of them. The bed picks the
 # first free port pair from 35963 upwards (or PCSC_TESTBED_PORT if set) so that two beds can
-# run side by side.
+# run side by side. PCSC_TESTBED_VPCD_DEVICES=N (1 to 8, default 1) configures N vpcd devices,
+# 2N readers on ports PORT to PORT+2N-1 (pcsc-lite serves at most 16 readers).
 #
 # Environment handed to clients:
 #   PCSCLITE_CSOCK_NAME        the bed's pcscd socket
@@ -31,17 +32,30 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 driver="${VPCD_DRIVER:-/usr/lib/pcsc/drivers/serial/libifdvpcd.so}"
-readers=("Virtual PCD 00 00" "Virtual PCD 00 01")
+devices="${PCSC_TESTBED_VPCD_DEVICES:-1}"
+[[ "$devices" =~ ^[1-8]$ ]] || { echo "pcsc-testbed: PCSC_TESTBED_VPCD_DEVICES must be 1 to 8" >&2; exit 1; }
 
 die() { echo "pcsc-testbed: $*" >&2; exit 1; }
 
 port_busy() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 
+ports_free() {
+    local p
+    for (( p = $1; p < $1 + 2 * devices; p++ )); do port_busy "$p" && return 1; done
+    return 0
+}
+
+all_listening() {
+    local p
+    for (( p = $1; p < $1 + 2 * devices; p++ )); do port_busy "$p" || return 1; done
+    return 0
+}
+
 pick_port() {
     if [[ -n "${PCSC_TESTBED_PORT:-}" ]]; then echo "$PCSC_TESTBED_PORT"; return; fi
     local p=35963
     while (( p < 36963 )); do
-        if ! port_busy "$p" && ! port_busy $((p + 1)); then echo "$p"; return; fi
+        if ports_free "$p"; then echo "$p"; return; fi
         p=$((p + 16))
     done
     die "no free port pair for vpcd between 35963 and 36963"
@@ -69,15 +83,30 @@ start_bed() {
     if [[ -f "$dir/pcscd.pid" ]] && is_our_pcscd "$(cat "$dir/pcscd.pid")" "$dir"; then
         die "a test bed already runs in $dir (stop it first)"
     fi
-    rm -rf "$dir/conf" "$dir/run" "$dir/env"
-    mkdir -p "$dir/conf" "$dir/run"
+    rm -rf "$dir/conf" "$dir/lib" "$dir/run" "$dir/env"
+    mkdir -p "$dir/conf" "$dir/lib" "$dir/run"
     local port; port="$(pick_port)"
-    cat > "$dir/conf/vpcd" <<EOF
-FRIENDLYNAME "Virtual PCD"
-DEVICENAME   /dev/null:$port
-LIBPATH      $driver
-CHANNELID    $port
+    local d readers=()
+    : > "$dir/conf/vpcd"
+    for (( d = 0; d < devices; d++ )); do
+        # pcscd does not number readers of one name apart, so each device gets its own name; and
+        # vpcd keeps its sockets in static arrays indexed by slot, so each device loads its own
+        # copy of the driver (pcscd shares one loaded driver between entries of the same path).
+        local friendly="Virtual PCD" library="$driver"
+        if (( d > 0 )); then
+            friendly="Virtual PCD $d"
+            library="$dir/lib/libifdvpcd-$d.so"
+            cp "$driver" "$library"
+        fi
+        cat >> "$dir/conf/vpcd" <<EOF
+FRIENDLYNAME "$friendly"
+DEVICENAME   /dev/null:$((port + 2 * d))
+LIBPATH      $library
+CHANNELID    $((port + 2 * d))
+
 EOF
+        readers+=("$friendly 00 00" "$friendly 00 01")
+    done
     # The mount point must exist; an empty /run/pcscd is what pcscd itself would create.
     local script='[ -d /run/pcscd ] || mkdir -p /run/pcscd
 mount --bind "$1/run" /run/pcscd || exit 97
@@ -95,13 +124,14 @@ exec "$@"'
             cat "$dir/pcscd.log" >&2
             die "pcscd exited during start-up (log above)"
         fi
-        if [[ -S "$dir/run/pcscd.comm" ]] && port_busy "$port" && port_busy $((port + 1)); then
+        if [[ -S "$dir/run/pcscd.comm" ]] && all_listening "$port"; then
             local names; names="$(IFS='|'; echo "${readers[*]}")"
             cat > "$dir/env" <<EOF
 export PCSCLITE_CSOCK_NAME='$dir/run/pcscd.comm'
 export SECURITYKEY_PCSC_TESTBED='$dir'
 export SECURITYKEY_VPCD_HOST='127.0.0.1'
 export SECURITYKEY_VPCD_PORT='$port'
+export SECURITYKEY_VPCD_DEVICES='$devices'
 export SECURITYKEY_VPCD_READERS='$names'
 EOF
             return 0

@@ -33,7 +33,7 @@ enum Benchmark {
         blackHole(sink)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let megabytesPerSecond = Double(bytes) * Double(iterations) / seconds / 1_000_000
-        print("\(label) (\(bytes) B): \(format(megabytesPerSecond)) MB/s")
+        StandardStreams.out("\(label) (\(bytes) B): \(format(megabytesPerSecond)) MB/s")
     }
 
     static func format(_ value: Double) -> String {

@@ -16,7 +16,7 @@ enum CBORBenchmarks {
             let lenient = CBORDecoder(options: .lenient)
             // Refuse to measure anything that does not round-trip.
             guard (try? strict.decode(bytes)) == value else {
-                print("cbor \(name): input does not round-trip; not measured")
+                StandardStreams.out("cbor \(name): input does not round-trip; not measured")
                 continue
             }
             Benchmark.throughput("cbor decode \(name)", bytes: bytes.count) {
