@@ -77,13 +77,10 @@ final class VPCDCard {
         return await respond(to: command, raw: message)
     }
 
-    /// The reply once a started request has had a short while to finish.
+    /// The reply once a started request has finished, or after a short while (then the reader
+    /// polls with NFCCTAP_GETRESPONSE). Woken by the request's end, not by polling it.
     func replyAfterStart(_ request: VPCDPendingRequest) async -> [UInt8] {
-        let window = configuration.immediateReplyWindow
-        let start = ContinuousClock.now
-        while request.result == nil, ContinuousClock.now - start < window {
-            try? await Task.sleep(for: .milliseconds(2))
-        }
+        await request.waitForResult(within: configuration.immediateReplyWindow)
         return pollReply(le: lastLe)
     }
 

@@ -10,6 +10,9 @@ final class VPCDPendingRequest: Sendable {
         var cancelRequested = false
         var waiterGone = false
         var waiter: CheckedContinuation<Void, Never>?
+        /// Who waits for the result (``waitForResult(within:)``), and whether it stopped waiting.
+        var resultWaiter: CheckedContinuation<Void, Never>?
+        var resultWaiterGone = false
     }
 
     private let state = Mutex(State())
@@ -51,7 +54,45 @@ final class VPCDPendingRequest: Sendable {
             }
             return reply
         }
-        state.withLock { $0.result = reply }
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            s.result = reply
+            defer { s.resultWaiter = nil }
+            return s.resultWaiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns once the handler has finished, or when `window` has passed, whichever comes
+    /// first (the reply to the command that started the request, CTAP 2.1 §11.3.3). One caller
+    /// at a time.
+    func waitForResult(within window: Duration) async {
+        if result != nil { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.resultArrival() }
+            group.addTask { try? await Task.sleep(for: window) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func resultArrival() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { s -> Bool in
+                    if s.result != nil || s.resultWaiterGone { return true }
+                    s.resultWaiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+                s.resultWaiterGone = true
+                defer { s.resultWaiter = nil }
+                return s.resultWaiter
+            }
+            waiter?.resume()
+        }
     }
 
     private func waitForCancelRequest() async {
