@@ -18,7 +18,9 @@
 
 @MainActor
 enum BenchMain {
-    static let microSections: [BenchmarkSection] = [CBORBenchmarks.section, CTAPHIDBenchmarks.section]
+    static let microSections: [BenchmarkSection] = [
+        CBORBenchmarks.section, CTAPHIDBenchmarks.section, ThreadHopBenchmarks.section,
+    ]
     static let systemSections: [(name: String, summary: String)] = [
         (
             "hosts",

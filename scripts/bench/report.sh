@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the full benchmark and writes Docs/Performance.md: the exact command, the machine, the
-# benchmark's output verbatim, callgrind instruction counts (scripts/bench/callgrind.sh, when
-# present) and the hand-written "Reading the numbers" section from
+# benchmark's output verbatim, callgrind instruction counts (scripts/bench/callgrind.sh), our
+# host and libfido2 over real hidraw in the QEMU guest (scripts/bench/hidraw-in-guest.sh,
+# HIDRAW_OPS operations each, default 50) and the hand-written "Reading the numbers" section from
 # scripts/bench/reading-the-numbers.md, included unchanged. The figures are never edited by hand.
 #
 #   scripts/bench/report.sh [securitykey-bench arguments...]      (make bench-report)
@@ -37,6 +38,16 @@ if [[ -x scripts/bench/callgrind.sh ]]; then
         callgrind_text=""
     else
         callgrind_text="scripts/bench/callgrind.sh failed: $(tail -n 3 "$tmp/callgrind.err" | tr '\n' ' ')"
+    fi
+fi
+
+hidraw_text="scripts/bench/hidraw-in-guest.sh is not in this tree; the hidraw comparison was not run."
+if [[ -x scripts/bench/hidraw-in-guest.sh ]]; then
+    echo "report: running scripts/bench/hidraw-in-guest.sh ${HIDRAW_OPS:-50} (a QEMU guest)" >&2
+    if scripts/bench/hidraw-in-guest.sh "${HIDRAW_OPS:-50}" > "$tmp/hidraw.txt" 2> "$tmp/hidraw.err"; then
+        hidraw_text=""
+    else
+        hidraw_text="scripts/bench/hidraw-in-guest.sh failed (no QEMU guest here?): $(tail -n 3 "$tmp/hidraw.err" | tr '\n' ' ')"
     fi
 fi
 
@@ -86,6 +97,20 @@ commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
         echo '```'
     else
         echo "$callgrind_text"
+    fi
+    echo
+    echo "## Over a real hidraw node (QEMU guest)"
+    echo
+    echo "\`scripts/bench/hidraw-in-guest.sh ${HIDRAW_OPS:-50}\`: a \`virtual serve --uhid\` key in the guest of"
+    echo "\`scripts/hidvm\`, our driver through libhidapi-hidraw and libfido2's own hidraw backend on the same"
+    echo "\`/dev/hidrawN\`. The guest CPU is emulated: compare the hosts, not the absolute times."
+    echo
+    if [[ -z "$hidraw_text" ]]; then
+        echo '```'
+        cat "$tmp/hidraw.txt"
+        echo '```'
+    else
+        echo "$hidraw_text"
     fi
     echo
     cat "$here/reading-the-numbers.md"
