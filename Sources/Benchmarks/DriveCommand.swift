@@ -1,3 +1,4 @@
+import CBOR
 import Logging
 
 /// `securitykey-bench drive --device URI`: our host as a driver speaking the line protocol that
@@ -13,7 +14,7 @@ enum DriveCommand {
         do {
             driver = try await HostDriver.open(uri: uri, logger: logger)
         } catch {
-            StandardStreams.out("{\"ready\":false,\"error\":\(JSONText.string(error.message))}")
+            StandardStreams.out("{\"ready\":false,\"error\":\(JSONText.quoted(error.message))}")
             return 1
         }
         StandardStreams.out("{\"ready\":true}")
@@ -62,7 +63,7 @@ enum DeviceCommand {
             for (operation, result) in results {
                 if let error = result.error {
                     failed = true
-                    members.append("{\"op\":\"\(operation.rawValue)\",\"error\":\(JSONText.string(error))}")
+                    members.append("{\"op\":\"\(operation.rawValue)\",\"error\":\(JSONText.quoted(error))}")
                 } else if let summary = LatencySummary(result.latencies) {
                     let cpuPerOp = Double(result.cpuNanoseconds) / Double(summary.count)
                     members.append(
@@ -72,7 +73,7 @@ enum DeviceCommand {
                 }
             }
             StandardStreams.out(
-                "{\"host\":\"securitykey\",\"device\":\(JSONText.string(uri)),\"results\":[\(members.joined(separator: ","))]}"
+                "{\"host\":\"securitykey\",\"device\":\(JSONText.quoted(uri)),\"results\":[\(members.joined(separator: ","))]}"
             )
         } else {
             StandardStreams.out("securitykey against \(uri), n=\(count) per operation")

@@ -209,15 +209,21 @@ struct Fleet {
         let start = clock.now
         let logger = self.logger
         let discovery = UDPDiscovery(logger: logger)
-        let found = await withTaskGroup(of: Bool.self) { group in
-            for endpoint in endpoints {
+        let found = await Self.getInfoOnAll(
+            endpoints.map { endpoint in { try? await discovery.open(endpoint: endpoint, timeout: .seconds(3)) } },
+            logger: logger)
+        return Probe(nanoseconds: start.duration(to: clock.now).nanoseconds, found: found)
+    }
+
+    /// Opens every key with its `open` and runs getInfo on it, all at once; how many answered.
+    static func getInfoOnAll(
+        _ opens: [@Sendable () async -> (any AuthenticatorConnection)?], logger: Logger
+    ) async -> Int {
+        await withTaskGroup(of: Bool.self) { group in
+            for open in opens {
                 group.addTask {
-                    guard let connection = try? await discovery.open(endpoint: endpoint, timeout: .seconds(3))
-                    else {
-                        return false
-                    }
-                    let session = CTAP2Session(
-                        connection: connection, defaultTimeout: .seconds(5), logger: logger)
+                    guard let connection = await open() else { return false }
+                    let session = CTAP2Session(connection: connection, defaultTimeout: .seconds(5), logger: logger)
                     let answered = (try? await session.getInfo()) != nil
                     await connection.close()
                     return answered
@@ -227,7 +233,6 @@ struct Fleet {
             for await ok in group where ok { answered += 1 }
             return answered
         }
-        return Probe(nanoseconds: start.duration(to: clock.now).nanoseconds, found: found)
     }
 
     /// Lists the PC/SC readers, then opens the card in each and runs getInfo, all at once.
@@ -237,23 +242,8 @@ struct Fleet {
         let logger = self.logger
         let discovery = PCSCDiscovery(logger: logger)
         let descriptors = (try? await discovery.devices()) ?? []
-        let found = await withTaskGroup(of: Bool.self) { group in
-            for descriptor in descriptors {
-                group.addTask {
-                    guard let connection = try? await discovery.open(uri: descriptor.uri) else {
-                        return false
-                    }
-                    let session = CTAP2Session(
-                        connection: connection, defaultTimeout: .seconds(5), logger: logger)
-                    let answered = (try? await session.getInfo()) != nil
-                    await connection.close()
-                    return answered
-                }
-            }
-            var answered = 0
-            for await ok in group where ok { answered += 1 }
-            return answered
-        }
+        let found = await Self.getInfoOnAll(
+            descriptors.map { descriptor in { try? await discovery.open(uri: descriptor.uri) } }, logger: logger)
         return Probe(nanoseconds: start.duration(to: clock.now).nanoseconds, found: found)
     }
 

@@ -1,3 +1,4 @@
+import CBOR
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -31,11 +32,11 @@ struct BatchResult: Sendable {
     /// The driver protocol's JSON line.
     var jsonLine: String {
         if let error {
-            return "{\"op\":\(JSONText.string(operation)),\"error\":\(JSONText.string(error))}"
+            return "{\"op\":\(JSONText.quoted(operation)),\"error\":\(JSONText.quoted(error))}"
         }
         let list = latencies.map(String.init).joined(separator: ",")
         return
-            "{\"op\":\(JSONText.string(operation)),\"latencies_ns\":[\(list)],\"cpu_ns\":\(cpuNanoseconds)}"
+            "{\"op\":\(JSONText.quoted(operation)),\"latencies_ns\":[\(list)],\"cpu_ns\":\(cpuNanoseconds)}"
     }
 }
 
@@ -171,27 +172,4 @@ extension Duration {
     }
 }
 
-/// Minimal JSON writing for the lines the benchmark prints.
-enum JSONText {
-    /// `text` as a JSON string literal.
-    static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
-}
+
