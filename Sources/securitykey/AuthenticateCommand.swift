@@ -43,11 +43,8 @@ struct AuthenticateCommand: ReportingCommand {
         request.userVerificationPreference = ceremony.userVerification
         request.clientData = ProviderCeremony.clientData(clientData)
         request.timeout = global.timeoutDuration
-        guard
-            case .assertion(let assertion) = try await ProviderCeremony.perform(
-                .assertion(request), global: global, pinReader: ceremony.pinReader)
-        else {
-            throw CLIError(.failure, code: "internal", "The provider answered a sign-in with a registration.")
+        let assertion = try await ProviderCeremony.perform(global: global, pinReader: ceremony.pinReader) {
+            [request] controller async throws(SecurityKeyError) in try await controller.performAssertion(request)
         }
         let authData = try AuthenticatorData(bytes: assertion.rawAuthenticatorData)
         let clientDataHash = ProviderCeremony.clientDataHash(json: assertion.rawClientDataJSON, input: clientData)

@@ -10,16 +10,17 @@ import Transport
 enum ProviderCeremony {
     /// Performs `request` on the key `global` selects, printing the touch prompt and asking for
     /// the PIN on the terminal (or standard input) when the key needs it.
-    static func perform(
-        _ request: SecurityKeyAuthorizationRequest, global: GlobalOptions, pinReader: PINReader
-    ) async throws -> SecurityKeyAuthorization {
+    static func perform<Result: Sendable>(
+        global: GlobalOptions, pinReader: PINReader,
+        _ request: @escaping @Sendable (SecurityKeyAuthorizationController) async throws(SecurityKeyError) -> Result
+    ) async throws -> Result {
         let logger = global.makeLogger()
         let directory = DeviceDirectory(logger: logger, timeout: global.timeoutDuration)
         let connection = try await directory.open(global.device)
         let interaction = CLIInteraction(reader: pinReader)
         let controller = SecurityKeyAuthorizationController(
             sources: [.connection(connection)], interaction: interaction, logger: logger)
-        let outcome: Result<SecurityKeyAuthorization, SecurityKeyError> = await withTaskGroup(
+        let outcome: Swift.Result<Result, SecurityKeyError> = await withTaskGroup(
             of: Void.self
         ) { group in
             let prompt = TouchPrompt()
@@ -30,7 +31,7 @@ enum ProviderCeremony {
             }
             defer { group.cancelAll() }
             do throws(SecurityKeyError) {
-                return .success(try await controller.perform(request))
+                return .success(try await request(controller))
             } catch {
                 return .failure(error)
             }

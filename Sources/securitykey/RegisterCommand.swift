@@ -92,11 +92,8 @@ struct RegisterCommand: ReportingCommand {
         request.attestationPreference = AttestationConveyancePreference(rawValue: attestation)
         request.clientData = ProviderCeremony.clientData(clientData)
         request.timeout = global.timeoutDuration
-        guard
-            case .registration(let registration) = try await ProviderCeremony.perform(
-                .registration(request), global: global, pinReader: ceremony.pinReader)
-        else {
-            throw CLIError(.failure, code: "internal", "The provider answered a registration with a sign-in.")
+        let registration = try await ProviderCeremony.perform(global: global, pinReader: ceremony.pinReader) {
+            [request] controller async throws(SecurityKeyError) in try await controller.performRegistration(request)
         }
         let attestationObject = try AttestationObject(cbor: registration.rawAttestationObject)
         guard let credential = attestationObject.authData.attestedCredentialData else {
