@@ -147,6 +147,8 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
                 throw TransportError(.system, "Reading from the UDP device failed (errno \(errno)).")
             }
             guard source.sin_addr.s_addr == peer.sin_addr.s_addr, source.sin_port == peer.sin_port else {
+                // A flood from elsewhere must not keep this loop past its deadline.
+                if ContinuousClock.now >= deadline { return nil }
                 continue
             }
             return Array(scratch.prefix(received))
