@@ -56,8 +56,6 @@ extension CTAPHIDReportPipe {
 }
 
 extension Duration {
-    /// Whole milliseconds, at least 0, clamped to Int32 (for poll and hid_read_timeout).
-    var clampedMilliseconds: Int32 {
-        Int32(clamping: max(0, components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000))
-    }
+    /// ``wholeMilliseconds`` as the Int32 that poll and hid_read_timeout take.
+    var clampedMilliseconds: Int32 { Int32(clamping: wholeMilliseconds) }
 }

@@ -110,9 +110,7 @@ final class PCSCContext: @unchecked Sendable {
         -> [PCSCReaderState]?
     {
         let context = try context
-        let millis = DWORD(
-            clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds
-                / 1_000_000_000_000_000)
+        let millis = DWORD(clamping: timeout.wholeMilliseconds)
         // The C structs point at the names, so keep NUL-terminated copies alive for the call.
         let names = states.map { Array($0.reader.utf8CString) }
         var result: [PCSCReaderState] = []
