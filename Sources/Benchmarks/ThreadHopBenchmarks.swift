@@ -26,11 +26,7 @@ enum ThreadHopBenchmarks {
                 let start = clock.now
                 _ = try? await thread.run { () throws(TransportError) in index }
                 let elapsed = start.duration(to: clock.now)
-                if index >= warmUp {
-                    latencies.append(
-                        UInt64(elapsed.components.seconds) * 1_000_000_000
-                            + UInt64(elapsed.components.attoseconds / 1_000_000_000))
-                }
+                if index >= warmUp { latencies.append(elapsed.nanoseconds) }
             }
             thread.shutdown()
             let summary = LatencySummary(latencies)
