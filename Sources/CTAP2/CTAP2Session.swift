@@ -42,8 +42,8 @@ public actor CTAP2Session {
     }
 
     /// authenticatorGetInfo (§6.4); the result is kept in ``info`` and sets the size limits.
-    public func getInfo(timeout: Duration? = nil) async throws(CTAP2Error) -> AuthenticatorInfo {
-        let body = try await send(.getInfo, parameters: nil, timeout: timeout, keepalive: { _ in })
+    public func getInfo(deadline: Deadline? = nil) async throws(CTAP2Error) -> AuthenticatorInfo {
+        let body = try await send(.getInfo, parameters: nil, deadline: deadline, keepalive: { _ in })
         let info = try AuthenticatorInfo(cbor: body)
         self.info = info
         return info
@@ -51,58 +51,58 @@ public actor CTAP2Session {
 
     /// authenticatorMakeCredential (§6.1).
     public func makeCredential(
-        _ request: MakeCredentialRequest, timeout: Duration? = nil,
+        _ request: MakeCredentialRequest, deadline: Deadline? = nil,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> MakeCredentialResponse {
-        let body = try await transact(try request.encoded(), timeout: timeout, keepalive: keepalive)
+        let body = try await transact(try request.encoded(), deadline: deadline, keepalive: keepalive)
         return try MakeCredentialResponse(cbor: body)
     }
 
     /// authenticatorGetAssertion (§6.2).
     public func getAssertion(
-        _ request: GetAssertionRequest, timeout: Duration? = nil,
+        _ request: GetAssertionRequest, deadline: Deadline? = nil,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> GetAssertionResponse {
-        let body = try await transact(try request.encoded(), timeout: timeout, keepalive: keepalive)
+        let body = try await transact(try request.encoded(), deadline: deadline, keepalive: keepalive)
         return try GetAssertionResponse(cbor: body)
     }
 
     /// authenticatorGetNextAssertion (§6.3): the next of `numberOfCredentials` assertions.
-    public func getNextAssertion(timeout: Duration? = nil) async throws(CTAP2Error) -> GetAssertionResponse {
-        let body = try await send(.getNextAssertion, parameters: nil, timeout: timeout, keepalive: { _ in })
+    public func getNextAssertion(deadline: Deadline? = nil) async throws(CTAP2Error) -> GetAssertionResponse {
+        let body = try await send(.getNextAssertion, parameters: nil, deadline: deadline, keepalive: { _ in })
         return try GetAssertionResponse(cbor: body)
     }
 
     /// authenticatorReset (§6.6): erases every credential and the PIN. Needs a touch.
     public func reset(
-        timeout: Duration? = nil, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
+        deadline: Deadline? = nil, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) {
-        _ = try await send(.reset, parameters: nil, timeout: timeout, keepalive: keepalive)
+        _ = try await send(.reset, parameters: nil, deadline: deadline, keepalive: keepalive)
     }
 
     /// authenticatorSelection (§6.9): returns once the user touches this authenticator.
     public func selection(
-        timeout: Duration? = nil, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
+        deadline: Deadline? = nil, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) {
-        _ = try await send(.selection, parameters: nil, timeout: timeout, keepalive: keepalive)
+        _ = try await send(.selection, parameters: nil, deadline: deadline, keepalive: keepalive)
     }
 
     /// Sends any CTAP2 command with an optional parameter map and returns the CBOR body of a
     /// successful reply (empty when the authenticator sent none). For commands this type has
     /// no method for (clientPIN, credentialManagement, ...).
     public func send(
-        _ command: CTAP2Command, parameters: CBORMap?, timeout: Duration? = nil,
+        _ command: CTAP2Command, parameters: CBORMap?, deadline: Deadline? = nil,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> [UInt8] {
         var message = [command.rawValue]
         if let parameters { message += CBOREncoder.encode(.map(parameters)) }
-        return try await transact(message, timeout: timeout, keepalive: keepalive)
+        return try await transact(message, deadline: deadline, keepalive: keepalive)
     }
 
     /// Sends one encoded message (command byte + CBOR) and returns the reply body after a
     /// zero status byte.
     func transact(
-        _ message: [UInt8], timeout: Duration?, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+        _ message: [UInt8], deadline: Deadline?, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(CTAP2Error) -> [UInt8] {
         guard let commandByte = message.first else {
             throw CTAP2Error(.invalidRequest, "A CTAP2 message needs at least a command byte.")
@@ -123,7 +123,7 @@ public actor CTAP2Session {
         }
 
         logger.debug("CTAP2 request", metadata: ["command": "\(command)", "bytes": "\(message.count)"])
-        let deadline = ContinuousClock.now + (timeout ?? defaultTimeout)
+        let deadline = deadline ?? .after(defaultTimeout)
         let reply: [UInt8]
         do throws(TransportError) {
             reply = try await connection.transact(

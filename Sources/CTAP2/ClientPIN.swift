@@ -81,9 +81,9 @@ public struct ClientPIN: Sendable {
     }
 
     /// getPINRetries: costs no attempt.
-    public func pinRetries(timeout: Duration? = nil) async throws(CTAP2Error) -> PINRetries {
+    public func pinRetries(deadline: Deadline? = nil) async throws(CTAP2Error) -> PINRetries {
         let response = try await send(
-            ClientPINRequest(pinUVAuthProtocol: version, subCommand: .getPINRetries), timeout)
+            ClientPINRequest(pinUVAuthProtocol: version, subCommand: .getPINRetries), deadline)
         guard let retries = response.pinRetries else {
             throw CTAP2Error.malformed("The getPINRetries response lacks pinRetries.")
         }
@@ -91,9 +91,9 @@ public struct ClientPIN: Sendable {
     }
 
     /// getUVRetries: built-in UV attempts left; costs no attempt.
-    public func uvRetries(timeout: Duration? = nil) async throws(CTAP2Error) -> Int {
+    public func uvRetries(deadline: Deadline? = nil) async throws(CTAP2Error) -> Int {
         let response = try await send(
-            ClientPINRequest(pinUVAuthProtocol: version, subCommand: .getUVRetries), timeout)
+            ClientPINRequest(pinUVAuthProtocol: version, subCommand: .getUVRetries), deadline)
         guard let retries = response.uvRetries else {
             throw CTAP2Error.malformed("The getUVRetries response lacks uvRetries.")
         }
@@ -104,9 +104,9 @@ public struct ClientPIN: Sendable {
 
     /// getKeyAgreement, then ECDH with a fresh platform key: the shared secret for one
     /// following subcommand or extension (hmac-secret).
-    public func sharedSecret(timeout: Duration? = nil) async throws(CTAP2Error) -> PINUVSharedSecret {
+    public func sharedSecret(deadline: Deadline? = nil) async throws(CTAP2Error) -> PINUVSharedSecret {
         let response = try await send(
-            ClientPINRequest(pinUVAuthProtocol: version, subCommand: .getKeyAgreement), timeout)
+            ClientPINRequest(pinUVAuthProtocol: version, subCommand: .getKeyAgreement), deadline)
         guard let peer = response.keyAgreement else {
             throw CTAP2Error.malformed("The getKeyAgreement response lacks keyAgreement.")
         }
@@ -127,11 +127,11 @@ public struct ClientPIN: Sendable {
     // MARK: Setting and changing the PIN
 
     /// setPIN: sets the first PIN of a key that has none.
-    public func setPIN(_ newPIN: String, timeout: Duration? = nil) async throws(CTAP2Error) {
+    public func setPIN(_ newPIN: String, deadline: Deadline? = nil) async throws(CTAP2Error) {
         try requireClientPIN()
         var pinBytes = try PINPolicy.newPINBytes(newPIN, info: info)
         defer { pinBytes.wipe() }
-        let secret = try await sharedSecret(timeout: timeout)
+        let secret = try await sharedSecret(deadline: deadline)
         defer { secret.wipe() }
         var plaintext = PINPolicy.padded(pinBytes)
         defer { plaintext.wipe() }
@@ -139,12 +139,12 @@ public struct ClientPIN: Sendable {
         let request = ClientPINRequest(
             pinUVAuthProtocol: version, subCommand: .setPIN, keyAgreement: secret.platformKeyAgreement,
             pinUVAuthParam: try secret.authenticate(newPINEnc), newPINEnc: newPINEnc)
-        _ = try await send(request, timeout, context: .newPIN)
+        _ = try await send(request, deadline, context: .newPIN)
         logger.debug("The PIN was set.")
     }
 
     /// changePIN: replaces the PIN; `currentPIN` proves the user knows the old one.
-    public func changePIN(from currentPIN: String, to newPIN: String, timeout: Duration? = nil)
+    public func changePIN(from currentPIN: String, to newPIN: String, deadline: Deadline? = nil)
         async throws(CTAP2Error)
     {
         try requireClientPIN()
@@ -152,7 +152,7 @@ public struct ClientPIN: Sendable {
         defer { newBytes.wipe() }
         var pinHash = try Self.pinHash(currentPIN)
         defer { pinHash.wipe() }
-        let secret = try await sharedSecret(timeout: timeout)
+        let secret = try await sharedSecret(deadline: deadline)
         defer { secret.wipe() }
         var plaintext = PINPolicy.padded(newBytes)
         defer { plaintext.wipe() }
@@ -162,7 +162,7 @@ public struct ClientPIN: Sendable {
             pinUVAuthProtocol: version, subCommand: .changePIN, keyAgreement: secret.platformKeyAgreement,
             pinUVAuthParam: try secret.authenticate(newPINEnc + pinHashEnc), newPINEnc: newPINEnc,
             pinHashEnc: pinHashEnc)
-        _ = try await send(request, timeout, context: .changePIN)
+        _ = try await send(request, deadline, context: .changePIN)
         logger.debug("The PIN was changed.")
     }
 
@@ -176,7 +176,7 @@ public struct ClientPIN: Sendable {
     /// Refused before the key is asked when the key demands a PIN change (forcePINChange) or
     /// the PIN breaks the fixed PIN rules.
     public func pinUVAuthToken(
-        pin: String, permissions: PINUVAuthTokenPermissions, rpID: String? = nil, timeout: Duration? = nil
+        pin: String, permissions: PINUVAuthTokenPermissions, rpID: String? = nil, deadline: Deadline? = nil
     ) async throws(CTAP2Error) -> PINUVAuthToken {
         try requireClientPIN()
         guard !permissions.isEmpty else {
@@ -189,14 +189,14 @@ public struct ClientPIN: Sendable {
         var pinHash = try Self.pinHash(pin)
         defer { pinHash.wipe() }
         let withPermissions = info.isEnabled("pinUvAuthToken")
-        let secret = try await sharedSecret(timeout: timeout)
+        let secret = try await sharedSecret(deadline: deadline)
         defer { secret.wipe() }
         let request = ClientPINRequest(
             pinUVAuthProtocol: version,
             subCommand: withPermissions ? .getPINUVAuthTokenUsingPINWithPermissions : .getPINToken,
             keyAgreement: secret.platformKeyAgreement, pinHashEnc: try secret.encrypt(pinHash),
             permissions: withPermissions ? permissions : nil, rpID: withPermissions ? rpID : nil)
-        let response = try await send(request, timeout, context: .pinToken)
+        let response = try await send(request, deadline, context: .pinToken)
         return try token(
             from: response, secret: secret, permissions: permissions, rpID: withPermissions ? rpID : nil)
     }
@@ -206,7 +206,7 @@ public struct ClientPIN: Sendable {
     /// on the key; `keepalive` reports progress. On ``CTAP2Error/Code/uvBlocked`` fall back to
     /// ``pinUVAuthToken(pin:permissions:rpID:timeout:)``.
     public func uvAuthToken(
-        permissions: PINUVAuthTokenPermissions, rpID: String? = nil, timeout: Duration? = nil,
+        permissions: PINUVAuthTokenPermissions, rpID: String? = nil, deadline: Deadline? = nil,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> PINUVAuthToken {
         guard info.isEnabled("pinUvAuthToken"), info.options["uv"] != nil else {
@@ -216,12 +216,12 @@ public struct ClientPIN: Sendable {
         guard !permissions.isEmpty else {
             throw CTAP2Error(.invalidRequest, "A PIN/UV token needs at least one permission.")
         }
-        let secret = try await sharedSecret(timeout: timeout)
+        let secret = try await sharedSecret(deadline: deadline)
         defer { secret.wipe() }
         let request = ClientPINRequest(
             pinUVAuthProtocol: version, subCommand: .getPINUVAuthTokenUsingUVWithPermissions,
             keyAgreement: secret.platformKeyAgreement, permissions: permissions, rpID: rpID)
-        let response = try await send(request, timeout, context: .uvToken, keepalive: keepalive)
+        let response = try await send(request, deadline, context: .uvToken, keepalive: keepalive)
         return try token(from: response, secret: secret, permissions: permissions, rpID: rpID)
     }
 
@@ -231,8 +231,8 @@ public struct ClientPIN: Sendable {
     /// (makeCredential, getAssertion, credential management, ...) into the error a user can act
     /// on, reading the free retry counters where that tells the user more. Other errors come
     /// back unchanged.
-    public func explain(_ error: CTAP2Error, timeout: Duration? = nil) async -> CTAP2Error {
-        await explain(error, context: .command, timeout: timeout)
+    public func explain(_ error: CTAP2Error, deadline: Deadline? = nil) async -> CTAP2Error {
+        await explain(error, context: .command, deadline: deadline)
     }
 
     // MARK: Internals
@@ -278,16 +278,16 @@ public struct ClientPIN: Sendable {
     }
 
     private func send(
-        _ request: ClientPINRequest, _ timeout: Duration?, context: Context = .counter,
+        _ request: ClientPINRequest, _ deadline: Deadline?, context: Context = .counter,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> ClientPINResponse {
         logger.debug("clientPIN", metadata: ["subCommand": "\(request.subCommand)"])
         let body: [UInt8]
         do throws(CTAP2Error) {
             body = try await session.send(
-                .clientPIN, parameters: request.cbor, timeout: timeout, keepalive: keepalive)
+                .clientPIN, parameters: request.cbor, deadline: deadline, keepalive: keepalive)
         } catch {
-            let explained = await explain(error, context: context, timeout: timeout)
+            let explained = await explain(error, context: context, deadline: deadline)
             logger.debug(
                 "clientPIN failed",
                 metadata: ["subCommand": "\(request.subCommand)", "code": "\(explained.code)"])
@@ -296,7 +296,7 @@ public struct ClientPIN: Sendable {
         return try ClientPINResponse(cbor: body)
     }
 
-    private func explain(_ error: CTAP2Error, context: Context, timeout: Duration?) async -> CTAP2Error {
+    private func explain(_ error: CTAP2Error, context: Context, deadline: Deadline?) async -> CTAP2Error {
         guard error.code == .authenticatorStatus, let status = error.status else { return error }
         func mapped(_ code: CTAP2Error.Code, _ message: String, retries: Int? = nil) -> CTAP2Error {
             CTAP2Error(code, message, status: status, underlying: error, retriesLeft: retries)
@@ -304,7 +304,7 @@ public struct ClientPIN: Sendable {
         switch status {
         case .pinInvalid where context != .counter:
             // getPINRetries costs no attempt; if it fails the user still learns the PIN was wrong.
-            let retries = try? await pinRetries(timeout: timeout)
+            let retries = try? await pinRetries(deadline: deadline)
             let left = retries.map { " \($0.retries) attempt\($0.retries == 1 ? "" : "s") left." } ?? ""
             let cycle =
                 retries?.powerCycleRequired == true
@@ -334,7 +334,7 @@ public struct ClientPIN: Sendable {
             return mapped(
                 .pinPolicyViolation, "The new PIN does not meet this key's PIN policy; choose another.")
         case .uvInvalid where context != .counter:
-            let retries = try? await uvRetries(timeout: timeout)
+            let retries = try? await uvRetries(deadline: deadline)
             let left = retries.map { " \($0) attempt\($0 == 1 ? "" : "s") left." } ?? ""
             return mapped(.uvInvalid, "User verification failed." + left, retries: retries)
         case .uvInvalid:

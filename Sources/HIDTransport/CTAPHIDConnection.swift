@@ -48,7 +48,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
     ) async throws(TransportError) -> CTAPHIDConnection {
         do {
             let info = try await initialize(
-                pipe: pipe, channel: CTAPHIDMessage.broadcastChannel, deadline: .now + timeout, logger: logger
+                pipe: pipe, channel: CTAPHIDMessage.broadcastChannel, deadline: .after(timeout), logger: logger
             )
             logger.debug(
                 "CTAPHID channel allocated",
@@ -64,7 +64,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
 
     /// Sends a CTAPHID_CBOR or CTAPHID_MSG request and returns the reply payload.
     public func transact(
-        _ command: TransportCommand, payload: [UInt8], deadline: ContinuousClock.Instant,
+        _ command: TransportCommand, payload: [UInt8], deadline: Deadline,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> [UInt8] {
         let hidCommand: CTAPHIDCommand
@@ -92,18 +92,18 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         guard capabilities.contains(.wink) else {
             throw TransportError(.notSupported, "This security key cannot blink on request.")
         }
-        _ = try await transaction(.wink, payload: [], deadline: .now + .seconds(5), keepalive: { _ in })
+        _ = try await transaction(.wink, payload: [], deadline: .after(.seconds(5)), keepalive: { _ in })
     }
 
     /// Sends CTAPHID_PING and returns the echoed bytes (CTAP 2.1 §11.2.9.1.4).
     public func ping(_ data: [UInt8], timeout: Duration = .seconds(5)) async throws(TransportError) -> [UInt8]
     {
-        try await transaction(.ping, payload: data, deadline: .now + timeout, keepalive: { _ in })
+        try await transaction(.ping, payload: data, deadline: .after(timeout), keepalive: { _ in })
     }
 
     /// Sends CTAPHID_LOCK for `seconds` (0 releases, at most 10) (CTAP 2.1 §11.2.9.2.2).
     public func lock(seconds: UInt8, timeout: Duration = .seconds(5)) async throws(TransportError) {
-        _ = try await transaction(.lock, payload: [seconds], deadline: .now + timeout, keepalive: { _ in })
+        _ = try await transaction(.lock, payload: [seconds], deadline: .after(timeout), keepalive: { _ in })
     }
 
     /// Closes the pipe; later calls fail with ``TransportError/Code/closed``.
@@ -128,7 +128,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
     }
 
     private func transaction(
-        _ command: CTAPHIDCommand, payload: [UInt8], deadline: ContinuousClock.Instant,
+        _ command: CTAPHIDCommand, payload: [UInt8], deadline: Deadline,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> [UInt8] {
         await acquire()
@@ -162,9 +162,9 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
     }
 
     /// Drops reports left over from a failed transaction and re-sends INIT on the channel.
-    private func resynchronize(deadline: ContinuousClock.Instant) async throws(TransportError) {
+    private func resynchronize(deadline: Deadline) async throws(TransportError) {
         var drained = 0
-        while drained < 64, ContinuousClock.now < deadline, (try await pipe.read(timeout: .zero)) != nil {
+        while drained < 64, !deadline.hasPassed, (try await pipe.read(timeout: .zero)) != nil {
             drained += 1
         }
         let info = try await Self.initialize(pipe: pipe, channel: channel, deadline: deadline, logger: logger)
@@ -186,7 +186,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
     }
 
     private func exchange(
-        _ command: CTAPHIDCommand, reports: [[UInt8]], deadline: ContinuousClock.Instant,
+        _ command: CTAPHIDCommand, reports: [[UInt8]], deadline: Deadline,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> [UInt8] {
         var backoff: Duration = .milliseconds(10)
@@ -236,9 +236,9 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
 
     /// Waits before retrying after ERR_CHANNEL_BUSY, doubling up to 500 ms, within the deadline.
     private static func backOff(
-        _ backoff: inout Duration, deadline: ContinuousClock.Instant, logger: Logger
+        _ backoff: inout Duration, deadline: Deadline, logger: Logger
     ) async throws(TransportError) {
-        let remaining = deadline - .now
+        let remaining = deadline.remaining
         guard remaining > backoff else { throw stayedBusy }
         logger.debug("CTAPHID channel busy, retrying", metadata: ["after": "\(backoff)"])
         do {
@@ -253,13 +253,13 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
     /// until `deadline`.
     private static func receive(
         pipe: any CTAPHIDReportPipe, sending request: [[UInt8]], channel: UInt32,
-        deadline: ContinuousClock.Instant, logger: Logger, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+        deadline: Deadline, logger: Logger, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> CTAPHIDMessage {
         let receiver = CTAPHIDReceiver(channel: channel, reportSize: pipe.reportSize)
         var unsent = request
         while true {
             try checkCancellation()
-            let remaining = deadline - .now
+            let remaining = deadline.remaining
             guard remaining > .zero else {
                 throw TransportError(.timeout, "The security key did not answer in time.")
             }
@@ -286,7 +286,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
 
     /// Runs CTAPHID_INIT on `channel` with a fresh nonce, ignoring anything but the matching answer.
     private static func initialize(
-        pipe: any CTAPHIDReportPipe, channel: UInt32, deadline: ContinuousClock.Instant, logger: Logger
+        pipe: any CTAPHIDReportPipe, channel: UInt32, deadline: Deadline, logger: Logger
     ) async throws(TransportError) -> CTAPHIDInitResponse {
         var random = SystemRandomNumberGenerator()
         let nonce = (0..<CTAPHIDInitResponse.nonceSize).map { _ in
@@ -308,7 +308,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
             var busy = false
             while !busy {
                 try checkCancellation()
-                let remaining = deadline - .now
+                let remaining = deadline.remaining
                 guard remaining > .zero else {
                     if sawBusy { throw stayedBusy }
                     throw TransportError(.timeout, "The security key did not answer CTAPHID_INIT in time.")

@@ -45,9 +45,9 @@ extension CTAPHIDReportPipe {
         until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]] {
         if !reports.isEmpty { try await write(reports: reports) }
-        let deadline = ContinuousClock.now + timeout
+        let deadline = Deadline.after(timeout)
         var reports: [[UInt8]] = []
-        while reports.count < limit, let report = try await read(timeout: max(.zero, deadline - .now)) {
+        while reports.count < limit, let report = try await read(timeout: deadline.remaining) {
             reports.append(report)
             if complete(report) { break }
         }

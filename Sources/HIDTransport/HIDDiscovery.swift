@@ -43,12 +43,12 @@ public struct HIDDiscovery: DeviceDiscovery {
             throw TransportError(.invalidURI, "'\(uri)' is not a HID device URI like hid:/dev/hidraw0.")
         }
         let path = String(uri.dropFirst(4))
-        let deadline = ContinuousClock.now + openTimeout
+        let deadline = Deadline.after(openTimeout)
         let pipe = try await HIDReportPipe.open(path: path, deadline: deadline)
         let known = try? await devices().first { $0.uri == uri }
         let descriptor = known ?? DeviceDescriptor(uri: uri, transport: .usb)
         return try await CTAPHIDConnection.open(
-            pipe: pipe, descriptor: descriptor, timeout: max(deadline - .now, .milliseconds(500)),
+            pipe: pipe, descriptor: descriptor, timeout: max(deadline.remaining, .milliseconds(500)),
             logger: logger)
     }
 }

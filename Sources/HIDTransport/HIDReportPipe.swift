@@ -45,7 +45,7 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
 
     /// Opens `path` (a `/dev/hidrawN` node of a FIDO interface), waiting until `deadline` for
     /// another process to release it.
-    public static func open(path: String, deadline: ContinuousClock.Instant) async throws(TransportError)
+    public static func open(path: String, deadline: Deadline) async throws(TransportError)
         -> HIDReportPipe
     {
         let thread = BlockingIOThread(name: "hid \(path)")
@@ -68,7 +68,7 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
                     try HIDNode.tryLock(fd, path: path)
                 }
                 if locked { break }
-                guard ContinuousClock.now + lockRetry < deadline else {
+                guard deadline.remaining > lockRetry else {
                     throw TransportError(.busy, "Another program is using the security key \(path).")
                 }
                 do {
@@ -118,10 +118,10 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
         let size = reportSize
         return try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
             for report in reports { try device.write(report) }
-            let deadline = ContinuousClock.now + timeout
+            let deadline = Deadline.after(timeout)
             var received: [[UInt8]] = []
             while received.count < limit,
-                let report = try device.read(size: size, milliseconds: (deadline - .now).clampedMilliseconds)
+                let report = try device.read(size: size, milliseconds: deadline.remaining.clampedMilliseconds)
             {
                 received.append(report)
                 if complete(report) { break }

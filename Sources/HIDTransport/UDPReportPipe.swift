@@ -91,7 +91,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     ) async throws(TransportError) -> [[UInt8]] {
         try await thread.run(skipIfCancelled: true) { () throws(TransportError) -> [[UInt8]] in
             try self.send(reports)
-            let deadline = ContinuousClock.now + timeout
+            let deadline = Deadline.after(timeout)
             var received: [[UInt8]] = []
             while received.count < limit, let report = try self.receive(deadline: deadline) {
                 received.append(report)
@@ -122,12 +122,12 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
 
     /// One datagram from the device, waiting (`poll`) until `deadline`; nil when none came.
     /// Datagrams from other addresses are dropped. Runs on the socket's thread.
-    private func receive(deadline: ContinuousClock.Instant) throws(TransportError) -> [UInt8]? {
+    private func receive(deadline: Deadline) throws(TransportError) -> [UInt8]? {
         let fd = socket
         guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
         while true {
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, (deadline - .now).clampedMilliseconds)
+            let ready = poll(&descriptor, 1, deadline.remaining.clampedMilliseconds)
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw TransportError(.system, "Waiting for the UDP device failed (errno \(errno)).")
@@ -148,7 +148,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
             }
             guard source.sin_addr.s_addr == peer.sin_addr.s_addr, source.sin_port == peer.sin_port else {
                 // A flood from elsewhere must not keep this loop past its deadline.
-                if ContinuousClock.now >= deadline { return nil }
+                if deadline.hasPassed { return nil }
                 continue
             }
             return Array(scratch.prefix(received))

@@ -106,7 +106,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     }
 
     public func transact(
-        _ command: TransportCommand, payload: [UInt8], deadline: ContinuousClock.Instant,
+        _ command: TransportCommand, payload: [UInt8], deadline: Deadline,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> [UInt8] {
         guard !closed.withLock({ $0 }) else {
@@ -154,7 +154,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
 
     /// NFCCTAP_MSG, then NFCCTAP_GETRESPONSE every poll interval while the card answers `9100`.
     private func cborTransaction(
-        _ payload: [UInt8], deadline: ContinuousClock.Instant, cancel: CancellationSignal,
+        _ payload: [UInt8], deadline: Deadline, cancel: CancellationSignal,
         keepalive: @Sendable (KeepaliveStatus) -> Void
     ) throws(TransportError) -> [UInt8] {
         if cancel.isCancelled { throw TransportError(.cancelled, "The operation was cancelled.") }
@@ -167,7 +167,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             var ending: TransportError?
             if cancel.wait(options.pollInterval) {
                 ending = TransportError(.cancelled, "The operation was cancelled.")
-            } else if ContinuousClock.now >= deadline {
+            } else if deadline.hasPassed {
                 ending = TransportError(.timeout, "The authenticator did not answer in time.")
             }
             if let ending {

@@ -17,14 +17,13 @@ struct ProviderKey: Sendable {
 
     /// Starts a session and asks getInfo; nil when the device does not answer as a CTAP2 key.
     static func open(
-        _ connection: any AuthenticatorConnection, owned: Bool, deadline: ContinuousClock.Instant,
+        _ connection: any AuthenticatorConnection, owned: Bool, deadline: Deadline,
         logger: Logger
     ) async -> ProviderKey? {
         let session = CTAP2Session(connection: connection, logger: logger)
-        let left = deadline - ContinuousClock.now
-        guard left > .zero else { return nil }
-        do {
-            let info = try await session.getInfo(timeout: min(left, getInfoTimeout))
+        guard !deadline.hasPassed else { return nil }
+        do throws(CTAP2Error) {
+            let info = try await session.getInfo(deadline: deadline.capped(at: getInfoTimeout))
             return ProviderKey(session: session, info: info, owned: owned)
         } catch {
             logger.debug(
@@ -40,11 +39,11 @@ struct ProviderKey: Sendable {
     /// Waits for the user to touch this key: authenticatorSelection (CTAP 2.1 §6.9) where the
     /// key has it, else a makeCredential with an empty pinUvAuthParam, which a CTAP 2.0 key answers
     /// after a touch with PIN_NOT_SET or PIN_INVALID (CTAP 2.1 §6.1.2 step 1), creating nothing.
-    func waitForTouch(deadline: ContinuousClock.Instant) async throws(SecurityKeyError) {
-        let left = try remaining(deadline)
+    func waitForTouch(deadline: Deadline) async throws(SecurityKeyError) {
+        try checkDeadline(deadline)
         do throws(CTAP2Error) {
             if isCTAP21 {
-                try await session.selection(timeout: left)
+                try await session.selection(deadline: deadline)
                 return
             }
             var probe = MakeCredentialRequest(
@@ -55,7 +54,7 @@ struct ProviderKey: Sendable {
                 probe.pinUVAuthParam = []
                 probe.pinUVAuthProtocol = 1
             }
-            _ = try await session.makeCredential(probe, timeout: left)
+            _ = try await session.makeCredential(probe, deadline: deadline)
         } catch {
             if error.code == .authenticatorStatus, error.status == .pinNotSet || error.status == .pinInvalid {
                 return
@@ -79,7 +78,7 @@ struct ProviderKey: Sendable {
     /// maxCredentialIdLength (the key cannot hold them). Returns the matching descriptor.
     func preflight(
         rpID: String, credentials: [SecurityKeyCredentialDescriptor], clientDataHash: [UInt8],
-        token: PINUVAuthToken?, deadline: ContinuousClock.Instant
+        token: PINUVAuthToken?, deadline: Deadline
     ) async throws(SecurityKeyError) -> SecurityKeyCredentialDescriptor? {
         let maxLength = info.maxCredentialIDLength.map { Int(clamping: $0) } ?? Int.max
         let candidates = credentials.filter { !$0.credentialID.isEmpty && $0.credentialID.count <= maxLength }
@@ -99,7 +98,7 @@ struct ProviderKey: Sendable {
                 {
                     try request.authorize(with: token)
                 }
-                response = try await session.getAssertion(request, timeout: try remainingCTAP(deadline))
+                response = try await session.getAssertion(request, deadline: deadline)
             } catch {
                 if error.code == .authenticatorStatus, error.status == .noCredentials { continue }
                 throw SecurityKeyError(error)
@@ -116,13 +115,3 @@ struct ProviderKey: Sendable {
     }
 }
 
-/// Time left before `deadline` for a CTAP2 call, or the CTAP2 timeout error.
-func remainingCTAP(_ deadline: ContinuousClock.Instant) throws(CTAP2Error) -> Duration {
-    let left = deadline - ContinuousClock.now
-    guard left > .zero else {
-        throw CTAP2Error(
-            .transport, "The request's deadline passed.",
-            underlying: TransportError(.timeout, "The deadline passed."))
-    }
-    return left
-}

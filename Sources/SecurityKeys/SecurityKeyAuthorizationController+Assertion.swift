@@ -1,4 +1,5 @@
 import CTAP2
+import Transport
 
 extension SecurityKeyAuthorizationController {
     /// The most accounts a discoverable sign-in reads from one key (hostile keys may claim more).
@@ -10,7 +11,7 @@ extension SecurityKeyAuthorizationController {
         async throws(SecurityKeyError)
         -> SecurityKeyCredentialAssertion
     {
-        let deadline = ContinuousClock.now + request.timeout
+        let deadline = Deadline.after(request.timeout)
         let clientData = try request.clientData.resolve(
             ceremony: .get, challenge: request.challenge,
             relyingPartyIdentifier: request.relyingPartyIdentifier,
@@ -22,7 +23,7 @@ extension SecurityKeyAuthorizationController {
 
     private func signIn(
         _ request: SecurityKeyCredentialAssertionRequest, clientData: (json: [UInt8]?, hash: [UInt8]),
-        key: ProviderKey, deadline: ContinuousClock.Instant
+        key: ProviderKey, deadline: Deadline
     ) async throws(SecurityKeyError) -> SecurityKeyCredentialAssertion {
         var rpID = request.relyingPartyIdentifier
         let plan = try await userVerification(
@@ -60,7 +61,7 @@ extension SecurityKeyAuthorizationController {
         do throws(CTAP2Error) {
             if let token = plan.token, !usedAppID { try getAssertion.authorize(with: token) }
             let first = try await key.session.getAssertion(
-                getAssertion, timeout: try remainingCTAP(deadline), keepalive: touchObserver(key))
+                getAssertion, deadline: deadline, keepalive: touchObserver(key))
             responses.append(first)
             let count = allowList == nil ? Int(clamping: first.numberOfCredentials ?? 1) : 1
             guard count <= Self.maximumAccounts else {
@@ -68,7 +69,7 @@ extension SecurityKeyAuthorizationController {
                     .malformedResponse, "The security key claims \(count) accounts for one site.")
             }
             while responses.count < count {
-                responses.append(try await key.session.getNextAssertion(timeout: try remainingCTAP(deadline)))
+                responses.append(try await key.session.getNextAssertion(deadline: deadline))
             }
         } catch {
             throw SecurityKeyError(error)

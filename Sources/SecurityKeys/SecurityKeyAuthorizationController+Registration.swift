@@ -1,5 +1,6 @@
 import CBOR
 import CTAP2
+import Transport
 
 extension SecurityKeyAuthorizationController {
     /// Registers a new credential (WebAuthn L3 §5.1.3 for a roaming authenticator; CTAP 2.2 §6.1).
@@ -7,7 +8,7 @@ extension SecurityKeyAuthorizationController {
         async throws(SecurityKeyError)
         -> SecurityKeyCredentialRegistration
     {
-        let deadline = ContinuousClock.now + request.timeout
+        let deadline = Deadline.after(request.timeout)
         let clientData = try request.clientData.resolve(
             ceremony: .create, challenge: request.challenge,
             relyingPartyIdentifier: request.relyingPartyIdentifier,
@@ -26,7 +27,7 @@ extension SecurityKeyAuthorizationController {
 
     private func register(
         _ request: SecurityKeyCredentialRegistrationRequest, clientData: (json: [UInt8]?, hash: [UInt8]),
-        key: ProviderKey, deadline: ContinuousClock.Instant
+        key: ProviderKey, deadline: Deadline
     ) async throws(SecurityKeyError) -> SecurityKeyCredentialRegistration {
         let info = key.info
         let rpID = request.relyingPartyIdentifier
@@ -72,7 +73,7 @@ extension SecurityKeyAuthorizationController {
         do throws(CTAP2Error) {
             if let token = plan.token { try makeCredential.authorize(with: token) }
             response = try await key.session.makeCredential(
-                makeCredential, timeout: try remainingCTAP(deadline), keepalive: touchObserver(key))
+                makeCredential, deadline: deadline, keepalive: touchObserver(key))
         } catch {
             throw SecurityKeyError(error)
         }

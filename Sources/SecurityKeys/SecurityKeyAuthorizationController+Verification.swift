@@ -1,4 +1,5 @@
 import CTAP2
+import Transport
 
 /// How a command will verify the user: a pinUvAuthToken, the CTAP 2.0 `uv` option, or not at all.
 struct UserVerificationPlan: Sendable {
@@ -13,7 +14,7 @@ extension SecurityKeyAuthorizationController {
     /// neither is. Built-in UV is tried first; when it is blocked, the PIN.
     func userVerification(
         key: ProviderKey, preference: UserVerificationPreference, keyDemandsIt: Bool,
-        permissions: PINUVAuthTokenPermissions, rpID: String, deadline: ContinuousClock.Instant
+        permissions: PINUVAuthTokenPermissions, rpID: String, deadline: Deadline
     ) async throws(SecurityKeyError) -> UserVerificationPlan {
         let info = key.info
         let pinSet = info.options["clientPin"] == true
@@ -55,7 +56,7 @@ extension SecurityKeyAuthorizationController {
 
     private func builtInVerification(
         key: ProviderKey, permissions: PINUVAuthTokenPermissions, rpID: String,
-        deadline: ContinuousClock.Instant
+        deadline: Deadline
     ) async throws(SecurityKeyError) -> PINUVAuthToken {
         let clientPIN: ClientPIN
         do { clientPIN = try ClientPIN(session: key.session, info: key.info, logger: logger) } catch {
@@ -64,7 +65,7 @@ extension SecurityKeyAuthorizationController {
         while true {
             do throws(CTAP2Error) {
                 return try await clientPIN.uvAuthToken(
-                    permissions: permissions, rpID: rpID, timeout: try remainingCTAP(deadline),
+                    permissions: permissions, rpID: rpID, deadline: deadline,
                     keepalive: touchObserver(key))
             } catch  where error.code == .uvInvalid && (error.retriesLeft ?? 1) > 0 {
                 emit(.userVerificationRetry(attemptsLeft: error.retriesLeft))
@@ -82,7 +83,7 @@ extension SecurityKeyAuthorizationController {
 
     private func pinVerification(
         key: ProviderKey, permissions: PINUVAuthTokenPermissions, rpID: String,
-        deadline: ContinuousClock.Instant
+        deadline: Deadline
     ) async throws(SecurityKeyError) -> PINUVAuthToken {
         guard let interaction else {
             throw SecurityKeyError(
@@ -92,7 +93,7 @@ extension SecurityKeyAuthorizationController {
         var attemptsLeft: Int?
         do throws(CTAP2Error) {
             clientPIN = try ClientPIN(session: key.session, info: key.info, logger: logger)
-            let retries = try await clientPIN.pinRetries(timeout: try remainingCTAP(deadline))
+            let retries = try await clientPIN.pinRetries(deadline: deadline)
             attemptsLeft = retries.retries
         } catch {
             throw SecurityKeyError(error)
@@ -111,7 +112,7 @@ extension SecurityKeyAuthorizationController {
             if Task.isCancelled { throw SecurityKeyError(.canceled, "The request was cancelled.") }
             do throws(CTAP2Error) {
                 return try await clientPIN.pinUVAuthToken(
-                    pin: pin, permissions: permissions, rpID: rpID, timeout: try remainingCTAP(deadline))
+                    pin: pin, permissions: permissions, rpID: rpID, deadline: deadline)
             } catch  where error.code == .pinInvalid && (error.retriesLeft ?? 1) > 0 {
                 attemptsLeft = error.retriesLeft
             } catch {

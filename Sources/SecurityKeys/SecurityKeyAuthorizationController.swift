@@ -106,7 +106,7 @@ public final class SecurityKeyAuthorizationController: Sendable {
     /// Runs `body` with the keys present (waiting for one until `deadline`), the chosen key when
     /// several are present, and closes the keys this controller opened.
     func withSelectedKey<T: Sendable>(
-        deadline: ContinuousClock.Instant,
+        deadline: Deadline,
         _ body: (ProviderKey) async throws(SecurityKeyError) -> T
     ) async throws(SecurityKeyError) -> T {
         let keys: [ProviderKey]
@@ -129,7 +129,7 @@ public final class SecurityKeyAuthorizationController: Sendable {
     }
 
     /// Opens every key the sources offer, polling until at least one answers getInfo.
-    func discoverKeys(deadline: ContinuousClock.Instant) async throws(SecurityKeyError) -> [ProviderKey] {
+    func discoverKeys(deadline: Deadline) async throws(SecurityKeyError) -> [ProviderKey] {
         var announced = false
         var denied: TransportError?
         while true {
@@ -169,7 +169,7 @@ public final class SecurityKeyAuthorizationController: Sendable {
             }
             if !keys.isEmpty { return keys }
             if Task.isCancelled { throw SecurityKeyError(.canceled, "The request was cancelled.") }
-            if ContinuousClock.now + pollInterval >= deadline {
+            if deadline.remaining <= pollInterval {
                 if let denied {
                     throw SecurityKeyError(
                         .permissionDenied,
@@ -191,7 +191,7 @@ public final class SecurityKeyAuthorizationController: Sendable {
 
     /// With one key, that key; with several, the first the user touches (the others are
     /// cancelled as soon as one is touched).
-    func selectKey(_ keys: [ProviderKey], deadline: ContinuousClock.Instant) async throws(SecurityKeyError)
+    func selectKey(_ keys: [ProviderKey], deadline: Deadline) async throws(SecurityKeyError)
         -> ProviderKey
     {
         guard keys.count > 1 else {
@@ -250,11 +250,7 @@ public final class SecurityKeyAuthorizationController: Sendable {
     }
 }
 
-/// Time left before `deadline`, or a timed-out error.
-func remaining(_ deadline: ContinuousClock.Instant) throws(SecurityKeyError) -> Duration {
-    let left = deadline - ContinuousClock.now
-    guard left > .zero else {
-        throw SecurityKeyError(.timedOut, "The request's deadline passed.")
-    }
-    return left
+/// Throws a timed-out error once `deadline` has passed.
+func checkDeadline(_ deadline: Deadline) throws(SecurityKeyError) {
+    if deadline.hasPassed { throw SecurityKeyError(.timedOut, "The request's deadline passed.") }
 }

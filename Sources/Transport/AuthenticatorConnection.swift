@@ -24,7 +24,7 @@ public protocol AuthenticatorConnection: Sendable {
     func transact(
         _ command: TransportCommand,
         payload: [UInt8],
-        deadline: ContinuousClock.Instant,
+        deadline: Deadline,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> [UInt8]
 
@@ -43,7 +43,7 @@ extension AuthenticatorConnection {
         timeout: Duration = .seconds(30)
     ) async throws(TransportError) -> [UInt8] {
         try await transact(
-            command, payload: payload, deadline: .now + timeout, keepalive: { _ in })
+            command, payload: payload, deadline: .after(timeout), keepalive: { _ in })
     }
 
     /// Default: the transport cannot wink.

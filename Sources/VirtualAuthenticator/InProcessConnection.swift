@@ -29,7 +29,7 @@ public actor InProcessConnection: AuthenticatorConnection {
     public func transact(
         _ command: TransportCommand,
         payload: [UInt8],
-        deadline: ContinuousClock.Instant,
+        deadline: Deadline,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> [UInt8] {
         guard !isClosed else { throw TransportError(.closed, "The in-process connection is closed.") }
@@ -46,7 +46,7 @@ public actor InProcessConnection: AuthenticatorConnection {
             }
             group.addTask {
                 // Ends early, without a reply, only when the whole request is cancelled.
-                try? await Task.sleep(until: deadline, clock: .continuous)
+                try? await Task.sleep(until: deadline.instant, clock: .continuous)
                 return .deadline
             }
             var result = Outcome.deadline

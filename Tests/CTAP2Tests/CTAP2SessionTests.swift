@@ -28,7 +28,7 @@ final class ReplayConnection: AuthenticatorConnection {
     var maxInFlight: Int { state.withLock { $0.maxInFlight } }
 
     func transact(
-        _ command: TransportCommand, payload: [UInt8], deadline: ContinuousClock.Instant,
+        _ command: TransportCommand, payload: [UInt8], deadline: Deadline,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> [UInt8] {
         guard command == .cbor else { throw TransportError(.notSupported, "Only CBOR is replayed.") }

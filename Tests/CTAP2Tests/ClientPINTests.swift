@@ -56,7 +56,7 @@ final class ClientPINTestsAuthenticator: AuthenticatorConnection {
     }
 
     func transact(
-        _ command: TransportCommand, payload: [UInt8], deadline: ContinuousClock.Instant,
+        _ command: TransportCommand, payload: [UInt8], deadline: Deadline,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> [UInt8] {
         state.withLock { $0.requests.append(payload) }

@@ -73,7 +73,7 @@ import Transport
         let statuses = Mutex<[KeepaliveStatus]>([])
         do {
             _ = try await connection.transact(
-                .cbor, payload: Self.request, deadline: .now + .seconds(1),
+                .cbor, payload: Self.request, deadline: .after(.seconds(1)),
                 keepalive: { status in statuses.withLock { $0.append(status) } })
             Issue.record("\(hostility): no error")
         } catch {
@@ -92,7 +92,7 @@ import Transport
         let connection = try await Self.open(pipe)
         let statuses = Mutex<[KeepaliveStatus]>([])
         let reply = try await connection.transact(
-            .cbor, payload: Self.request, deadline: .now + .seconds(10),
+            .cbor, payload: Self.request, deadline: .after(.seconds(10)),
             keepalive: { status in statuses.withLock { $0.append(status) } })
         #expect(reply == [0x00])
         #expect(statuses.withLock { $0 } == [.processing, .userPresenceNeeded])
@@ -118,7 +118,7 @@ import Transport
         let connection = try await Self.open(pipe)
         do {
             _ = try await connection.transact(
-                .cbor, payload: Self.request, deadline: .now + .milliseconds(300), keepalive: { _ in })
+                .cbor, payload: Self.request, deadline: .after(.milliseconds(300)), keepalive: { _ in })
             Issue.record("busy forever ended without error")
         } catch {
             #expect(error.code == .busy)
@@ -160,7 +160,7 @@ import Transport
         let (started, startedContinuation) = AsyncStream.makeStream(of: Void.self)
         let task = Task {
             try await connection.transact(
-                .cbor, payload: Self.request, deadline: .now + .seconds(30),
+                .cbor, payload: Self.request, deadline: .after(.seconds(30)),
                 keepalive: { _ in startedContinuation.yield() })
         }
         for await _ in started { break }

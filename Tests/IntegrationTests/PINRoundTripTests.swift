@@ -19,7 +19,7 @@ struct PINRoundTripTests {
         var capabilities: TransportCapabilities { inner.capabilities }
         var sent: Int { count.withLock { $0 } }
         func transact(
-            _ command: TransportCommand, payload: [UInt8], deadline: ContinuousClock.Instant,
+            _ command: TransportCommand, payload: [UInt8], deadline: Deadline,
             keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
         ) async throws(TransportError) -> [UInt8] {
             count.withLock { $0 += 1 }

@@ -86,7 +86,7 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
         try await withUDPServer(handler) { server in
             let connection = try await openUDP(server)
             let reply = try await connection.transact(
-                .cbor, payload: [0x04], deadline: .now + .seconds(10),
+                .cbor, payload: [0x04], deadline: .after(.seconds(10)),
                 keepalive: { status in statuses.withLock { $0.append(status) } })
             #expect(reply == [0x00, 0x04])
         }
@@ -102,7 +102,7 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
             let (started, continuation) = AsyncStream.makeStream(of: Void.self)
             let request = Task {
                 try await connection.transact(
-                    .cbor, payload: [0x02], deadline: .now + .seconds(30),
+                    .cbor, payload: [0x02], deadline: .after(.seconds(30)),
                     keepalive: { _ in continuation.yield() })
             }
             for await _ in started { break }

@@ -47,7 +47,7 @@ import VirtualAuthenticator
             let connection = try await openWhenPresent(bed.readers[0])
             let seen = Recorder<KeepaliveStatus>()
             let reply = try await connection.transact(
-                .cbor, payload: [0x01, 0xA0], deadline: .now + .seconds(10), keepalive: { seen.append($0) })
+                .cbor, payload: [0x01, 0xA0], deadline: .after(.seconds(10)), keepalive: { seen.append($0) })
             #expect(reply == [0x00, 0x01, 0xA0])
             #expect(seen.all.contains(.userPresenceNeeded))
             #expect(seen.all.count >= 2)
@@ -103,7 +103,7 @@ import VirtualAuthenticator
             let seen = Recorder<KeepaliveStatus>()
             let task = Task {
                 try await connection.transact(
-                    .cbor, payload: [0x01], deadline: .now + .seconds(30), keepalive: { seen.append($0) })
+                    .cbor, payload: [0x01], deadline: .after(.seconds(30)), keepalive: { seen.append($0) })
             }
             while seen.all.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
             task.cancel()
@@ -125,7 +125,7 @@ import VirtualAuthenticator
             let connection = try await openWhenPresent(bed.readers[0])
             await #expect {
                 _ = try await connection.transact(
-                    .cbor, payload: [0x01], deadline: .now + .milliseconds(400), keepalive: { _ in })
+                    .cbor, payload: [0x01], deadline: .after(.milliseconds(400)), keepalive: { _ in })
             } throws: { ($0 as? TransportError)?.code == .timeout }
             #expect(handler.cancelled.count == 1)
             await connection.close()
@@ -141,7 +141,7 @@ import VirtualAuthenticator
         let seen = Recorder<KeepaliveStatus>()
         let transaction = Task {
             try await connection.transact(
-                .cbor, payload: [0x01], deadline: .now + .seconds(15), keepalive: { seen.append($0) })
+                .cbor, payload: [0x01], deadline: .after(.seconds(15)), keepalive: { seen.append($0) })
         }
         while seen.all.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
         serverTask.cancel()  // the card leaves the field

@@ -121,7 +121,7 @@ struct VirtualKeyPresenceTests {
         let recorder = KeepaliveRecorder()
         do {
             _ = try await connection.transact(
-                .cbor, payload: [Spec.selection], deadline: .now + .milliseconds(100),
+                .cbor, payload: [Spec.selection], deadline: .after(.milliseconds(100)),
                 keepalive: recorder.callback)
             Issue.record("The transaction should have timed out.")
         } catch {
@@ -129,7 +129,7 @@ struct VirtualKeyPresenceTests {
         }
         #expect(recorder.all.contains(.userPresenceNeeded))
         let task = Task {
-            try await connection.transact(.cbor, payload: [Spec.selection], deadline: .now + .seconds(30)) {
+            try await connection.transact(.cbor, payload: [Spec.selection], deadline: .after(.seconds(30))) {
                 _ in
             }
         }
