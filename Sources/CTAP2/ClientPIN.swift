@@ -63,7 +63,7 @@ public struct ClientPIN: Sendable {
         let offered = info.pinUVAuthProtocols
         if offered.contains(2) { return PINUVAuthProtocolTwo() }
         if offered.contains(1) { return PINUVAuthProtocolOne() }
-        if offered.isEmpty, info.options["clientPin"] != nil { return PINUVAuthProtocolOne() }
+        if offered.isEmpty, info.options[.clientPIN] != nil { return PINUVAuthProtocolOne() }
         throw CTAP2Error(
             .pinUVNotSupported,
             "The key offers no PIN/UV auth protocol this library supports (it lists \(offered)).")
@@ -188,7 +188,7 @@ public struct ClientPIN: Sendable {
         }
         var pinHash = try Self.pinHash(pin)
         defer { pinHash.wipe() }
-        let withPermissions = info.isEnabled("pinUvAuthToken")
+        let withPermissions = info.isEnabled(.pinUVAuthToken)
         let secret = try await sharedSecret(deadline: deadline)
         defer { secret.wipe() }
         let request = ClientPINRequest(
@@ -209,7 +209,7 @@ public struct ClientPIN: Sendable {
         permissions: PINUVAuthTokenPermissions, rpID: String? = nil, deadline: Deadline? = nil,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> PINUVAuthToken {
-        guard info.isEnabled("pinUvAuthToken"), info.options["uv"] != nil else {
+        guard info.isEnabled(.pinUVAuthToken), info.options[.userVerification] != nil else {
             throw CTAP2Error(
                 .pinUVNotSupported, "The key offers no built-in user verification for PIN/UV tokens.")
         }
@@ -244,7 +244,7 @@ public struct ClientPIN: Sendable {
     private var version: UInt64 { UInt64(pinUVAuthProtocol.version) }
 
     private func requireClientPIN() throws(CTAP2Error) {
-        guard info.options["clientPin"] != nil else {
+        guard info.options[.clientPIN] != nil else {
             throw CTAP2Error(.pinUVNotSupported, "The key does not support a PIN.")
         }
     }

@@ -50,7 +50,7 @@ struct ProviderKey: Sendable {
                 clientDataHash: [UInt8](repeating: 0, count: 32), rp: RelyingPartyEntity(id: ".dummy"),
                 user: UserEntity(id: [0x01], name: "dummy"),
                 pubKeyCredParams: [PublicKeyCredentialParameters(algorithm: .es256)])
-            if info.options["clientPin"] != nil {
+            if info.options[.clientPIN] != nil {
                 probe.pinUVAuthParam = []
                 probe.pinUVAuthProtocol = 1
             }

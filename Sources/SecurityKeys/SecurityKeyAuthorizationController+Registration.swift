@@ -31,7 +31,7 @@ extension SecurityKeyAuthorizationController {
     ) async throws(SecurityKeyError) -> SecurityKeyCredentialRegistration {
         let info = key.info
         let rpID = request.relyingPartyIdentifier
-        let canStore = info.options["rk"] == true
+        let canStore = info.options[.residentKey] == true
         let residentKey: Bool
         switch request.residentKeyPreference {
         case .required:
@@ -45,7 +45,7 @@ extension SecurityKeyAuthorizationController {
         }
         // A key with a PIN refuses makeCredential without verification unless it offers
         // makeCredUvNotRqd for non-discoverable credentials (CTAP 2.1 §6.1.2 steps 7-8).
-        let keyDemandsIt = residentKey || !info.isEnabled("makeCredUvNotRqd")
+        let keyDemandsIt = residentKey || !info.isEnabled(.makeCredentialUVNotRequired)
         let plan = try await userVerification(
             key: key, preference: request.userVerificationPreference, keyDemandsIt: keyDemandsIt,
             permissions: [.makeCredential, .getAssertion], rpID: rpID, deadline: deadline)
@@ -67,7 +67,7 @@ extension SecurityKeyAuthorizationController {
             extensions: request.extensionInputs.isEmpty ? nil : request.extensionInputs,
             options: CommandOptions(
                 residentKey: residentKey ? true : nil, userVerification: plan.uvOption ? true : nil),
-            enterpriseAttestation: request.attestationPreference == .enterprise && info.isEnabled("ep")
+            enterpriseAttestation: request.attestationPreference == .enterprise && info.isEnabled(.enterpriseAttestation)
                 ? 1 : nil)
         let response: MakeCredentialResponse
         do throws(CTAP2Error) {

@@ -17,13 +17,13 @@ extension SecurityKeyAuthorizationController {
         permissions: PINUVAuthTokenPermissions, rpID: String, deadline: Deadline
     ) async throws(SecurityKeyError) -> UserVerificationPlan {
         let info = key.info
-        let pinSet = info.options["clientPin"] == true
-        let uvReady = info.options["uv"] == true
+        let pinSet = info.options[.clientPIN] == true
+        let uvReady = info.options[.userVerification] == true
         let wanted: Bool
         switch preference {
         case .required:
             guard pinSet || uvReady else {
-                if info.options["clientPin"] == false {
+                if info.options[.clientPIN] == false {
                     throw SecurityKeyError(
                         .pinNotSet,
                         "The site requires user verification and this security key has no PIN: set a PIN on it (securitykey pin set) and try again."
@@ -38,7 +38,7 @@ extension SecurityKeyAuthorizationController {
         }
         guard wanted else { return UserVerificationPlan() }
 
-        let tokens = info.isEnabled("pinUvAuthToken")
+        let tokens = info.isEnabled(.pinUVAuthToken)
         if uvReady && !tokens { return UserVerificationPlan(uvOption: true) }
         if uvReady {
             do throws(SecurityKeyError) {

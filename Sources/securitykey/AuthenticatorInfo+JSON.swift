@@ -20,7 +20,7 @@ extension AuthenticatorInfo {
             ("aaguid", .string(aaguid.description.lowercased())),
             (
                 "options",
-                .object(options.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.bool($0.value)) })
+                .object(options.sorted { $0.key < $1.key }.map { ($0.key.rawValue, JSONValue.bool($0.value)) })
             ),
             ("maxMsgSize", uint(maxMsgSize)),
             ("pinUvAuthProtocols", uints(pinUVAuthProtocols)),
@@ -77,16 +77,16 @@ extension AuthenticatorInfo {
         if !algorithms.isEmpty {
             lines.append("Algorithms:      \(algorithms.map { "\($0.algorithm)" }.joined(separator: ", "))")
         }
-        lines.append("Discoverable:    \(isEnabled("rk") ? "yes" : "no") (resident keys)")
+        lines.append("Discoverable:    \(isEnabled(.residentKey) ? "yes" : "no") (resident keys)")
         let pin: String
-        switch options["clientPin"] {
+        switch options[.clientPIN] {
         case .some(true): pin = "set"
         case .some(false): pin = "supported, not set"
         case .none: pin = "not supported"
         }
         lines.append("PIN:             \(pin)")
         let uv: String
-        switch options["uv"] {
+        switch options[.userVerification] {
         case .some(true): uv = "built in, configured"
         case .some(false): uv = "built in, not configured"
         case .none: uv = "none built in"
@@ -102,7 +102,7 @@ extension AuthenticatorInfo {
         if let remaining = remainingDiscoverableCredentials {
             lines.append("Free slots:      \(remaining) discoverable credential(s)")
         }
-        let other = options.filter { !["rk", "clientPin", "uv"].contains($0.key) }.sorted { $0.key < $1.key }
+        let other = options.filter { ![.residentKey, .clientPIN, .userVerification].contains($0.key) }.sorted { $0.key < $1.key }
         if !other.isEmpty {
             lines.append("Options:         \(other.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
         }

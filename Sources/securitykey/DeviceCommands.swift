@@ -102,9 +102,9 @@ struct InfoCommand: ReportingCommand {
             let info = try await session.getInfo()
             var retries: ClientPIN.PINRetries?
             var uvRetries: Int?
-            if info.options["clientPin"] != nil, let pin = try? ClientPIN(session: session, info: info) {
+            if info.options[.clientPIN] != nil, let pin = try? ClientPIN(session: session, info: info) {
                 retries = try? await pin.pinRetries()
-                if info.options["uv"] != nil { uvRetries = try? await pin.uvRetries() }
+                if info.options[.userVerification] != nil { uvRetries = try? await pin.uvRetries() }
             }
             if global.json {
                 guard case .object(var members) = info.json else { return }

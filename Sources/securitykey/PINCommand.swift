@@ -21,8 +21,8 @@ struct PINStatusCommand: ReportingCommand {
     func execute() async throws {
         try await withSession(global) { session in
             let info = try await session.getInfo()
-            let supported = info.options["clientPin"] != nil
-            let isSet = info.options["clientPin"] == true
+            let supported = info.options[.clientPIN] != nil
+            let isSet = info.options[.clientPIN] == true
             var retries: ClientPIN.PINRetries?
             if supported { retries = try await ClientPIN(session: session, info: info).pinRetries() }
             if global.json {
@@ -70,11 +70,11 @@ struct PINSetCommand: ReportingCommand {
         let reader = PINReader(fromStandardInput: pinStdin)
         try await withSession(global) { session in
             let pin = try await ClientPIN(session: session)
-            guard pin.info.options["clientPin"] != nil else {
+            guard pin.info.options[.clientPIN] != nil else {
                 throw CLIError(
                     .notSupported, code: "pin-uv-not-supported", "This key does not support a PIN.")
             }
-            guard pin.info.options["clientPin"] == false else {
+            guard pin.info.options[.clientPIN] == false else {
                 throw CLIError(
                     .pinProblem, code: "pin-already-set",
                     "The key already has a PIN; use `securitykey pin change`.")
@@ -108,7 +108,7 @@ struct PINChangeCommand: ReportingCommand {
         let reader = PINReader(fromStandardInput: pinStdin)
         try await withSession(global) { session in
             let pin = try await ClientPIN(session: session)
-            guard pin.info.options["clientPin"] == true else {
+            guard pin.info.options[.clientPIN] == true else {
                 throw CLIError(
                     .pinProblem, code: "pin-not-set", "The key has no PIN yet; use `securitykey pin set`.")
             }

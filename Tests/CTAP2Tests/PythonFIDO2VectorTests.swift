@@ -36,7 +36,7 @@ import Testing
         #expect(info.versions == ["U2F_V2", "FIDO_2_0"])
         #expect(info.extensions == ["uvm", "hmac-secret"])
         #expect(info.aaguid.bytes == Vectors.python("test_ctap2/module/_AAGUID")?.bytes)
-        #expect(info.options == ["rk": true, "up": true, "plat": false, "clientPin": false])
+        #expect(info.options == [AuthenticatorOption(rawValue: "rk"): true, AuthenticatorOption(rawValue: "up"): true, AuthenticatorOption(rawValue: "plat"): false, AuthenticatorOption(rawValue: "clientPin"): false])
         #expect(info.maxMsgSize == 1200)
         #expect(info.pinUVAuthProtocols == [1])
         #expect(diagnostic(.map(info.fields)) == vector.cborDiagnostic)

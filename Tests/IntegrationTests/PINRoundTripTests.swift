@@ -57,10 +57,10 @@ struct PINRoundTripTests {
 
     @Test func setPINThenRegisterAndSignInWithUserVerification() async throws {
         let bench = try Bench()
-        #expect(try await bench.session.getInfo().options["clientPin"] == false)
+        #expect(try await bench.session.getInfo().options[.clientPIN] == false)
         try await bench.clientPIN().setPIN("123456")
         let info = try await bench.session.getInfo()
-        #expect(info.options["clientPin"] == true)
+        #expect(info.options[.clientPIN] == true)
         let pin = try await bench.clientPIN()
         #expect(pin.pinUVAuthProtocol.version == 2)
         #expect(try await pin.pinRetries().retries == 8)

@@ -80,7 +80,7 @@ public struct AuthenticatorInfo: Hashable, Sendable {
     /// The authenticator model's AAGUID.
     public var aaguid: AAGUID
     /// Options and their state (`rk`, `up`, `uv`, `clientPin`, `credMgmt`, ...).
-    public var options: [String: Bool]
+    public var options: [AuthenticatorOption: Bool]
     /// The largest message the authenticator accepts, when stated (the spec's default is 1024).
     public var maxMsgSize: UInt64?
     /// PIN/UV auth protocol versions, in order of preference.
@@ -141,7 +141,7 @@ public struct AuthenticatorInfo: Hashable, Sendable {
     public var fields: CBORMap
 
     /// Whether an option is present and true.
-    public func isEnabled(_ option: String) -> Bool { options[option] == true }
+    public func isEnabled(_ option: AuthenticatorOption) -> Bool { options[option] == true }
 
     /// Parses the CBOR body of a getInfo response (without the status byte).
     public init(cbor bytes: [UInt8]) throws(CTAP2Error) {
@@ -160,14 +160,14 @@ public struct AuthenticatorInfo: Hashable, Sendable {
                 "The aaguid of the getInfo response is \(aaguidBytes.count) bytes, not 16.")
         }
         self.aaguid = aaguid
-        var options: [String: Bool] = [:]
+        var options: [AuthenticatorOption: Bool] = [:]
         if let optionMap = try r.subMap(Key.options, "options") {
             for entry in optionMap {
                 guard let name = entry.key.stringValue, let value = entry.value.boolValue else {
                     throw CTAP2Error.malformed(
                         "An option in the getInfo response is not a text key with a Boolean value.")
                 }
-                options[name] = value
+                options[AuthenticatorOption(rawValue: name)] = value
             }
         }
         self.options = options
