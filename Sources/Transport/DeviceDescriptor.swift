@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How a device is reached.
 public struct TransportKind: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     public var rawValue: String
@@ -55,4 +57,39 @@ public protocol DeviceDiscovery: Sendable {
     func devices() async throws(TransportError) -> [DeviceDescriptor]
     /// Opens a device found by ``devices()`` or named by URI.
     func open(uri: String) async throws(TransportError) -> any AuthenticatorConnection
+    /// The devices present when iteration starts, as ``DeviceEvent/arrived(_:)``, then each
+    /// arrival and removal as the system reports it, until the consumer stops iterating.
+    /// Implementations wait on the system's events (udev, PC/SC reader states), never poll.
+    func events() -> AsyncStream<DeviceEvent>
+}
+
+/// A change in the set of devices a discovery sees.
+public enum DeviceEvent: Hashable, Sendable {
+    /// A device is present: listed when the event stream starts, or plugged in, or (PC/SC) a
+    /// card put on the reader.
+    case arrived(DeviceDescriptor)
+    /// The device with this URI went away (unplugged, card removed, reader gone).
+    case removed(uri: String)
+}
+
+extension DeviceDiscovery {
+    /// The default for discoveries without an event source: the devices present when the
+    /// sequence is first iterated, as ``DeviceEvent/arrived(_:)``, and then the end of the
+    /// sequence (no changes are ever reported).
+    public func events() -> AsyncStream<DeviceEvent> {
+        let discovery = self
+        let pending = Mutex<[DeviceEvent]?>(nil)
+        return AsyncStream(unfolding: {
+            if pending.withLock({ $0 == nil }) {
+                let listed = (try? await discovery.devices()) ?? []
+                pending.withLock { $0 = listed.map(DeviceEvent.arrived) }
+            }
+            return pending.withLock { queue -> DeviceEvent? in
+                guard var events = queue, !events.isEmpty else { return nil }
+                let next = events.removeFirst()
+                queue = events
+                return next
+            }
+        })
+    }
 }
