@@ -13,7 +13,11 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "SecurityKeys", targets: ["SecurityKeys"]),
+        .library(name: "Authenticators", targets: ["Authenticators"]),
         .library(name: "CTAP2", targets: ["CTAP2"]),
+        .library(name: "Transport", targets: ["Transport"]),
+        .library(name: "HIDTransport", targets: ["HIDTransport"]),
+        .library(name: "NFCTransport", targets: ["NFCTransport"]),
         .library(name: "CBOR", targets: ["CBOR"]),
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
         .executable(name: "securitykey", targets: ["securitykey"]),
@@ -86,11 +90,20 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // MARK: The device layer (directory, hotplug, authenticator handle, PIN/UV tokens, touch)
+        .target(
+            name: "Authenticators",
+            dependencies: [
+                "CBOR", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
         // MARK: Provider API
         .target(
             name: "SecurityKeys",
             dependencies: [
-                "CBOR", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                "Authenticators", "CBOR", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],

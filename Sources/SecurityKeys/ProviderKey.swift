@@ -1,72 +1,21 @@
+import Authenticators
 import CBOR
 import CTAP2
 import Logging
 import Transport
 
-/// One key a request may use: its CTAP2 session and what getInfo said.
+/// The key a request uses: the device layer's handle and the getInfo it had when chosen.
 struct ProviderKey: Sendable {
-    let session: CTAP2Session
+    let authenticator: Authenticator
     let info: AuthenticatorInfo
-    /// Whether the controller opened the connection (and so closes it).
-    let owned: Bool
 
-    var uri: String { session.connection.descriptor.uri }
-
-    /// How long getInfo may take while keys are being found.
-    static let getInfoTimeout: Duration = .seconds(5)
-
-    /// Starts a session and asks getInfo; nil when the device does not answer as a CTAP2 key.
-    static func open(
-        _ connection: any AuthenticatorConnection, owned: Bool, deadline: Deadline,
-        logger: Logger
-    ) async -> ProviderKey? {
-        let session = CTAP2Session(connection: connection, logger: logger)
-        guard !deadline.hasPassed else { return nil }
-        do throws(CTAP2Error) {
-            let info = try await session.getInfo(deadline: deadline.capped(at: getInfoTimeout))
-            return ProviderKey(session: session, info: info, owned: owned)
-        } catch {
-            logger.debug(
-                "device is not a usable CTAP2 key",
-                metadata: ["device": "\(connection.descriptor.uri)", "code": "\(error.code)"])
-            return nil
-        }
-    }
-
-    /// Whether the key speaks CTAP 2.1 (authenticatorSelection and permissions).
-    var isCTAP21: Bool { info.versions.contains("FIDO_2_1") || info.versions.contains("FIDO_2_1_PRE") }
-
-    /// Waits for the user to touch this key: authenticatorSelection (CTAP 2.1 §6.9) where the
-    /// key has it, else a makeCredential with an empty pinUvAuthParam, which a CTAP 2.0 key answers
-    /// after a touch with PIN_NOT_SET or PIN_INVALID (CTAP 2.1 §6.1.2 step 1), creating nothing.
-    func waitForTouch(deadline: Deadline) async throws(SecurityKeyError) {
-        try checkDeadline(deadline)
-        do throws(CTAP2Error) {
-            if isCTAP21 {
-                try await session.selection(deadline: deadline)
-                return
-            }
-            var probe = MakeCredentialRequest(
-                clientDataHash: [UInt8](repeating: 0, count: 32), rp: RelyingPartyEntity(id: ".dummy"),
-                user: UserEntity(id: [0x01], name: "dummy"),
-                pubKeyCredParams: [PublicKeyCredentialParameters(algorithm: .es256)])
-            if info.options[.clientPIN] != nil {
-                probe.pinUVAuthParam = []
-                probe.pinUVAuthProtocol = 1
-            }
-            _ = try await session.makeCredential(probe, deadline: deadline)
-        } catch {
-            if error.code == .authenticatorStatus, error.status == .pinNotSet || error.status == .pinInvalid {
-                return
-            }
-            throw SecurityKeyError(error)
-        }
-    }
+    var session: CTAP2Session { authenticator.session }
+    var uri: String { authenticator.uri }
 
     /// The transports to record with a new credential: what the key says, else how it was reached.
     var transports: [SecurityKeyTransport] {
         if !info.transports.isEmpty { return info.transports.map(SecurityKeyTransport.init(rawValue:)) }
-        switch session.connection.descriptor.transport {
+        switch authenticator.transport {
         case .nfc: return [.nfc]
         case .usb: return [.usb]
         default: return []

@@ -1,6 +1,6 @@
+import Authenticators
 import CTAP2
 import Logging
-import Synchronization
 import Transport
 
 /// A request the controller performs.
@@ -36,7 +36,8 @@ public protocol SecurityKeyAuthorizationControllerDelegate: AnyObject, Sendable 
 ///
 /// Every request has a deadline (its `timeout`); cancelling the calling task cancels the request
 /// on the keys at once. Several keys present: all blink, the first touched is used and the
-/// others are cancelled. ``statusUpdates`` tells a UI what the request waits for; the
+/// others are cancelled. No key present: the request waits for one to be plugged in or put on
+/// a reader (hotplug events, no polling). ``statusUpdates`` tells a UI what the request waits for; the
 /// ``SecurityKeyInteraction`` answers PIN prompts and account choices.
 public final class SecurityKeyAuthorizationController: Sendable {
     /// Where keys are looked for.
@@ -51,8 +52,10 @@ public final class SecurityKeyAuthorizationController: Sendable {
     let continuation: AsyncStream<SecurityKeyStatus>.Continuation
     let publicSuffixes: PublicSuffixList?
     let logger: Logger
-    /// How often discovery is polled while no key is present.
-    let pollInterval: Duration = .milliseconds(200)
+    /// Where keys are found and watched for (the discovery sources).
+    let directory: AuthenticatorDirectory
+    /// Connections the caller opened (the connection sources).
+    let connections: [any AuthenticatorConnection]
 
     /// Creates a controller.
     /// - Parameters:
@@ -67,6 +70,16 @@ public final class SecurityKeyAuthorizationController: Sendable {
         logger: Logger = Logger(label: "securitykey.provider")
     ) {
         self.sources = sources
+        var discoveries: [any DeviceDiscovery] = []
+        var connections: [any AuthenticatorConnection] = []
+        for source in sources {
+            switch source.kind {
+            case .discovery(let discovery): discoveries.append(discovery)
+            case .connection(let connection): connections.append(connection)
+            }
+        }
+        self.directory = AuthenticatorDirectory(discoveries: discoveries, logger: logger)
+        self.connections = connections
         self.interaction = interaction
         self.publicSuffixes = publicSuffixes
         self.logger = logger
@@ -103,150 +116,49 @@ public final class SecurityKeyAuthorizationController: Sendable {
         continuation.yield(status)
     }
 
-    /// Runs `body` with the keys present (waiting for one until `deadline`), the chosen key when
-    /// several are present, and closes the keys this controller opened.
+    /// Runs `body` with the key to use — the only one present, the one touched among several,
+    /// or the first to arrive — and closes the keys this controller opened.
     func withSelectedKey<T: Sendable>(
         deadline: Deadline,
         _ body: (ProviderKey) async throws(SecurityKeyError) -> T
     ) async throws(SecurityKeyError) -> T {
-        let keys: [ProviderKey]
-        do throws(SecurityKeyError) {
-            keys = try await discoverKeys(deadline: deadline)
+        let chosen: Authenticator
+        do throws(AuthenticatorError) {
+            var fixed: [Authenticator] = []
+            for connection in connections {
+                // A caller's connection that does not answer getInfo simply takes no part.
+                if let key = try? await Authenticator.open(
+                    connection, ownsConnection: false, deadline: deadline, logger: logger)
+                {
+                    fixed.append(key)
+                }
+            }
+            chosen = try await directory.chooseAuthenticator(
+                deadline: deadline, interaction: providerInteraction, including: fixed)
         } catch {
             emit(.done)
-            throw error
+            throw SecurityKeyError(error)
         }
         let result: Result<T, SecurityKeyError>
         do throws(SecurityKeyError) {
-            let key = try await selectKey(keys, deadline: deadline)
-            result = .success(try await body(key))
+            result = .success(try await body(ProviderKey(authenticator: chosen, info: await chosen.info)))
         } catch {
             result = .failure(error)
         }
-        for key in keys where key.owned { await key.session.connection.close() }
+        await chosen.close()
         emit(.done)
         return try result.get()
     }
 
-    /// Opens every key the sources offer, polling until at least one answers getInfo.
-    func discoverKeys(deadline: Deadline) async throws(SecurityKeyError) -> [ProviderKey] {
-        var announced = false
-        var denied: TransportError?
-        while true {
-            var keys: [ProviderKey] = []
-            for source in sources {
-                switch source.kind {
-                case .connection(let connection):
-                    if let key = await ProviderKey.open(
-                        connection, owned: false, deadline: deadline, logger: logger)
-                    {
-                        keys.append(key)
-                    }
-                case .discovery(let discovery):
-                    let found: [DeviceDescriptor]
-                    do { found = try await discovery.devices() } catch {
-                        if error.code == .permissionDenied { denied = error }
-                        logger.debug(
-                            "discovery failed",
-                            metadata: ["scheme": "\(discovery.scheme)", "code": "\(error.code)"])
-                        continue
-                    }
-                    for device in found {
-                        let connection: any AuthenticatorConnection
-                        do { connection = try await discovery.open(uri: device.uri) } catch {
-                            if error.code == .permissionDenied { denied = error }
-                            continue
-                        }
-                        if let key = await ProviderKey.open(
-                            connection, owned: true, deadline: deadline, logger: logger)
-                        {
-                            keys.append(key)
-                        } else {
-                            await connection.close()
-                        }
-                    }
-                }
-            }
-            if !keys.isEmpty { return keys }
-            if Task.isCancelled { throw SecurityKeyError(.canceled, "The request was cancelled.") }
-            if deadline.remaining <= pollInterval {
-                if let denied {
-                    throw SecurityKeyError(
-                        .permissionDenied,
-                        "A security key is present but this user may not open it; add a udev rule or join the group that owns it.",
-                        underlying: denied)
-                }
-                throw SecurityKeyError(
-                    .noKeyFound, "No security key was found before the deadline; insert or tap one.")
-            }
-            if !announced {
-                announced = true
-                emit(.waitingForKey)
-            }
-            do { try await Task.sleep(for: pollInterval) } catch {
-                throw SecurityKeyError(.canceled, "The request was cancelled.")
-            }
-        }
-    }
-
-    /// With one key, that key; with several, the first the user touches (the others are
-    /// cancelled as soon as one is touched).
-    func selectKey(_ keys: [ProviderKey], deadline: Deadline) async throws(SecurityKeyError)
-        -> ProviderKey
-    {
-        guard keys.count > 1 else {
-            guard let only = keys.first else {
-                throw SecurityKeyError(.noKeyFound, "No security key was found; insert or tap one.")
-            }
-            return only
-        }
-        emit(.selectingKey(count: keys.count))
-        let logger = self.logger
-        let outcome = await withTaskGroup(
-            of: (Int, SecurityKeyError?).self, returning: (Int?, SecurityKeyError?).self
-        ) { group in
-            for (index, key) in keys.enumerated() {
-                group.addTask {
-                    do throws(SecurityKeyError) {
-                        try await key.waitForTouch(deadline: deadline)
-                        return (index, nil)
-                    } catch {
-                        return (index, error)
-                    }
-                }
-            }
-            var lastError: SecurityKeyError?
-            while let (index, error) = await group.next() {
-                guard let error else {
-                    logger.debug("key selected", metadata: ["device": "\(keys[index].uri)"])
-                    group.cancelAll()
-                    return (index, nil)
-                }
-                logger.debug(
-                    "key left the selection",
-                    metadata: ["device": "\(keys[index].uri)", "code": "\(error.code)"])
-                lastError = error
-            }
-            return (nil, lastError)
-        }
-        if let index = outcome.0 { return keys[index] }
-        if Task.isCancelled { throw SecurityKeyError(.canceled, "The request was cancelled.") }
-        throw outcome.1 ?? SecurityKeyError(.timedOut, "No security key was touched before the deadline.")
+    /// The device layer's view of this controller's user: PIN prompts go to ``interaction``,
+    /// activities become ``statusUpdates``.
+    var providerInteraction: ProviderInteraction {
+        ProviderInteraction(interaction: interaction, continuation: continuation)
     }
 
     /// A keepalive observer that reports ``SecurityKeyStatus/touchNeeded(deviceURI:)`` once.
     func touchObserver(_ key: ProviderKey) -> @Sendable (KeepaliveStatus) -> Void {
-        let reported = Mutex(false)
-        let continuation = self.continuation
-        let uri = key.uri
-        return { status in
-            guard status == .userPresenceNeeded else { return }
-            let first = reported.withLock { (done: inout Bool) -> Bool in
-                defer { done = true }
-                return !done
-            }
-            if first { continuation.yield(.touchNeeded(deviceURI: uri)) }
-        }
+        key.authenticator.touchObserver(providerInteraction)
     }
 }
 

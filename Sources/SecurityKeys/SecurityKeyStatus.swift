@@ -44,4 +44,13 @@ public protocol SecurityKeyInteraction: Sendable {
     func pin(deviceURI: String, attemptsLeft: Int?) async -> String?
     /// Which of `accounts` to sign in with (an index into `accounts`).
     func chooseAccount(_ accounts: [SecurityKeyAccount]) async -> Int?
+    /// A new PIN for the key at `deviceURI`, which demands that its PIN be changed before use
+    /// (at least `minimumLength` Unicode code points). The current PIN is asked with
+    /// ``pin(deviceURI:attemptsLeft:)`` afterwards.
+    func newPIN(deviceURI: String, minimumLength: Int) async -> String?
+}
+
+extension SecurityKeyInteraction {
+    /// Default: a forced PIN change is not offered, and the request ends as cancelled.
+    public func newPIN(deviceURI: String, minimumLength: Int) async -> String? { nil }
 }

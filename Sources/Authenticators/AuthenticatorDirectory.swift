@@ -1,0 +1,149 @@
+import CTAP2
+import HIDTransport
+import Logging
+import NFCTransport
+import Transport
+
+/// Every place security keys are found — USB HID, PC/SC readers, configured CTAPHID-over-UDP
+/// endpoints — listed, opened by URI, and watched for arrivals and removals.
+public struct AuthenticatorDirectory: Sendable {
+    /// The discoveries listed and watched, in order.
+    public let discoveries: [any DeviceDiscovery]
+    /// Discoveries that only open URIs (never listed), by scheme: UDP opens any `udp:` URI
+    /// even when no endpoint is configured for listing.
+    public let openers: [any DeviceDiscovery]
+    let logger: Logger
+
+    /// The environment variable naming UDP endpoints to list, comma-separated
+    /// (`127.0.0.1:8111,udp:[::1]:8112`).
+    public static let udpEnvironmentVariable = "SECURITYKEY_UDP"
+
+    /// A directory over `discoveries`, opening URIs with them and with `openers`.
+    public init(
+        discoveries: [any DeviceDiscovery], openers: [any DeviceDiscovery] = [],
+        logger: Logger = Logger(label: "securitykey.directory")
+    ) {
+        self.discoveries = discoveries
+        self.openers = openers
+        self.logger = logger
+    }
+
+    /// The keys of this machine: USB HID and PC/SC, plus the UDP `endpoints` given (a UDP
+    /// endpoint is listed only when configured; there is no way to enumerate UDP).
+    public static func system(
+        udpEndpoints: [UDPEndpoint] = [], logger: Logger = Logger(label: "securitykey.directory")
+    ) -> AuthenticatorDirectory {
+        var discoveries: [any DeviceDiscovery] = [HIDDiscovery(logger: logger), PCSCDiscovery(logger: logger)]
+        if !udpEndpoints.isEmpty { discoveries.append(UDPDiscovery(endpoints: udpEndpoints, logger: logger)) }
+        return AuthenticatorDirectory(
+            discoveries: discoveries, openers: [UDPDiscovery(endpoints: [], logger: logger)], logger: logger)
+    }
+
+    /// The UDP endpoints configured by `options` (each `HOST:PORT` or `udp:HOST:PORT`, possibly
+    /// comma-separated) followed by those of ``udpEnvironmentVariable`` in `environment`.
+    public static func udpEndpoints(options: [String], environment: [String: String]) throws(AuthenticatorError)
+        -> [UDPEndpoint]
+    {
+        var endpoints: [UDPEndpoint] = []
+        var texts = options
+        if let value = environment[udpEnvironmentVariable], !value.isEmpty { texts.append(value) }
+        for text in texts {
+            for item in text.split(separator: ",") {
+                let trimmed = String(item.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+                guard !trimmed.isEmpty else { continue }
+                do { endpoints.append(try UDPEndpoint(uri: trimmed.hasPrefix("udp:") ? trimmed : "udp:" + trimmed)) }
+                catch { throw AuthenticatorError(error) }
+            }
+        }
+        var seen = Set<String>()
+        return endpoints.filter { seen.insert($0.uri).inserted }
+    }
+
+    // MARK: Listing and opening
+
+    /// A device found by ``list(deadline:)``: its descriptor and, when it answered, its getInfo.
+    public struct Listing: Sendable {
+        /// How the device is reached.
+        public var descriptor: DeviceDescriptor
+        /// Its getInfo, when it answered.
+        public var info: AuthenticatorInfo?
+        /// Why it did not answer getInfo, when it did not.
+        public var problem: AuthenticatorError?
+    }
+
+    /// Every key present now, each asked for getInfo. A PC/SC reader is listed only when it
+    /// holds a card with the FIDO applet.
+    public func list(deadline: Deadline) async -> [Listing] {
+        var found: [Listing] = []
+        for discovery in discoveries {
+            let descriptors: [DeviceDescriptor]
+            do { descriptors = try await discovery.devices() } catch {
+                logger.info("discovery failed", metadata: ["scheme": "\(discovery.scheme)", "error": "\(error)"])
+                continue
+            }
+            for descriptor in descriptors {
+                let connection: any AuthenticatorConnection
+                do { connection = try await discovery.open(uri: descriptor.uri) } catch {
+                    // An empty reader, or a card without the FIDO applet: not a key.
+                    logger.debug("not a key", metadata: ["uri": "\(descriptor.uri)", "error": "\(error)"])
+                    continue
+                }
+                do throws(AuthenticatorError) {
+                    let authenticator = try await Authenticator.open(connection, deadline: deadline, logger: logger)
+                    found.append(Listing(descriptor: connection.descriptor, info: await authenticator.info))
+                    await authenticator.close()
+                } catch {
+                    found.append(Listing(descriptor: connection.descriptor, problem: error))
+                }
+            }
+        }
+        return found
+    }
+
+    /// The discovery that opens `uri`, by its scheme.
+    func discovery(for uri: String) throws(AuthenticatorError) -> any DeviceDiscovery {
+        guard let colon = uri.firstIndex(of: ":") else {
+            throw AuthenticatorError(
+                .invalidURI, "\"\(uri)\" is not a device URI (hid:PATH, pcsc:READER, udp:HOST:PORT).")
+        }
+        let scheme = String(uri[..<colon])
+        guard let discovery = (discoveries + openers).first(where: { $0.scheme == scheme }) else {
+            throw AuthenticatorError(.invalidURI, "Devices of the \(scheme): kind are not supported by this build.")
+        }
+        return discovery
+    }
+
+    /// Opens the key at `uri` and reads its getInfo.
+    public func open(uri: String, deadline: Deadline) async throws(AuthenticatorError) -> Authenticator {
+        let discovery = try discovery(for: uri)
+        let connection: any AuthenticatorConnection
+        do { connection = try await discovery.open(uri: uri) } catch {
+            throw AuthenticatorError(error, deviceURI: uri)
+        }
+        return try await Authenticator.open(connection, deadline: deadline, logger: logger)
+    }
+
+    /// Opens every key present now. Devices that cannot be opened are skipped; a
+    /// permission failure is returned so that a caller finding no key can say why.
+    public func openAll(deadline: Deadline) async -> (authenticators: [Authenticator], denied: AuthenticatorError?) {
+        var opened: [Authenticator] = []
+        var denied: AuthenticatorError?
+        for discovery in discoveries {
+            let descriptors: [DeviceDescriptor]
+            do { descriptors = try await discovery.devices() } catch {
+                if error.code == .permissionDenied { denied = AuthenticatorError(error) }
+                logger.debug("discovery failed", metadata: ["scheme": "\(discovery.scheme)", "code": "\(error.code)"])
+                continue
+            }
+            for descriptor in descriptors {
+                do throws(AuthenticatorError) {
+                    opened.append(try await open(uri: descriptor.uri, deadline: deadline))
+                } catch {
+                    if error.code == .permissionDenied { denied = error }
+                    logger.debug("not a usable key", metadata: ["uri": "\(descriptor.uri)", "code": "\(error.code)"])
+                }
+            }
+        }
+        return (opened, denied)
+    }
+}

@@ -1,0 +1,68 @@
+import Transport
+
+/// Why the device layer asks for a PIN.
+public struct PINPrompt: Hashable, Sendable {
+    /// What the PIN is asked for.
+    public struct Purpose: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The current PIN, to verify the user (a PIN/UV token).
+        public static let verify = Purpose(rawValue: "verify")
+        /// The current PIN, before a PIN change the key demands (forcePINChange).
+        public static let currentForChange = Purpose(rawValue: "current-for-change")
+        /// A new PIN, replacing the current one because the key demands it.
+        public static let newPIN = Purpose(rawValue: "new-pin")
+        public var description: String { rawValue }
+    }
+
+    /// What the PIN is asked for.
+    public var purpose: Purpose
+    /// The key that asks.
+    public var device: DeviceDescriptor
+    /// PIN attempts left as the key reported them, where it did; a prompt for a new PIN has none.
+    public var attemptsLeft: Int?
+    /// The shortest PIN the key accepts, in Unicode code points (for a new PIN).
+    public var minimumLength: Int
+
+    /// Creates a prompt.
+    public init(purpose: Purpose, device: DeviceDescriptor, attemptsLeft: Int?, minimumLength: Int = 4) {
+        self.purpose = purpose
+        self.device = device
+        self.attemptsLeft = attemptsLeft
+        self.minimumLength = minimumLength
+    }
+}
+
+/// What an operation is waiting for, as a user interface shows it.
+public enum AuthenticatorActivity: Hashable, Sendable {
+    /// No key is present yet: insert or tap one.
+    case waitingForDevice
+    /// Several keys are present and blink: touch the one to use.
+    case selectingByTouch(count: Int)
+    /// The key at this URI waits for a touch.
+    case touchNeeded(deviceURI: String)
+    /// Built-in user verification (a fingerprint) failed; the user may try again.
+    case userVerificationRetry(deviceURI: String, attemptsLeft: Int?)
+    /// Built-in user verification is blocked; the PIN is used instead.
+    case fallingBackToPIN(deviceURI: String)
+}
+
+/// The user, as the device layer sees them: answers PIN prompts and hears what an operation
+/// waits for. The provider API, the CLI and the daemon each implement it once.
+public protocol AuthenticatorInteraction: Sendable {
+    /// Whether ``pin(_:)`` can reach a person; when false, operations that need a PIN fail
+    /// with ``AuthenticatorError/Code/notInteractive`` instead of asking.
+    var canPrompt: Bool { get }
+    /// The PIN the prompt asks for, or nil to cancel the operation.
+    func pin(_ prompt: PINPrompt) async -> String?
+    /// Called (from any thread) each time an operation starts waiting on the user.
+    func activity(_ activity: AuthenticatorActivity)
+}
+
+extension AuthenticatorInteraction {
+    /// Default: a person can be asked.
+    public var canPrompt: Bool { true }
+
+    /// Default: activities are not shown.
+    public func activity(_ activity: AuthenticatorActivity) {}
+}
