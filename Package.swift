@@ -113,7 +113,7 @@ let package = Package(
         .executableTarget(
             name: "securitykey",
             dependencies: [
-                "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport", "VirtualAuthenticator",
+                "Authenticators", "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport", "VirtualAuthenticator",
                 "NFCTransport", "HIDTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -161,6 +161,9 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["securitykey"], exclude: ["Python"], swiftSettings: strict),
         // Runs the built `securitykey-bench` and `securitykey` binaries as subprocesses.
         .testTarget(name: "BenchmarkTests", dependencies: ["securitykey-bench", "securitykey"], swiftSettings: strict),
+        .testTarget(name: "AuthenticatorsTests", dependencies: [
+            "Authenticators", "CTAP2", "Transport", "VirtualAuthenticator",
+        ], swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [
             "SecurityKeys",
             .product(name: "Crypto", package: "swift-crypto"),

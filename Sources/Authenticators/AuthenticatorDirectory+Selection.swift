@@ -85,7 +85,8 @@ extension AuthenticatorDirectory {
             }
 
             var outcome: Result<Authenticator, AuthenticatorError>?
-            loop: for await input in inputs {
+            var pending = inputs.makeAsyncIterator()
+            loop: while let input = await pending.next() {
                 switch input {
                 case .event(.arrived(let descriptor)):
                     let uri = descriptor.uri
@@ -136,6 +137,7 @@ extension AuthenticatorDirectory {
                             .removed, "The security key was removed.", deviceURI: uri, underlying: error)
                     }
                     logger.debug("key left the choice", metadata: ["device": "\(uri)", "code": "\(error.code)"])
+                    if !Task.isCancelled { interaction?.activity(.deviceLeft(deviceURI: uri, error: error)) }
                     if let gone = candidates.removeValue(forKey: uri) { await gone.close() }
                     lastError = error
                     if error.code == .cancelled, Task.isCancelled {
@@ -151,8 +153,14 @@ extension AuthenticatorDirectory {
                     break loop
                 }
             }
-            feed.finish()
             group.cancelAll()
+            // The losers' waits end first (each sends its transport's cancel to its key); only
+            // then are their connections closed, with those of keys opened too late to count.
+            await group.waitForAll()
+            feed.finish()
+            while let late = await pending.next() {
+                if case .opened(let authenticator) = late { candidates[authenticator.uri] = authenticator }
+            }
             let chosen = try? outcome?.get()
             for (uri, authenticator) in candidates where uri != chosen?.uri {
                 await authenticator.close()

@@ -69,35 +69,74 @@ public struct AuthenticatorDirectory: Sendable {
         public var info: AuthenticatorInfo?
         /// Why it did not answer getInfo, when it did not.
         public var problem: AuthenticatorError?
+
+        /// Creates a listing.
+        public init(descriptor: DeviceDescriptor, info: AuthenticatorInfo? = nil, problem: AuthenticatorError? = nil) {
+            self.descriptor = descriptor
+            self.info = info
+            self.problem = problem
+        }
     }
 
-    /// Every key present now, each asked for getInfo. A PC/SC reader is listed only when it
-    /// holds a card with the FIDO applet.
+    /// Every key present now, each asked for getInfo, in discovery order. A PC/SC reader is
+    /// listed only when it holds a card with the FIDO applet. Keys are asked all at once, so a
+    /// fleet of keys costs about as long as the slowest one.
     public func list(deadline: Deadline) async -> [Listing] {
-        var found: [Listing] = []
-        for discovery in discoveries {
-            let descriptors: [DeviceDescriptor]
-            do { descriptors = try await discovery.devices() } catch {
-                logger.info("discovery failed", metadata: ["scheme": "\(discovery.scheme)", "error": "\(error)"])
-                continue
+        let found = await forEachDevice { discovery, descriptor async -> Listing? in
+            let connection: any AuthenticatorConnection
+            do { connection = try await discovery.open(uri: descriptor.uri) } catch {
+                // An empty reader, or a card without the FIDO applet: not a key.
+                logger.debug("not a key", metadata: ["uri": "\(descriptor.uri)", "error": "\(error)"])
+                return nil
             }
-            for descriptor in descriptors {
-                let connection: any AuthenticatorConnection
-                do { connection = try await discovery.open(uri: descriptor.uri) } catch {
-                    // An empty reader, or a card without the FIDO applet: not a key.
-                    logger.debug("not a key", metadata: ["uri": "\(descriptor.uri)", "error": "\(error)"])
-                    continue
-                }
-                do throws(AuthenticatorError) {
-                    let authenticator = try await Authenticator.open(connection, deadline: deadline, logger: logger)
-                    found.append(Listing(descriptor: connection.descriptor, info: await authenticator.info))
-                    await authenticator.close()
-                } catch {
-                    found.append(Listing(descriptor: connection.descriptor, problem: error))
-                }
+            do throws(AuthenticatorError) {
+                let authenticator = try await Authenticator.open(connection, deadline: deadline, logger: logger)
+                let listing = Listing(descriptor: connection.descriptor, info: await authenticator.info)
+                await authenticator.close()
+                return listing
+            } catch {
+                return Listing(descriptor: connection.descriptor, problem: error)
             }
         }
-        return found
+        return found.results.compactMap { $0 }
+    }
+
+    /// Lists every discovery's devices and runs `body` on each device, all concurrently;
+    /// results come back in discovery order, then device order. A discovery that fails with
+    /// a permission error is reported as `denied`.
+    func forEachDevice<T: Sendable>(
+        _ body: @escaping @Sendable (any DeviceDiscovery, DeviceDescriptor) async -> T
+    ) async -> (results: [T], denied: AuthenticatorError?) {
+        let logger = self.logger
+        let discoveries = self.discoveries
+        let listed = await withTaskGroup(
+            of: (Int, [DeviceDescriptor], TransportError?).self, returning: [(Int, [DeviceDescriptor], TransportError?)].self
+        ) { group in
+            for (index, discovery) in discoveries.enumerated() {
+                group.addTask {
+                    do throws(TransportError) { return (index, try await discovery.devices(), nil) } catch {
+                        logger.debug(
+                            "discovery failed", metadata: ["scheme": "\(discovery.scheme)", "code": "\(error.code)"])
+                        return (index, [], error)
+                    }
+                }
+            }
+            var all: [(Int, [DeviceDescriptor], TransportError?)] = []
+            for await entry in group { all.append(entry) }
+            return all
+        }
+        let failures: [TransportError] = listed.compactMap { $0.2 }
+        let denied = failures.first { $0.code == .permissionDenied }.map { AuthenticatorError($0) }
+        let work = listed.sorted { $0.0 < $1.0 }.flatMap { entry in entry.1.map { (entry.0, $0) } }
+        let results = await withTaskGroup(of: (Int, T).self, returning: [T].self) { group in
+            for (position, item) in work.enumerated() {
+                group.addTask { (position, await body(discoveries[item.0], item.1)) }
+            }
+            var collected: [(Int, T)] = []
+            for await entry in group { collected.append(entry) }
+            return collected.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        return (results, denied)
     }
 
     /// The discovery that opens `uri`, by its scheme.
@@ -123,25 +162,24 @@ public struct AuthenticatorDirectory: Sendable {
         return try await Authenticator.open(connection, deadline: deadline, logger: logger)
     }
 
-    /// Opens every key present now. Devices that cannot be opened are skipped; a
-    /// permission failure is returned so that a caller finding no key can say why.
+    /// Opens every key present now, all at once, in discovery order. Devices that cannot be
+    /// opened are skipped; a permission failure is returned so that a caller finding no key can
+    /// say why.
     public func openAll(deadline: Deadline) async -> (authenticators: [Authenticator], denied: AuthenticatorError?) {
-        var opened: [Authenticator] = []
-        var denied: AuthenticatorError?
-        for discovery in discoveries {
-            let descriptors: [DeviceDescriptor]
-            do { descriptors = try await discovery.devices() } catch {
-                if error.code == .permissionDenied { denied = AuthenticatorError(error) }
-                logger.debug("discovery failed", metadata: ["scheme": "\(discovery.scheme)", "code": "\(error.code)"])
-                continue
+        let outcome = await forEachDevice { _, descriptor async -> Result<Authenticator, AuthenticatorError> in
+            do throws(AuthenticatorError) {
+                return .success(try await open(uri: descriptor.uri, deadline: deadline))
+            } catch {
+                logger.debug("not a usable key", metadata: ["uri": "\(descriptor.uri)", "code": "\(error.code)"])
+                return .failure(error)
             }
-            for descriptor in descriptors {
-                do throws(AuthenticatorError) {
-                    opened.append(try await open(uri: descriptor.uri, deadline: deadline))
-                } catch {
-                    if error.code == .permissionDenied { denied = error }
-                    logger.debug("not a usable key", metadata: ["uri": "\(descriptor.uri)", "code": "\(error.code)"])
-                }
+        }
+        var opened: [Authenticator] = []
+        var denied = outcome.denied
+        for result in outcome.results {
+            switch result {
+            case .success(let authenticator): opened.append(authenticator)
+            case .failure(let error): if error.code == .permissionDenied { denied = error }
             }
         }
         return (opened, denied)

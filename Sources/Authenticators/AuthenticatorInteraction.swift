@@ -39,6 +39,8 @@ public enum AuthenticatorActivity: Hashable, Sendable {
     case waitingForDevice
     /// Several keys are present and blink: touch the one to use.
     case selectingByTouch(count: Int)
+    /// A key left a pending choice: removed, declined, or failed (the others carry on).
+    case deviceLeft(deviceURI: String, error: AuthenticatorError)
     /// The key at this URI waits for a touch.
     case touchNeeded(deviceURI: String)
     /// Built-in user verification (a fingerprint) failed; the user may try again.

@@ -26,7 +26,7 @@ struct ProviderInteraction: AuthenticatorInteraction {
         case .touchNeeded(let uri): continuation.yield(.touchNeeded(deviceURI: uri))
         case .userVerificationRetry(_, let attemptsLeft):
             continuation.yield(.userVerificationRetry(attemptsLeft: attemptsLeft))
-        case .fallingBackToPIN: break
+        case .fallingBackToPIN, .deviceLeft: break
         }
     }
 }

@@ -139,6 +139,7 @@ public final class SecurityKeyAuthorizationController: Sendable {
             emit(.done)
             throw SecurityKeyError(error)
         }
+        emit(.keySelected(deviceURI: chosen.uri))
         let result: Result<T, SecurityKeyError>
         do throws(SecurityKeyError) {
             result = .success(try await body(ProviderKey(authenticator: chosen, info: await chosen.info)))

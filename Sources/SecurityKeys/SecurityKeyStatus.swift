@@ -5,6 +5,8 @@ public enum SecurityKeyStatus: Hashable, Sendable {
     case waitingForKey
     /// Several keys are present and blink: touch the one to use.
     case selectingKey(count: Int)
+    /// The key at this URI was chosen (the only one, the one touched, or the first to arrive).
+    case keySelected(deviceURI: String)
     /// The key at this URI waits for a touch.
     case touchNeeded(deviceURI: String)
     /// The key needs its PIN; `attemptsLeft` as the key reported (nil if unknown).

@@ -12,6 +12,10 @@ public actor InProcessConnection: AuthenticatorConnection {
 
     private let handler: any CTAPMessageHandler
     private var isClosed = false
+    /// Ends the transactions in flight when the connection is closed, as an unplugged
+    /// device's pending read would.
+    private var inFlight: [Int: AsyncStream<Never>.Continuation] = [:]
+    private var nextTransaction = 0
 
     /// Connects to `handler`, described by `uri` (for listings and logs).
     public init(handler: any CTAPMessageHandler, uri: String = "inprocess:virtual-key") {
@@ -23,6 +27,7 @@ public actor InProcessConnection: AuthenticatorConnection {
     private enum Outcome: Sendable {
         case reply([UInt8])
         case deadline
+        case closed
     }
 
     /// Hands `payload` to the handler and returns its reply (see ``AuthenticatorConnection``).
@@ -39,6 +44,11 @@ public actor InProcessConnection: AuthenticatorConnection {
         }
         if Task.isCancelled { throw TransportError(.cancelled, "The request was cancelled.") }
         let handler = self.handler
+        let (closing, closeSignal) = AsyncStream<Never>.makeStream()
+        let id = nextTransaction
+        nextTransaction += 1
+        inFlight[id] = closeSignal
+        defer { inFlight[id] = nil }
         let outcome = await withTaskGroup(of: Outcome.self, returning: Outcome.self) { group in
             group.addTask {
                 if command == .u2f { return .reply(await handler.handleU2F(payload)) }
@@ -48,6 +58,11 @@ public actor InProcessConnection: AuthenticatorConnection {
                 // Ends early, without a reply, only when the whole request is cancelled.
                 try? await Task.sleep(until: deadline.instant, clock: .continuous)
                 return .deadline
+            }
+            group.addTask {
+                // Ends when the connection is closed (or the transaction is over).
+                for await _ in closing {}
+                return .closed
             }
             var result = Outcome.deadline
             if let first = await group.next() { result = first }
@@ -60,6 +75,7 @@ public actor InProcessConnection: AuthenticatorConnection {
         switch outcome {
         case .reply(let reply): return reply
         case .deadline: throw TransportError(.timeout, "The virtual key did not answer before the deadline.")
+        case .closed: throw TransportError(.closed, "The in-process connection was closed during the request.")
         }
     }
 
@@ -72,5 +88,7 @@ public actor InProcessConnection: AuthenticatorConnection {
     /// Closes the connection; later calls throw ``TransportError/Code/closed``.
     public func close() async {
         isClosed = true
+        for signal in inFlight.values { signal.finish() }
+        inFlight.removeAll()
     }
 }

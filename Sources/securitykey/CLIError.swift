@@ -1,3 +1,4 @@
+import Authenticators
 import CTAP2
 import SecurityKeys
 import Transport
@@ -156,6 +157,7 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
         case let e as CTAP2Error: CLIError(e)
         case let e as TransportError: CLIError(e)
         case let e as SecurityKeyError: CLIError(e)
+        case let e as AuthenticatorError: CLIError(e)
         case let e as VirtualKeyError: CLIError(e)
         case is CancellationError: CLIError(.cancelled, code: "cancelled", "The operation was cancelled.")
         default: CLIError(.failure, code: "error", "\(error)")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Authenticators
 import CTAP2
 import Transport
 
@@ -16,8 +17,17 @@ struct ListCommand: ReportingCommand {
     var wantsJSON: Bool { global.json }
 
     func execute() async throws {
-        let directory = DeviceDirectory(logger: global.makeLogger(), timeout: global.timeoutDuration)
-        let keys = await directory.keys()
+        let logger = global.makeLogger()
+        let directory = try global.directory(logger: logger)
+        var keys: [AuthenticatorDirectory.Listing]
+        if let uri = global.device {
+            // --device narrows the list to that key, and fails when it is not there.
+            let key = try await directory.open(uri: uri, deadline: global.deadline())
+            keys = [AuthenticatorDirectory.Listing(descriptor: key.descriptor, info: await key.info)]
+            await key.close()
+        } else {
+            keys = await directory.list(deadline: global.deadline())
+        }
         if global.json {
             Console.json(.array(keys.map(\.json)))
             return
@@ -36,7 +46,7 @@ struct ListCommand: ReportingCommand {
                 line +=
                     "  AAGUID \(info.aaguid.description.lowercased())  \(info.versions.joined(separator: ","))"
             } else if let problem = key.problem {
-                line += "  (\(problem))"
+                line += "  (\(problem.message))"
             }
             Console.out(line)
         }
@@ -48,7 +58,9 @@ struct ListCommand: ReportingCommand {
     }
 }
 
-extension DeviceDirectory.FoundKey {
+extension AuthenticatorDirectory.Listing {
+    private var problemText: String? { problem?.message }
+
     var json: JSONValue {
         .members([
             ("uri", .string(descriptor.uri)),
@@ -60,26 +72,8 @@ extension DeviceDirectory.FoundKey {
             ("serialNumber", descriptor.serialNumber.map(JSONValue.string) ?? .null),
             ("aaguid", info.map { .string($0.aaguid.description.lowercased()) } ?? .null),
             ("versions", info.map { .array($0.versions.map(JSONValue.string)) } ?? .null),
-            ("error", problem.map(JSONValue.string)),
+            ("error", problemText.map(JSONValue.string)),
         ])
-    }
-}
-
-/// Opens the chosen key, runs `body` with a session, and closes the key.
-func withSession<T: Sendable>(
-    _ global: GlobalOptions, _ body: (CTAP2Session) async throws -> T
-) async throws -> T {
-    let logger = global.makeLogger()
-    let directory = DeviceDirectory(logger: logger, timeout: global.timeoutDuration)
-    let connection = try await directory.open(global.device)
-    let session = CTAP2Session(connection: connection, defaultTimeout: global.timeoutDuration, logger: logger)
-    do {
-        let result = try await body(session)
-        await connection.close()
-        return result
-    } catch {
-        await connection.close()
-        throw error
     }
 }
 
@@ -98,17 +92,17 @@ struct InfoCommand: ReportingCommand {
     var wantsJSON: Bool { global.json }
 
     func execute() async throws {
-        try await withSession(global) { session in
-            let info = try await session.getInfo()
+        try await withAuthenticator(global) { key, deadline in
+            let info = await key.info
             var retries: ClientPIN.PINRetries?
             var uvRetries: Int?
-            if info.options[.clientPIN] != nil, let pin = try? ClientPIN(session: session, info: info) {
-                retries = try? await pin.pinRetries()
-                if info.options[.userVerification] != nil { uvRetries = try? await pin.uvRetries() }
+            if info.options.isSupported(.clientPIN) {
+                retries = try? await key.pinRetries(deadline: deadline)
+                if info.options.isSupported(.userVerification) { uvRetries = try? await key.uvRetries(deadline: deadline) }
             }
             if global.json {
                 guard case .object(var members) = info.json else { return }
-                members.insert(("device", .string(session.connection.descriptor.uri)), at: 0)
+                members.insert(("device", .string(key.uri)), at: 0)
                 if let retries {
                     members.append(("pinRetries", .integer(Int64(retries.retries))))
                     if let p = retries.powerCycleRequired { members.append(("powerCycleRequired", .bool(p))) }
@@ -117,7 +111,7 @@ struct InfoCommand: ReportingCommand {
                 Console.json(.object(members))
                 return
             }
-            Console.out("Device:          \(session.connection.descriptor.uri)")
+            Console.out("Device:          \(key.uri)")
             for line in info.summaryLines { Console.out(line) }
             if let retries {
                 var line = "PIN retries:     \(retries.retries) attempt(s) left"
@@ -140,13 +134,12 @@ struct WinkCommand: ReportingCommand {
     var wantsJSON: Bool { global.json }
 
     func execute() async throws {
-        try await withSession(global) { session in
-            try await session.connection.wink()
+        try await withAuthenticator(global) { key, _ in
+            try await key.wink()
             if global.json {
-                Console.json(
-                    .object([("device", .string(session.connection.descriptor.uri)), ("winked", true)]))
+                Console.json(.object([("device", .string(key.uri)), ("winked", true)]))
             } else {
-                Console.out("The key at \(session.connection.descriptor.uri) blinked.")
+                Console.out("The key at \(key.uri) blinked.")
             }
         }
     }

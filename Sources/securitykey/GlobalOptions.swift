@@ -7,9 +7,16 @@ struct GlobalOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The key to use: hid:/dev/hidrawN, pcsc:READER (or pcsc:INDEX), udp:HOST:PORT. Default: the only key present.",
+            "The key to use: hid:/dev/hidrawN, pcsc:READER (or pcsc:INDEX), udp:HOST:PORT. Default: the only key present (register and authenticate: the one touched).",
             valueName: "uri"))
     var device: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A CTAPHID-over-UDP key to list and choose from (HOST:PORT, udp:HOST:PORT, udp:[::1]:PORT); repeatable. Also SECURITYKEY_UDP=HOST:PORT,... .",
+            valueName: "host:port"))
+    var udp: [String] = []
 
     @Flag(
         name: .long,

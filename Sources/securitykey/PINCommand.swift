@@ -1,4 +1,5 @@
 import ArgumentParser
+import Authenticators
 import CTAP2
 
 /// `securitykey pin set|change|status`.
@@ -19,16 +20,16 @@ struct PINStatusCommand: ReportingCommand {
     var wantsJSON: Bool { global.json }
 
     func execute() async throws {
-        try await withSession(global) { session in
-            let info = try await session.getInfo()
-            let supported = info.options[.clientPIN] != nil
-            let isSet = info.options[.clientPIN] == true
+        try await withAuthenticator(global) { key, deadline in
+            let info = await key.info
+            let supported = info.options.isSupported(.clientPIN)
+            let isSet = info.options.isEnabled(.clientPIN)
             var retries: ClientPIN.PINRetries?
-            if supported { retries = try await ClientPIN(session: session, info: info).pinRetries() }
+            if supported { retries = try await key.pinRetries(deadline: deadline) }
             if global.json {
                 Console.json(
                     .members([
-                        ("device", .string(session.connection.descriptor.uri)),
+                        ("device", .string(key.uri)),
                         ("pinSupported", .bool(supported)),
                         ("pinSet", .bool(isSet)),
                         ("pinRetries", retries.map { .integer(Int64($0.retries)) } ?? .null),
@@ -68,8 +69,8 @@ struct PINSetCommand: ReportingCommand {
 
     func execute() async throws {
         let reader = PINReader(fromStandardInput: pinStdin)
-        try await withSession(global) { session in
-            let pin = try await ClientPIN(session: session)
+        try await withAuthenticator(global) { key, deadline in
+            let pin = try await key.clientPIN()
             guard pin.info.options[.clientPIN] != nil else {
                 throw CLIError(
                     .notSupported, code: "pin-uv-not-supported", "This key does not support a PIN.")
@@ -80,14 +81,14 @@ struct PINSetCommand: ReportingCommand {
                     "The key already has a PIN; use `securitykey pin change`.")
             }
             let newPIN = try reader.readNew("New PIN: ")
-            try await pin.setPIN(newPIN)
-            report(session, "The PIN is set.")
+            try await pin.setPIN(newPIN, deadline: deadline)
+            report(key, "The PIN is set.")
         }
     }
 
-    private func report(_ session: CTAP2Session, _ text: String) {
+    private func report(_ key: Authenticator, _ text: String) {
         if global.json {
-            Console.json(.object([("device", .string(session.connection.descriptor.uri)), ("pinSet", true)]))
+            Console.json(.object([("device", .string(key.uri)), ("pinSet", true)]))
         } else {
             Console.out(text)
         }
@@ -106,8 +107,8 @@ struct PINChangeCommand: ReportingCommand {
 
     func execute() async throws {
         let reader = PINReader(fromStandardInput: pinStdin)
-        try await withSession(global) { session in
-            let pin = try await ClientPIN(session: session)
+        try await withAuthenticator(global) { key, deadline in
+            let pin = try await key.clientPIN()
             guard pin.info.options[.clientPIN] == true else {
                 throw CLIError(
                     .pinProblem, code: "pin-not-set", "The key has no PIN yet; use `securitykey pin set`.")
@@ -115,13 +116,13 @@ struct PINChangeCommand: ReportingCommand {
             let current = try reader.read("Current PIN: ")
             let newPIN = try reader.readNew("New PIN: ")
             do throws(CTAP2Error) {
-                try await pin.changePIN(from: current, to: newPIN)
+                try await pin.changePIN(from: current, to: newPIN, deadline: deadline)
             } catch {
-                throw CLIError(await pin.explain(error))
+                throw CLIError(await pin.explain(error, deadline: deadline))
             }
             if global.json {
                 Console.json(
-                    .object([("device", .string(session.connection.descriptor.uri)), ("pinChanged", true)]))
+                    .object([("device", .string(key.uri)), ("pinChanged", true)]))
             } else {
                 Console.out("The PIN is changed.")
             }

@@ -1,3 +1,4 @@
+import Authenticators
 import CTAP2
 import Crypto
 import Foundation
@@ -8,25 +9,45 @@ import Transport
 /// Registration and sign-in for the CLI through the SecurityKeys provider API, the same
 /// `SecurityKeyAuthorizationController` applications use, on the one key `--device` names.
 enum ProviderCeremony {
-    /// Performs `request` on the key `global` selects, printing the touch prompt and asking for
-    /// the PIN on the terminal (or standard input) when the key needs it.
+    /// Performs `request` on the key `--device` names or, without it, on the key the user
+    /// touches among those present (every configured transport, as a browser does), printing
+    /// the prompts on standard error and asking for the PIN on the terminal (or standard
+    /// input) when the key needs it.
     static func perform<Result: Sendable>(
         global: GlobalOptions, pinReader: PINReader,
         _ request: @escaping @Sendable (SecurityKeyAuthorizationController) async throws(SecurityKeyError) -> Result
     ) async throws -> Result {
         let logger = global.makeLogger()
-        let directory = DeviceDirectory(logger: logger, timeout: global.timeoutDuration)
-        let connection = try await directory.open(global.device)
+        let sources: [SecurityKeySource]
+        var connection: (any AuthenticatorConnection)?
+        if let uri = global.device {
+            let directory = try global.directory(logger: logger)
+            let key = try await directory.open(uri: uri, deadline: global.deadline())
+            connection = key.session.connection
+            sources = [.connection(key.session.connection)]
+        } else {
+            sources = try global.directory(logger: logger).discoveries.map(SecurityKeySource.discovery)
+        }
         let interaction = CLIInteraction(reader: pinReader)
         let controller = SecurityKeyAuthorizationController(
-            sources: [.connection(connection)], interaction: interaction, logger: logger)
+            sources: sources, interaction: interaction, logger: logger)
         let outcome: Swift.Result<Result, SecurityKeyError> = await withTaskGroup(
             of: Void.self
         ) { group in
             let prompt = TouchPrompt()
             group.addTask {
+                var choosing = false
                 for await status in controller.statusUpdates {
-                    if case .touchNeeded = status { prompt.keepalive(.userPresenceNeeded) }
+                    switch status {
+                    case .touchNeeded: prompt.keepalive(.userPresenceNeeded)
+                    case .waitingForKey: Console.err("Insert or tap a security key.")
+                    case .selectingKey(let count):
+                        if !choosing { Console.err("\(count) security keys found: touch the one to use.") }
+                        choosing = true
+                    case .keySelected(let uri):
+                        if choosing { Console.err("Using the security key at \(uri).") }
+                    default: break
+                    }
                 }
             }
             defer { group.cancelAll() }
@@ -36,7 +57,7 @@ enum ProviderCeremony {
                 return .failure(error)
             }
         }
-        await connection.close()
+        await connection?.close()
         switch outcome {
         case .success(let authorization): return authorization
         case .failure(let error):
@@ -129,6 +150,22 @@ final class CLIInteraction: SecurityKeyInteraction {
                 ? CLIError(.pinProblem, code: "pin-invalid", "The PIN is wrong.\(left)")
                 : error
             state.withLock { $0.unanswered = reason }
+            return nil
+        }
+    }
+
+    func newPIN(deviceURI: String, minimumLength: Int) async -> String? {
+        let reader = self.reader
+        let prompt = "The security key demands a new PIN (at least \(minimumLength) characters). New PIN: "
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<String, CLIError>, Never>) in
+            Thread.detachNewThread {
+                continuation.resume(returning: Result { () throws(CLIError) in try reader.readNew(prompt) })
+            }
+        }
+        switch result {
+        case .success(let pin): return pin
+        case .failure(let error):
+            state.withLock { $0.unanswered = error }
             return nil
         }
     }

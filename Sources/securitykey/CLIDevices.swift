@@ -1,0 +1,65 @@
+import Authenticators
+import CTAP2
+import Foundation
+import HIDTransport
+import Logging
+import Transport
+
+extension GlobalOptions {
+    /// The UDP endpoints to list: `--udp` options, then `SECURITYKEY_UDP`.
+    func udpEndpoints() throws(CLIError) -> [UDPEndpoint] {
+        do {
+            return try AuthenticatorDirectory.udpEndpoints(
+                options: udp, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw CLIError.usage(error.message)
+        }
+    }
+
+    /// The directory of every key this invocation may use: USB HID, PC/SC and the configured
+    /// UDP endpoints.
+    func directory(logger: Logger) throws(CLIError) -> AuthenticatorDirectory {
+        AuthenticatorDirectory.system(udpEndpoints: try udpEndpoints(), logger: logger)
+    }
+
+    /// The command's deadline, from `--timeout`.
+    func deadline() -> Deadline { .after(timeoutDuration) }
+}
+
+/// Opens the key `--device` names, or the only key present, runs `body` with it, and closes it.
+/// With several keys present and no `--device`, refuses and lists them: administration commands
+/// never pick a key on the user's behalf.
+func withAuthenticator<T: Sendable>(
+    _ global: GlobalOptions, _ body: (Authenticator, Deadline) async throws -> T
+) async throws -> T {
+    let logger = global.makeLogger()
+    let directory = try global.directory(logger: logger)
+    let deadline = global.deadline()
+    let authenticator: Authenticator
+    if let uri = global.device {
+        authenticator = try await directory.open(uri: uri, deadline: deadline)
+    } else {
+        let present = await directory.openAll(deadline: deadline)
+        guard let first = present.authenticators.first else {
+            if let denied = present.denied { throw denied }
+            throw CLIError(
+                .noDevice, code: "no-device",
+                "No security key found; plug one in, or name one with --device (see `securitykey list`).")
+        }
+        guard present.authenticators.count == 1 else {
+            let uris = present.authenticators.map(\.uri)
+            for key in present.authenticators { await key.close() }
+            throw CLIError.usage(
+                "\(uris.count) security keys are present; choose one with --device: \(uris.joined(separator: ", ")).")
+        }
+        authenticator = first
+    }
+    do {
+        let result = try await body(authenticator, deadline)
+        await authenticator.close()
+        return result
+    } catch {
+        await authenticator.close()
+        throw error
+    }
+}

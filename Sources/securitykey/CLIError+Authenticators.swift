@@ -1,0 +1,29 @@
+import Authenticators
+import CTAP2
+import Transport
+
+extension CLIError {
+    /// The device layer's error: a CTAP2 or transport failure underneath keeps that layer's
+    /// status and code; the device layer's own conditions get theirs.
+    init(_ error: AuthenticatorError) {
+        if let ctap = error.ctap2Error {
+            let mapped = CLIError(ctap)
+            self.init(mapped.status, code: mapped.code, mapped.message)
+            return
+        }
+        if let transport = error.underlying as? TransportError {
+            self.init(transport)
+            return
+        }
+        let status: CLIExitStatus
+        switch error.code {
+        case .noDevice, .removed: status = .noDevice
+        case .timeout, .cancelled: status = .cancelled
+        case .invalidURI: status = .usage
+        case .notSupported, .pinUVNotSupported: status = .notSupported
+        case .pinBlocked, .pinNotSet, .uvBlocked: status = .pinProblem
+        default: status = .failure
+        }
+        self.init(status, code: error.code.rawValue, error.message)
+    }
+}
