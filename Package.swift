@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "SecurityKeys", targets: ["SecurityKeys"]),
         .library(name: "CTAP2", targets: ["CTAP2"]),
         .library(name: "CBOR", targets: ["CBOR"]),
+        .library(name: "WebAuthnVerification", targets: ["WebAuthnVerification"]),
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
         .executable(name: "securitykey", targets: ["securitykey"]),
         .executable(name: "securitykey-bench", targets: ["securitykey-bench"]),
@@ -52,8 +53,19 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // MARK: Relying-party verification (WebAuthn §7) over CTAP2's parsed values
+        .target(
+            name: "WebAuthnVerification",
+            dependencies: [
+                "CBOR", "CTAP2",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: strict),
 
@@ -101,7 +113,7 @@ let package = Package(
             name: "securitykey",
             dependencies: [
                 "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport", "VirtualAuthenticator",
-                "NFCTransport", "HIDTransport",
+                "NFCTransport", "HIDTransport", "WebAuthnVerification",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -133,13 +145,20 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        .testTarget(name: "WebAuthnVerificationTests", dependencies: [
+            "WebAuthnVerification", "CTAP2", "CBOR",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"),
+        ], swiftSettings: strict),
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: [
             "VirtualAuthenticator", "CTAP2", "CBOR", "Transport", "CTAPHID", "ISO7816", "NFCTransport", "HIDTransport",
+            "WebAuthnVerification",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: [
             "CTAP2", "CBOR", "Transport", "VirtualAuthenticator", "SecurityKeys", "NFCTransport", "HIDTransport",
+            "WebAuthnVerification",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
