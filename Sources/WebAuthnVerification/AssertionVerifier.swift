@@ -13,7 +13,9 @@ public struct AssertionResponse: Sendable {
     public var signature: [UInt8]
 
     /// Creates a response from its parts.
-    public init(id: String?, clientData: ClientDataInput, authenticatorData: AuthenticatorData, signature: [UInt8]) {
+    public init(
+        id: String?, clientData: ClientDataInput, authenticatorData: AuthenticatorData, signature: [UInt8]
+    ) {
         self.id = id
         self.clientData = clientData
         self.authenticatorData = authenticatorData

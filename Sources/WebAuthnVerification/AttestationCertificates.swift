@@ -28,7 +28,9 @@ enum AttestationCertificates {
         return certificates
     }
 
-    static func signatureKey(of certificate: Certificate) throws(WebAuthnVerificationError) -> SignaturePublicKey {
+    static func signatureKey(of certificate: Certificate) throws(WebAuthnVerificationError)
+        -> SignaturePublicKey
+    {
         guard let key = SignaturePublicKey(certificate.publicKey) else {
             throw WebAuthnVerificationError(
                 .unsupportedAlgorithm, "The attestation certificate's key type is not supported.")
@@ -104,7 +106,8 @@ enum PackedAttestation {
     ) throws(WebAuthnVerificationError) -> AttestationVerification {
         let r = StatementReader(statement, "packed attestation statement")
         if statement["ecdaaKeyId"] != nil {
-            throw WebAuthnVerificationError(.unsupportedAttestationFormat, "ECDAA attestation is not supported.")
+            throw WebAuthnVerificationError(
+                .unsupportedAttestationFormat, "ECDAA attestation is not supported.")
         }
         let algorithm = COSEAlgorithm(rawValue: try r.int("alg"))
         let signature = try r.bytes("sig")
@@ -141,7 +144,8 @@ enum FIDOU2FAttestation {
         }
         let key = try AttestationCertificates.signatureKey(of: certificates[0])
         guard case .p256 = key else {
-            throw WebAuthnVerificationError(.verificationFailed, "The fido-u2f attestation key is not on P-256.")
+            throw WebAuthnVerificationError(
+                .verificationFailed, "The fido-u2f attestation key is not on P-256.")
         }
         let coseKey = credential.credentialPublicKey
         guard coseKey.keyType == .ec2, coseKey.curve == .p256,

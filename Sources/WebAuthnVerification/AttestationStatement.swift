@@ -51,7 +51,8 @@ extension AttestationObject {
         switch format {
         case .none:
             guard attestationStatement.isEmpty else {
-                throw WebAuthnVerificationError(.verificationFailed, "A none attestation statement must be empty.")
+                throw WebAuthnVerificationError(
+                    .verificationFailed, "A none attestation statement must be empty.")
             }
             return AttestationVerification(type: .none, trustPath: [])
         case .packed:

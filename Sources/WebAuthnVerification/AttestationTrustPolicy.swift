@@ -52,7 +52,9 @@ public struct UnanchoredAttestationTrust: AttestationTrustPolicy {
     public init() {}
 
     /// Returns the statement's type and trust path with no anchor.
-    public func evaluate(_ evidence: AttestationEvidence) async throws(WebAuthnVerificationError) -> AttestationTrust {
+    public func evaluate(_ evidence: AttestationEvidence) async throws(WebAuthnVerificationError)
+        -> AttestationTrust
+    {
         AttestationTrust(type: evidence.statement.type, trustPath: evidence.statement.trustPath)
     }
 }
@@ -68,10 +70,13 @@ public struct DirectIssuerAttestationTrust: AttestationTrustPolicy {
     public init(roots: [Certificate]) { self.roots = roots }
 
     /// Finds the root that issued the attestation certificate.
-    public func evaluate(_ evidence: AttestationEvidence) async throws(WebAuthnVerificationError) -> AttestationTrust {
+    public func evaluate(_ evidence: AttestationEvidence) async throws(WebAuthnVerificationError)
+        -> AttestationTrust
+    {
         guard let leaf = evidence.statement.trustPath.first else {
             throw WebAuthnVerificationError(
-                .attestationCertificateMissing, "The attestation carries no certificate to check against a root.")
+                .attestationCertificateMissing,
+                "The attestation carries no certificate to check against a root.")
         }
         for root in roots where leaf.issuer == root.subject {
             if root.publicKey.isValidSignature(leaf.signature, for: leaf) {

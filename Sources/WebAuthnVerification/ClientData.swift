@@ -43,7 +43,8 @@ struct ClientData {
         if let origins = policy.origins {
             guard let origin = object["origin"] as? String, origins.contains(origin) else {
                 throw WebAuthnVerificationError(
-                    .originMismatch, "The client data's origin is \(quoted("origin")), not \(expected(origins)).")
+                    .originMismatch,
+                    "The client data's origin is \(quoted("origin")), not \(expected(origins)).")
             }
         }
         let crossOrigin = object["crossOrigin"] as? Bool ?? false
@@ -54,7 +55,8 @@ struct ClientData {
         case .sameOriginOnly:
             guard !crossOrigin, object["topOrigin"] == nil else {
                 throw WebAuthnVerificationError(
-                    .crossOriginNotAllowed, "The ceremony ran in a cross-origin iframe, which is not allowed.")
+                    .crossOriginNotAllowed, "The ceremony ran in a cross-origin iframe, which is not allowed."
+                )
             }
         case .allowed(let topOrigins):
             if let topOrigins, object["topOrigin"] != nil {
@@ -93,7 +95,8 @@ extension ClientDataInput {
             guard policy.challenge == nil, policy.origins == nil else {
                 throw WebAuthnVerificationError(
                     .malformedClientData,
-                    "The response holds only a client data hash, so its challenge and origin cannot be checked.")
+                    "The response holds only a client data hash, so its challenge and origin cannot be checked."
+                )
             }
             guard hash.count == 32 else {
                 throw WebAuthnVerificationError(

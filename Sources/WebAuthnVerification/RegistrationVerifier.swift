@@ -77,7 +77,9 @@ public struct RegistrationVerifier: Sendable {
     public var trustPolicy: any AttestationTrustPolicy
 
     /// Creates a verifier; by default attestation is reported but not anchored.
-    public init(policy: RelyingPartyPolicy, trustPolicy: any AttestationTrustPolicy = UnanchoredAttestationTrust()) {
+    public init(
+        policy: RelyingPartyPolicy, trustPolicy: any AttestationTrustPolicy = UnanchoredAttestationTrust()
+    ) {
         self.policy = policy
         self.trustPolicy = trustPolicy
     }
@@ -98,13 +100,15 @@ public struct RegistrationVerifier: Sendable {
         try checkUser(authData, policy, ceremony: "registration")
         if let id = response.id, !sameCredentialID(id, credential.credentialID) {
             throw WebAuthnVerificationError(
-                .credentialIDMismatch, "The registration's id is not the credential ID in its attestation object.")
+                .credentialIDMismatch,
+                "The registration's id is not the credential ID in its attestation object.")
         }
         if let allowed = policy.allowedAlgorithms {
             guard let algorithm = credential.credentialPublicKey.algorithm, allowed.contains(algorithm) else {
                 throw WebAuthnVerificationError(
                     .algorithmNotAllowed,
-                    "The credential's algorithm \(credential.credentialPublicKey.algorithm.map { "\($0)" } ?? "(none)") is not allowed.")
+                    "The credential's algorithm \(credential.credentialPublicKey.algorithm.map { "\($0)" } ?? "(none)") is not allowed."
+                )
             }
         }
         let statement = try object.verify(clientDataHash: clientDataHash)
@@ -118,7 +122,9 @@ public struct RegistrationVerifier: Sendable {
 }
 
 /// WebAuthn §7.1 step 13 / §7.2 step 15.
-func checkRelyingParty(_ authData: AuthenticatorData, _ policy: RelyingPartyPolicy) throws(WebAuthnVerificationError) {
+func checkRelyingParty(_ authData: AuthenticatorData, _ policy: RelyingPartyPolicy)
+    throws(WebAuthnVerificationError)
+{
     guard let rpID = policy.relyingPartyID else { return }
     guard authData.rpIDHash == Array(SHA256.hash(data: Array(rpID.utf8))) else {
         throw WebAuthnVerificationError(
@@ -136,7 +142,8 @@ func checkUser(
     }
     if policy.requiresUserVerification, !authData.userVerified {
         throw WebAuthnVerificationError(
-            .userVerificationMissing, "The \(ceremony) was made without user verification, which is required.")
+            .userVerificationMissing, "The \(ceremony) was made without user verification, which is required."
+        )
     }
 }
 

@@ -78,8 +78,10 @@ public struct WebAuthnVerificationError: Error, Sendable, Hashable, CustomString
         self.location = "\(file):\(line)"
     }
 
+    /// Errors are equal when their codes are.
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
 
+    /// Hashes the code alone, to agree with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     public var description: String {

@@ -161,7 +161,9 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
         case .invalidClientDataHash:
             self.init(.failure, code: CTAP2Error.Code.invalidRequest.rawValue, error.message)
         default:
-            self.init(.verificationFailed, code: WebAuthnVerificationError.Code.verificationFailed.rawValue, error.message)
+            self.init(
+                .verificationFailed, code: WebAuthnVerificationError.Code.verificationFailed.rawValue,
+                error.message)
         }
     }
 

@@ -89,7 +89,8 @@ struct VerifyCommand: ReportingCommand {
             let roots = try trustRoot.map { [try Self.certificate(readInput($0))] }
             let verifier = RegistrationVerifier(
                 policy: policy(rpID, expectedChallenge, document),
-                trustPolicy: roots.map { DirectIssuerAttestationTrust(roots: $0) } ?? UnanchoredAttestationTrust())
+                trustPolicy: roots.map { DirectIssuerAttestationTrust(roots: $0) }
+                    ?? UnanchoredAttestationTrust())
             let verified: VerifiedRegistration
             do {
                 verified = try await verifier.verify(response)
@@ -105,7 +106,10 @@ struct VerifyCommand: ReportingCommand {
                         ("verified", true),
                         ("format", .string(verified.attestationFormat.rawValue)),
                         ("attestationType", .string(verified.attestation.type.rawValue)),
-                        ("trustPath", .array(verified.attestation.trustPath.map { .string($0.subject.description) })),
+                        (
+                            "trustPath",
+                            .array(verified.attestation.trustPath.map { .string($0.subject.description) })
+                        ),
                         ("trustRootVerified", trusted.map(JSONValue.bool)),
                         ("credentialId", .string(Base64URL.encode(verified.credentialID))),
                         ("aaguid", .string(verified.aaguid.description.lowercased())),
@@ -124,7 +128,8 @@ struct VerifyCommand: ReportingCommand {
             if rpID == nil { rpID = document.string("rpId") }
             let response = AssertionResponse(
                 id: document.string("id"), clientData: try clientData(document),
-                authenticatorData: try AuthenticatorData(bytes: document.binary(["response", "authenticatorData"])),
+                authenticatorData: try AuthenticatorData(
+                    bytes: document.binary(["response", "authenticatorData"])),
                 signature: try document.binary(["response", "signature"]))
             var credential = record
             if let publicKey {
@@ -182,7 +187,8 @@ struct VerifyCommand: ReportingCommand {
         if document.has(["response", "clientDataJSON"]) {
             return .json(try document.binary(["response", "clientDataJSON"]))
         }
-        guard let text = document.string("clientDataHash"), let hash = Base64URL.decode(text), hash.count == 32
+        guard let text = document.string("clientDataHash"), let hash = Base64URL.decode(text),
+            hash.count == 32
         else {
             throw CLIError.invalidInput("The response holds neither clientDataJSON nor a clientDataHash.")
         }

@@ -19,7 +19,9 @@ import X509
         let clientData = try #require(Vectors.w3c(group, "registration/clientDataJSON")).bytes
         let clientDataHash = Array(SHA256.hash(data: clientData))
         guard Self.verifiable.contains(object.format.rawValue) else {
-            let error = #expect(throws: WebAuthnVerificationError.self) { try object.verify(clientDataHash: clientDataHash) }
+            let error = #expect(throws: WebAuthnVerificationError.self) {
+                try object.verify(clientDataHash: clientDataHash)
+            }
             #expect(error?.code == .unsupportedAttestationFormat)
             return
         }
@@ -41,7 +43,9 @@ import X509
             var tampered = object
             let sig = try #require(object.attestationStatement["sig"]?.bytesValue)
             tampered.attestationStatement["sig"] = .byteString(flipped(sig, at: sig.count - 1))
-            #expect(throws: WebAuthnVerificationError.self) { try tampered.verify(clientDataHash: clientDataHash) }
+            #expect(throws: WebAuthnVerificationError.self) {
+                try tampered.verify(clientDataHash: clientDataHash)
+            }
         }
     }
 
@@ -157,7 +161,9 @@ import X509
             .bytes
         let object = try MakeCredentialResponse(cbor: vector.bytes).attestationObject
         #expect(object.authData.attestedCredentialData?.credentialPublicKey.algorithm?.rawValue == -50)
-        let error = #expect(throws: WebAuthnVerificationError.self) { try object.verify(clientDataHash: hash) }
+        let error = #expect(throws: WebAuthnVerificationError.self) {
+            try object.verify(clientDataHash: hash)
+        }
         #expect(error?.code == .invalidCertificate)
     }
 }

@@ -19,7 +19,9 @@ import Testing
         let message = authData + Array(SHA256.hash(data: clientData))
         if key.algorithm == .ed448 {
             // swift-crypto has no Ed448: the key must be refused, not silently accepted.
-            let error = #expect(throws: WebAuthnVerificationError.self) { try key.verifySignature(signature, for: message) }
+            let error = #expect(throws: WebAuthnVerificationError.self) {
+                try key.verifySignature(signature, for: message)
+            }
             #expect(error?.code == .unsupportedAlgorithm)
             return
         }
@@ -91,7 +93,9 @@ import Testing
         let signature = try #require(Vectors.python("test_cose/TestCoseKey.\(c.test)/arg-of:key.verify#2"))
             .bytes
         try key.verifySignature(signature, for: message)
-        #expect(throws: WebAuthnVerificationError.self) { try key.verifySignature(signature, for: flipped(message)) }
+        #expect(throws: WebAuthnVerificationError.self) {
+            try key.verifySignature(signature, for: flipped(message))
+        }
         #expect(throws: WebAuthnVerificationError.self) {
             try key.verifySignature(flipped(signature, at: signature.count - 1), for: message)
         }
