@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HIDTransport", targets: ["HIDTransport"]),
         .library(name: "NFCTransport", targets: ["NFCTransport"]),
         .library(name: "CBOR", targets: ["CBOR"]),
+        .library(name: "WebAuthnVerification", targets: ["WebAuthnVerification"]),
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
         .executable(name: "securitykey", targets: ["securitykey"]),
         .executable(name: "securitykey-bench", targets: ["securitykey-bench"]),
@@ -56,8 +57,19 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // MARK: Relying-party verification (WebAuthn §7) over CTAP2's parsed values
+        .target(
+            name: "WebAuthnVerification",
+            dependencies: [
+                "CBOR", "CTAP2",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: strict),
 
@@ -114,7 +126,7 @@ let package = Package(
             name: "securitykey",
             dependencies: [
                 "Authenticators", "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport", "VirtualAuthenticator",
-                "NFCTransport", "HIDTransport",
+                "NFCTransport", "HIDTransport", "WebAuthnVerification",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -146,13 +158,20 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        .testTarget(name: "WebAuthnVerificationTests", dependencies: [
+            "WebAuthnVerification", "CTAP2", "CBOR",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"),
+        ], swiftSettings: strict),
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: [
             "VirtualAuthenticator", "CTAP2", "CBOR", "Transport", "CTAPHID", "ISO7816", "NFCTransport", "HIDTransport",
+            "WebAuthnVerification",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: [
             "CTAP2", "CBOR", "Transport", "VirtualAuthenticator", "SecurityKeys", "NFCTransport", "HIDTransport",
+            "WebAuthnVerification",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),

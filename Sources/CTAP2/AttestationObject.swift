@@ -1,5 +1,4 @@
 import CBOR
-import X509
 
 /// An attestation statement format identifier (WebAuthn §8, IANA "WebAuthn Attestation
 /// Statement Format Identifiers").
@@ -25,32 +24,6 @@ public struct AttestationFormat: RawRepresentable, Hashable, Sendable, CustomStr
     public static let apple = AttestationFormat(rawValue: "apple")
 
     public var description: String { rawValue }
-}
-
-/// How an attestation was made (WebAuthn §6.5.4 "Attestation Types").
-public struct AttestationType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    /// The type's name.
-    public var rawValue: String
-    /// Creates a type from its name.
-    public init(rawValue: String) { self.rawValue = rawValue }
-
-    /// No attestation.
-    public static let none = AttestationType(rawValue: "none")
-    /// Self attestation: signed by the credential key itself.
-    public static let selfAttestation = AttestationType(rawValue: "self")
-    /// Basic attestation: signed by an attestation key with a certificate (x5c).
-    public static let basic = AttestationType(rawValue: "basic")
-
-    public var description: String { rawValue }
-}
-
-/// What verifying an attestation statement established. The trust path still has to be
-/// chained to a trusted root by the caller.
-public struct AttestationVerification: Hashable, Sendable {
-    /// The attestation type.
-    public var type: AttestationType
-    /// The attestation certificate first, then its chain as sent (x5c); empty for none and self.
-    public var trustPath: [Certificate]
 }
 
 /// A WebAuthn attestation object (WebAuthn §6.5.4): format, authenticator data and
@@ -102,37 +75,5 @@ public struct AttestationObject: Hashable, Sendable {
                 Key.attestationStatement: .map(attestationStatement),
                 Key.authData: .byteString(authData.bytes),
             ]))
-    }
-
-    /// Verifies the attestation statement against `clientDataHash` (WebAuthn §8.2 packed,
-    /// §8.6 fido-u2f, §8.7 none). For x5c the leaf signature and the §8.2.1 certificate
-    /// requirements are checked; chaining to a trusted root is left to the caller.
-    public func verify(clientDataHash: [UInt8]) throws(CTAP2Error) -> AttestationVerification {
-        guard clientDataHash.count == 32 else {
-            throw CTAP2Error(
-                .invalidRequest, "The client data hash must be 32 bytes, not \(clientDataHash.count).")
-        }
-        guard let credential = authData.attestedCredentialData else {
-            throw CTAP2Error(.verificationFailed, "The authenticator data holds no attested credential.")
-        }
-        switch format {
-        case .none:
-            guard attestationStatement.isEmpty else {
-                throw CTAP2Error(.verificationFailed, "A none attestation statement must be empty.")
-            }
-            return AttestationVerification(type: .none, trustPath: [])
-        case .packed:
-            return try PackedAttestation.verify(
-                attestationStatement, authData: authData, credential: credential,
-                clientDataHash: clientDataHash)
-        case .fidoU2F:
-            return try FIDOU2FAttestation.verify(
-                attestationStatement, authData: authData, credential: credential,
-                clientDataHash: clientDataHash)
-        default:
-            throw CTAP2Error(
-                .unsupportedAttestationFormat,
-                "Attestation statements in the \(format) format cannot be verified here.")
-        }
     }
 }

@@ -174,20 +174,4 @@ public struct COSEKey: Hashable, Sendable {
             throw CTAP2Error(.unsupportedAlgorithm, "COSE keys of type \(keyType) are not supported.")
         }
     }
-
-    /// Checks `signature` over `message` with this key and its own algorithm (or `algorithm`
-    /// when the key does not state one); throws ``CTAP2Error/Code/verificationFailed`` when it
-    /// does not verify.
-    public func verifySignature(
-        _ signature: [UInt8], for message: [UInt8], algorithm: COSEAlgorithm? = nil
-    ) throws(CTAP2Error) {
-        guard let alg = self.algorithm ?? algorithm else {
-            throw CTAP2Error(.unsupportedAlgorithm, "The COSE key states no algorithm to verify with.")
-        }
-        if let algorithm, algorithm != alg {
-            throw CTAP2Error(
-                .verificationFailed, "The signature uses \(algorithm) but the key is for \(alg).")
-        }
-        try publicKey().verifySignature(signature, for: message, algorithm: alg)
-    }
 }

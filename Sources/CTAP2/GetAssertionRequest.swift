@@ -143,10 +143,4 @@ public struct GetAssertionResponse: Hashable, Sendable {
         unsignedExtensionOutputs = try r.subMap(Key.unsignedExtensionOutputs, "unsignedExtensionOutputs")
         unknownFields = r.unknownEntries(known: Key.known)
     }
-
-    /// Checks the assertion signature over authData ‖ clientDataHash with the credential's
-    /// public key (WebAuthn §7.2 step 20); throws ``CTAP2Error/Code/verificationFailed``.
-    public func verify(clientDataHash: [UInt8], publicKey: COSEKey) throws(CTAP2Error) {
-        try publicKey.verifySignature(signature, for: authData.bytes + clientDataHash)
-    }
 }

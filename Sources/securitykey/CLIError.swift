@@ -3,6 +3,7 @@ import CTAP2
 import SecurityKeys
 import Transport
 import VirtualAuthenticator
+import WebAuthnVerification
 
 /// The documented exit statuses of `securitykey` (Docs/CLI.md, `securitykey --help`).
 struct CLIExitStatus: RawRepresentable, Hashable, Sendable {
@@ -144,6 +145,27 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
         default: status = .failure
         }
         self.init(status, code: error.code == .canceled ? "cancelled" : error.code.rawValue, error.message)
+    }
+
+    /// A relying-party check that failed: signature and attestation problems keep their codes
+    /// (exit 2, or 6 for what cannot be verified here), malformed keys and statements are
+    /// "malformed-response" (exit 1) as when CTAP2 verified them, and every ceremony check
+    /// (client data, RP ID, flags, counter) is "verification-failed" (exit 2).
+    init(_ error: WebAuthnVerificationError) {
+        switch error.code {
+        case .unsupportedAlgorithm, .unsupportedAttestationFormat:
+            self.init(.notSupported, code: error.code.rawValue, error.message)
+        case .verificationFailed, .invalidCertificate:
+            self.init(.verificationFailed, code: error.code.rawValue, error.message)
+        case .malformedInput:
+            self.init(.failure, code: CTAP2Error.Code.malformedResponse.rawValue, error.message)
+        case .invalidClientDataHash:
+            self.init(.failure, code: CTAP2Error.Code.invalidRequest.rawValue, error.message)
+        default:
+            self.init(
+                .verificationFailed, code: WebAuthnVerificationError.Code.verificationFailed.rawValue,
+                error.message)
+        }
     }
 
     init(_ error: VirtualKeyError) {

@@ -1,8 +1,8 @@
 import ArgumentParser
 import CTAP2
-import Crypto
 import Foundation
 import SecurityKeys
+import WebAuthnVerification
 import X509
 
 /// `securitykey verify`: checks registration and assertion outputs as a relying party would.
@@ -59,78 +59,79 @@ struct VerifyCommand: ReportingCommand {
     }
 
     func execute() async throws {
+        do {
+            try await verifyResponses()
+        } catch let error as WebAuthnVerificationError {
+            throw CLIError(error)
+        }
+    }
+
+    private func verifyResponses() async throws {
         var result: [(String, JSONValue)] = []
         var lines: [String] = []
-        var registrationKey: COSEKey?
-        var registrationID: String?
-        var registrationCount: UInt32 = 0
+        var record: CredentialRecord?
         var rpID = rp
+        let expectedChallenge = try challenge.map { (text) throws -> [UInt8] in
+            // An undecodable --challenge cannot match any client data.
+            guard let bytes = Base64URL.decode(text) else {
+                throw CLIError(
+                    .verificationFailed, code: "verification-failed",
+                    "The client data's challenge is not the expected one.")
+            }
+            return bytes
+        }
         if let registration {
             let document = try ResponseDocument(path: registration)
             if rpID == nil { rpID = document.string("rpId") }
-            let objectBytes = try document.binary(["response", "attestationObject"])
-            let object = try AttestationObject(cbor: objectBytes)
-            let clientDataHash = try checkClientData(document, type: "webauthn.create")
-            try checkRelyingParty(object.authData, rpID)
-            guard let credential = object.authData.attestedCredentialData else {
-                throw failed("The registration's authenticator data holds no credential.")
+            let object = try AttestationObject(cbor: document.binary(["response", "attestationObject"]))
+            let response = RegistrationResponse(
+                id: document.string("id"), clientData: try clientData(document), attestationObject: object)
+            let roots = try trustRoot.map { [try Self.certificate(readInput($0))] }
+            let verifier = RegistrationVerifier(
+                policy: policy(rpID, expectedChallenge, document),
+                trustPolicy: roots.map { DirectIssuerAttestationTrust(roots: $0) }
+                    ?? UnanchoredAttestationTrust())
+            let verified: VerifiedRegistration
+            do {
+                verified = try await verifier.verify(response)
+            } catch {
+                throw Self.trustRootFailure(error) ?? error
             }
-            guard object.authData.userPresent else {
-                throw failed("The registration was made without user presence.")
-            }
-            if let id = document.string("id"), Base64URL.decode(id) != credential.credentialID {
-                throw failed("The registration's id is not the credential ID in its attestation object.")
-            }
-            let verification = try object.verify(clientDataHash: clientDataHash)
-            var trusted: Bool?
-            if let trustRoot {
-                guard let leaf = verification.trustPath.first else {
-                    throw failed("--trust-root was given but the attestation carries no certificate.")
-                }
-                let root = try Self.certificate(readInput(trustRoot))
-                guard root.publicKey.isValidSignature(leaf.signature, for: leaf), leaf.issuer == root.subject
-                else {
-                    throw failed(
-                        "The attestation certificate was not issued by the --trust-root certificate.")
-                }
-                trusted = true
-            }
-            registrationKey = credential.credentialPublicKey
-            registrationID = Base64URL.encode(credential.credentialID)
-            registrationCount = object.authData.signCount
+            let trusted: Bool? = verified.attestation.trustAnchor != nil ? true : nil
+            record = verified.credentialRecord
             result.append(
                 (
                     "registration",
                     .members([
                         ("verified", true),
-                        ("format", .string(object.format.rawValue)),
-                        ("attestationType", .string(verification.type.rawValue)),
-                        ("trustPath", .array(verification.trustPath.map { .string($0.subject.description) })),
+                        ("format", .string(verified.attestationFormat.rawValue)),
+                        ("attestationType", .string(verified.attestation.type.rawValue)),
+                        (
+                            "trustPath",
+                            .array(verified.attestation.trustPath.map { .string($0.subject.description) })
+                        ),
                         ("trustRootVerified", trusted.map(JSONValue.bool)),
-                        ("credentialId", .string(Base64URL.encode(credential.credentialID))),
-                        ("aaguid", .string(credential.aaguid.description.lowercased())),
-                        ("signCount", .integer(Int64(object.authData.signCount))),
-                        ("userVerified", .bool(object.authData.userVerified)),
+                        ("credentialId", .string(Base64URL.encode(verified.credentialID))),
+                        ("aaguid", .string(verified.aaguid.description.lowercased())),
+                        ("signCount", .integer(Int64(verified.signCount))),
+                        ("userVerified", .bool(verified.flags.contains(.userVerified))),
                     ])
                 ))
-            var line = "Registration: \(object.format) attestation (\(verification.type)) verifies"
-            if let leaf = verification.trustPath.first { line += "; signed by \(leaf.subject)" }
+            var line =
+                "Registration: \(verified.attestationFormat) attestation (\(verified.attestation.type)) verifies"
+            if let leaf = verified.attestation.trustPath.first { line += "; signed by \(leaf.subject)" }
             if trusted == true { line += ", issued by the trust root" }
             lines.append(line + ".")
         }
         if let assertion {
             let document = try ResponseDocument(path: assertion)
             if rpID == nil { rpID = document.string("rpId") }
-            let authData = try AuthenticatorData(bytes: document.binary(["response", "authenticatorData"]))
-            let signature = try document.binary(["response", "signature"])
-            let clientDataHash = try checkClientData(document, type: "webauthn.get")
-            try checkRelyingParty(authData, rpID)
-            guard authData.userPresent else { throw failed("The assertion was made without user presence.") }
-            if let registrationID, let id = document.string("id"), id != registrationID {
-                throw failed(
-                    "The assertion was made with credential \(id), not the registered \(registrationID).")
-            }
-            let message = authData.bytes + clientDataHash
+            let response = AssertionResponse(
+                id: document.string("id"), clientData: try clientData(document),
+                authenticatorData: try AuthenticatorData(
+                    bytes: document.binary(["response", "authenticatorData"])),
+                signature: try document.binary(["response", "signature"]))
+            var credential = record
             if let publicKey {
                 let key = try Self.certificatePublicKey(readInput(publicKey))
                 guard let verifier = SignaturePublicKey(key) else {
@@ -138,27 +139,25 @@ struct VerifyCommand: ReportingCommand {
                         .notSupported, code: "unsupported-algorithm",
                         "The --public-key is of an unsupported kind.")
                 }
-                try verifier.verifySignature(
-                    signature, for: message, algorithm: Self.defaultAlgorithm(verifier))
-            } else if let registrationKey {
-                try registrationKey.verifySignature(signature, for: message)
+                // The registration (when given) still names the credential and its counter.
+                credential = CredentialRecord(
+                    id: record?.id, publicKey: .key(verifier, algorithm: verifier.defaultAlgorithm),
+                    signCount: record?.signCount ?? 0)
             }
-            if registrationCount > 0 || authData.signCount > 0, authData.signCount <= registrationCount {
-                throw failed(
-                    "The signature counter did not grow (\(authData.signCount) after \(registrationCount)): the key may be cloned."
-                )
-            }
+            guard let credential else { throw ValidationError("--assertion needs the public key.") }
+            let verified = try AssertionVerifier(policy: policy(rpID, expectedChallenge, document))
+                .verify(response, credential: credential)
             result.append(
                 (
                     "assertion",
                     .members([
                         ("verified", true),
-                        ("signCount", .integer(Int64(authData.signCount))),
-                        ("userPresent", .bool(authData.userPresent)),
-                        ("userVerified", .bool(authData.userVerified)),
+                        ("signCount", .integer(Int64(verified.signCount))),
+                        ("userPresent", .bool(verified.flags.contains(.userPresent))),
+                        ("userVerified", .bool(verified.flags.contains(.userVerified))),
                     ])
                 ))
-            lines.append("Assertion: the signature verifies (sign count \(authData.signCount)).")
+            lines.append("Assertion: the signature verifies (sign count \(verified.signCount)).")
         }
         if json {
             Console.json(.object([("verified", true)] + result))
@@ -167,55 +166,44 @@ struct VerifyCommand: ReportingCommand {
         }
     }
 
-    private func failed(_ message: String) -> CLIError {
-        CLIError(.verificationFailed, code: "verification-failed", message)
-    }
-
-    /// Checks the client data's type, challenge and origin; returns its hash.
-    private func checkClientData(_ document: ResponseDocument, type: String) throws -> [UInt8] {
-        guard document.has(["response", "clientDataJSON"]) else {
-            // register/authenticate --client-data-hash: the hash is all there is.
-            guard let text = document.string("clientDataHash"), let hash = Base64URL.decode(text),
-                hash.count == 32
-            else {
-                throw CLIError.invalidInput("The response holds neither clientDataJSON nor a clientDataHash.")
-            }
-            return hash
-        }
-        let bytes = try document.binary(["response", "clientDataJSON"])
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
-            throw failed("The clientDataJSON is not a JSON object.")
-        }
-        guard object["type"] as? String == type else {
-            throw failed(
-                "The client data's type is \(object["type"].map { "\($0)" } ?? "missing"), not \(type).")
-        }
-        if let challenge, object["challenge"] as? String != challenge {
-            throw failed("The client data's challenge is not the expected one.")
-        }
-        if let origin, object["origin"] as? String != origin {
-            throw failed(
-                "The client data's origin is \(object["origin"].map { "\($0)" } ?? "missing"), not \(origin)."
-            )
-        }
-        return Array(SHA256.hash(data: bytes))
-    }
-
-    private func checkRelyingParty(_ authData: AuthenticatorData, _ rpID: String?) throws {
-        guard let rpID else { return }
-        guard authData.rpIDHash == Array(SHA256.hash(data: Array(rpID.utf8))) else {
-            throw failed("The authenticator data is for another relying party than \(rpID).")
+    /// The CLI's own sentences for the --trust-root checks.
+    private static func trustRootFailure(_ error: WebAuthnVerificationError) -> CLIError? {
+        switch error.code {
+        case .attestationCertificateMissing:
+            CLIError(
+                .verificationFailed, code: "verification-failed",
+                "--trust-root was given but the attestation carries no certificate.")
+        case .untrustedAttestation:
+            CLIError(
+                .verificationFailed, code: "verification-failed",
+                "The attestation certificate was not issued by the --trust-root certificate.")
+        default: nil
         }
     }
 
-    static func defaultAlgorithm(_ key: SignaturePublicKey) -> COSEAlgorithm {
-        switch key {
-        case .p256: .es256
-        case .p384: .es384
-        case .p521: .es512
-        case .ed25519: .edDSA
-        case .rsa: .rs256
+    /// The response's clientDataJSON, or the bare hash `register`/`authenticate
+    /// --client-data-hash` write instead.
+    private func clientData(_ document: ResponseDocument) throws -> ClientDataInput {
+        if document.has(["response", "clientDataJSON"]) {
+            return .json(try document.binary(["response", "clientDataJSON"]))
         }
+        guard let text = document.string("clientDataHash"), let hash = Base64URL.decode(text),
+            hash.count == 32
+        else {
+            throw CLIError.invalidInput("The response holds neither clientDataJSON nor a clientDataHash.")
+        }
+        return .hash(hash)
+    }
+
+    /// What the options ask of a response. Without clientDataJSON only the hash is there, and
+    /// --challenge and --origin have nothing to be checked against.
+    private func policy(
+        _ rpID: String?, _ challenge: [UInt8]?, _ document: ResponseDocument
+    ) -> RelyingPartyPolicy {
+        let hasClientData = document.has(["response", "clientDataJSON"])
+        return RelyingPartyPolicy(
+            relyingPartyID: rpID, origins: hasClientData ? origin.map { [$0] } : nil,
+            challenge: hasClientData ? challenge : nil, crossOrigin: .unchecked)
     }
 
     static func certificate(_ bytes: [UInt8]) throws -> Certificate {

@@ -5,6 +5,7 @@ import Crypto
 import Testing
 import Transport
 import VirtualAuthenticator
+import WebAuthnVerification
 import X509
 
 /// The host layer (CTAP2) against the virtual authenticator through the connection seam:
@@ -45,7 +46,7 @@ struct InProcessRoundTripTests {
         let leaf = try #require(verdict.trustPath.first)
         let root = try Certificate(derEncoded: key.attestationRootCertificateDER)
         #expect(leaf.issuer == root.subject)
-        #expect(throws: CTAP2Error.self) { try attestation.verify(clientDataHash: hash("another challenge")) }
+        #expect(throws: WebAuthnVerificationError.self) { try attestation.verify(clientDataHash: hash("another challenge")) }
 
         let authData = registration.authData
         #expect(authData.rpIDHash == hash("example.org"))
@@ -58,7 +59,7 @@ struct InProcessRoundTripTests {
         let assertion = try await session.getAssertion(
             GetAssertionRequest(rpID: "example.org", clientDataHash: assertionHash, allowList: allowList))
         try assertion.verify(clientDataHash: assertionHash, publicKey: credential.credentialPublicKey)
-        #expect(throws: CTAP2Error.self) {
+        #expect(throws: WebAuthnVerificationError.self) {
             try assertion.verify(clientDataHash: registrationHash, publicKey: credential.credentialPublicKey)
         }
         #expect(assertion.authData.signCount > authData.signCount)

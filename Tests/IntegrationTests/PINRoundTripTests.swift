@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 import Transport
 import VirtualAuthenticator
+import WebAuthnVerification
 
 /// Our host's clientPIN against the virtual key's: every state a user can meet, reached for
 /// real through the seam and reported with the code and attempts the spec says.

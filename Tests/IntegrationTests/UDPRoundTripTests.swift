@@ -4,6 +4,7 @@ import HIDTransport
 import Testing
 import Transport
 import VirtualAuthenticator
+import WebAuthnVerification
 
 /// Our host registers and signs in with the virtual key over CTAPHID/UDP (the firmware
 /// emulator convention), with delayed presence so CTAPHID KEEPALIVE frames flow, and a

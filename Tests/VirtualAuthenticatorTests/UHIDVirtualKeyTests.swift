@@ -5,6 +5,7 @@ import HIDTransport
 import Testing
 import Transport
 import VirtualAuthenticator
+import WebAuthnVerification
 
 /// The virtual key as a real hidraw device (uhid, in the QEMU guest), reached by three
 /// independent hosts through the same /dev/hidrawN: ours through libhidapi-hidraw,

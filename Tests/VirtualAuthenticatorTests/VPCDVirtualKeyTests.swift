@@ -5,6 +5,7 @@ import NFCTransport
 import Testing
 import Transport
 import VirtualAuthenticator
+import WebAuthnVerification
 
 /// The virtual key served as a vpcd card, reached through the real pcscd: by our own host
 /// (CTAP2 over PCSCConnection) and by python-fido2 (CtapPcscDevice), an independent host.

@@ -1,25 +1,26 @@
 import CBOR
+import CTAP2
 import SwiftASN1
 import X509
 
 /// Reads the `x5c` array of an attestation statement into certificates.
 enum AttestationCertificates {
-    static func parse(_ statement: CBORMap) throws(CTAP2Error) -> [Certificate]? {
+    static func parse(_ statement: CBORMap) throws(WebAuthnVerificationError) -> [Certificate]? {
         guard let value = statement["x5c"] else { return nil }
         guard let items = value.arrayValue, !items.isEmpty else {
-            throw CTAP2Error(
+            throw WebAuthnVerificationError(
                 .verificationFailed, "The x5c of the attestation statement is not a non-empty array.")
         }
         var certificates: [Certificate] = []
         for item in items {
             guard let der = item.bytesValue else {
-                throw CTAP2Error(
+                throw WebAuthnVerificationError(
                     .verificationFailed, "An x5c entry of the attestation statement is not a byte string.")
             }
             do {
                 certificates.append(try Certificate(derEncoded: der))
             } catch {
-                throw CTAP2Error(
+                throw WebAuthnVerificationError(
                     .invalidCertificate, "An attestation certificate is not valid DER X.509.",
                     underlying: error)
             }
@@ -27,9 +28,11 @@ enum AttestationCertificates {
         return certificates
     }
 
-    static func signatureKey(of certificate: Certificate) throws(CTAP2Error) -> SignaturePublicKey {
+    static func signatureKey(of certificate: Certificate) throws(WebAuthnVerificationError)
+        -> SignaturePublicKey
+    {
         guard let key = SignaturePublicKey(certificate.publicKey) else {
-            throw CTAP2Error(
+            throw WebAuthnVerificationError(
                 .unsupportedAlgorithm, "The attestation certificate's key type is not supported.")
         }
         return key
@@ -39,9 +42,12 @@ enum AttestationCertificates {
     static let aaguidExtension: ASN1ObjectIdentifier = [1, 3, 6, 1, 4, 1, 45724, 1, 1, 4]
 
     /// WebAuthn §8.2.1 "Certificate Requirements for Packed Attestation Statements".
-    static func checkPackedRequirements(_ certificate: Certificate, aaguid: AAGUID) throws(CTAP2Error) {
+    static func checkPackedRequirements(
+        _ certificate: Certificate, aaguid: AAGUID
+    ) throws(WebAuthnVerificationError) {
         guard certificate.version == .v3 else {
-            throw CTAP2Error(.invalidCertificate, "The attestation certificate is not X.509 version 3.")
+            throw WebAuthnVerificationError(
+                .invalidCertificate, "The attestation certificate is not X.509 version 3.")
         }
         var country = false, organization = false, unit = false, commonName = false
         for rdn in certificate.subject {
@@ -57,7 +63,7 @@ enum AttestationCertificates {
             }
         }
         guard country, organization, unit, commonName else {
-            throw CTAP2Error(
+            throw WebAuthnVerificationError(
                 .invalidCertificate,
                 "The attestation certificate's subject lacks C, O, CN or OU=\"Authenticator Attestation\".")
         }
@@ -65,26 +71,27 @@ enum AttestationCertificates {
         do {
             constraints = try certificate.extensions.basicConstraints
         } catch {
-            throw CTAP2Error(
+            throw WebAuthnVerificationError(
                 .invalidCertificate, "The attestation certificate's basic constraints are malformed.",
                 underlying: error)
         }
         guard case .some(.notCertificateAuthority) = constraints else {
-            throw CTAP2Error(
+            throw WebAuthnVerificationError(
                 .invalidCertificate, "The attestation certificate must have basic constraints with CA false.")
         }
         if let ext = certificate.extensions[oid: aaguidExtension] {
             guard !ext.critical else {
-                throw CTAP2Error(
+                throw WebAuthnVerificationError(
                     .invalidCertificate, "The certificate's AAGUID extension must not be critical.")
             }
             // extnValue holds a DER OCTET STRING of the 16 AAGUID bytes.
             let value = Array(ext.value)
             guard value.count == 18, value[0] == 0x04, value[1] == 0x10 else {
-                throw CTAP2Error(.invalidCertificate, "The certificate's AAGUID extension is malformed.")
+                throw WebAuthnVerificationError(
+                    .invalidCertificate, "The certificate's AAGUID extension is malformed.")
             }
             guard Array(value[2...]) == aaguid.bytes else {
-                throw CTAP2Error(
+                throw WebAuthnVerificationError(
                     .verificationFailed, "The certificate's AAGUID does not match the authenticator data.")
             }
         }
@@ -96,14 +103,14 @@ enum PackedAttestation {
     static func verify(
         _ statement: CBORMap, authData: AuthenticatorData, credential: AttestedCredentialData,
         clientDataHash: [UInt8]
-    ) throws(CTAP2Error) -> AttestationVerification {
-        let r = FieldReader(statement, "packed attestation statement")
+    ) throws(WebAuthnVerificationError) -> AttestationVerification {
+        let r = StatementReader(statement, "packed attestation statement")
         if statement["ecdaaKeyId"] != nil {
-            throw CTAP2Error(.unsupportedAttestationFormat, "ECDAA attestation is not supported.")
+            throw WebAuthnVerificationError(
+                .unsupportedAttestationFormat, "ECDAA attestation is not supported.")
         }
-        guard let alg = try r.int("alg", "alg") else { throw r.missing("alg") }
-        guard let signature = try r.bytes("sig", "sig") else { throw r.missing("sig") }
-        let algorithm = COSEAlgorithm(rawValue: alg)
+        let algorithm = COSEAlgorithm(rawValue: try r.int("alg"))
+        let signature = try r.bytes("sig")
         let signed = authData.bytes + clientDataHash
         if let certificates = try AttestationCertificates.parse(statement) {
             let leaf = certificates[0]
@@ -113,7 +120,7 @@ enum PackedAttestation {
             return AttestationVerification(type: .basic, trustPath: certificates)
         }
         guard credential.credentialPublicKey.algorithm == algorithm else {
-            throw CTAP2Error(
+            throw WebAuthnVerificationError(
                 .verificationFailed,
                 "The self-attestation algorithm does not match the credential key's algorithm.")
         }
@@ -127,23 +134,26 @@ enum FIDOU2FAttestation {
     static func verify(
         _ statement: CBORMap, authData: AuthenticatorData, credential: AttestedCredentialData,
         clientDataHash: [UInt8]
-    ) throws(CTAP2Error) -> AttestationVerification {
-        let r = FieldReader(statement, "fido-u2f attestation statement")
-        guard let signature = try r.bytes("sig", "sig") else { throw r.missing("sig") }
+    ) throws(WebAuthnVerificationError) -> AttestationVerification {
+        let r = StatementReader(statement, "fido-u2f attestation statement")
+        let signature = try r.bytes("sig")
         guard let certificates = try AttestationCertificates.parse(statement) else { throw r.missing("x5c") }
         guard certificates.count == 1 else {
-            throw CTAP2Error(.verificationFailed, "A fido-u2f x5c must hold exactly one certificate.")
+            throw WebAuthnVerificationError(
+                .verificationFailed, "A fido-u2f x5c must hold exactly one certificate.")
         }
         let key = try AttestationCertificates.signatureKey(of: certificates[0])
         guard case .p256 = key else {
-            throw CTAP2Error(.verificationFailed, "The fido-u2f attestation key is not on P-256.")
+            throw WebAuthnVerificationError(
+                .verificationFailed, "The fido-u2f attestation key is not on P-256.")
         }
         let coseKey = credential.credentialPublicKey
         guard coseKey.keyType == .ec2, coseKey.curve == .p256,
             let x = coseKey.parameters[COSEKey.Label.x]?.bytesValue, x.count == 32,
             let y = coseKey.parameters[COSEKey.Label.y]?.bytesValue, y.count == 32
         else {
-            throw CTAP2Error(.verificationFailed, "A fido-u2f credential key must be an EC2 P-256 key.")
+            throw WebAuthnVerificationError(
+                .verificationFailed, "A fido-u2f credential key must be an EC2 P-256 key.")
         }
         // verificationData = 0x00 ‖ rpIdHash ‖ clientDataHash ‖ credentialId ‖ publicKeyU2F
         let signed: [UInt8] =

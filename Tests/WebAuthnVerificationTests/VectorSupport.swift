@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+
+/// One entry of Tests/Vectors/*.json, reduced to what these tests read.
+struct Vector: Sendable, CustomTestStringConvertible {
+    var id: String
+    var kind: String
+    var bytes: [UInt8]
+    /// The UP and UV bits the vector's `decoded.authData.flags_bits` states.
+    var userPresent: Bool?
+    var userVerified: Bool?
+    /// The signature counter the vector's `decoded.authData` states.
+    var signCount: UInt32?
+    /// What the vector's `decoded.clientDataJSON` states.
+    var crossOrigin: Bool?
+    var topOrigin: String?
+    var origin: String?
+
+    var testDescription: String { id }
+
+    /// The W3C test case a W3C entry belongs to (`sctn-test-vectors-packed-es256`).
+    var group: String { id.split(separator: "/").dropFirst().first.map(String.init) ?? "" }
+    /// The entry name inside its group (`registration/attestationObject`).
+    var name: String { id.split(separator: "/").dropFirst(2).joined(separator: "/") }
+}
+
+enum Vectors {
+    static let directory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Vectors")
+
+    static func load(_ file: String) -> [Vector] {
+        guard let data = try? Data(contentsOf: directory.appendingPathComponent(file)),
+            let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+        else { return [] }
+        return list.compactMap { entry in
+            guard let id = entry["id"] as? String, let kind = entry["kind"] as? String,
+                let hex = entry["hex"] as? String, let bytes = hexBytes(hex)
+            else { return nil }
+            let decoded = entry["decoded"] as? [String: Any]
+            let authData = decoded?["authData"] as? [String: Any]
+            let flags = authData?["flags_bits"] as? [String: Any]
+            let clientData = decoded?["clientDataJSON"] as? [String: Any]
+            return Vector(
+                id: id, kind: kind, bytes: bytes, userPresent: flags?["UP"] as? Bool,
+                userVerified: flags?["UV"] as? Bool,
+                signCount: (authData?["signCount"] as? Int).flatMap { UInt32(exactly: $0) },
+                crossOrigin: clientData?["crossOrigin"] as? Bool,
+                topOrigin: clientData?["topOrigin"] as? String, origin: clientData?["origin"] as? String)
+        }
+    }
+
+    static let pythonFIDO2 = load("python-fido2-vectors.json")
+    static let webAuthn = load("webauthn-spec.json")
+
+    /// The python-fido2 entry with this id suffix (after `python-fido2/`).
+    static func python(_ suffix: String) -> Vector? {
+        pythonFIDO2.first { $0.id == "python-fido2/" + suffix }
+    }
+
+    /// The W3C entry of `group` named `name`.
+    static func w3c(_ group: String, _ name: String) -> Vector? {
+        webAuthn.first { $0.group == group && $0.name == name }
+    }
+
+    static var w3cGroups: [String] {
+        var seen: [String] = []
+        for v in webAuthn where v.kind == "attestationObject" && !seen.contains(v.group) {
+            seen.append(v.group)
+        }
+        return seen
+    }
+}
+
+func hexBytes(_ text: String) -> [UInt8]? {
+    let chars = Array(text.utf8)
+    guard chars.count % 2 == 0 else { return nil }
+    var out: [UInt8] = []
+    out.reserveCapacity(chars.count / 2)
+    var i = 0
+    while i < chars.count {
+        guard let byte = UInt8(String(decoding: chars[i..<(i + 2)], as: UTF8.self), radix: 16) else {
+            return nil
+        }
+        out.append(byte)
+        i += 2
+    }
+    return out
+}
+
+/// A copy of `bytes` with one byte changed.
+func flipped(_ bytes: [UInt8], at index: Int? = nil) -> [UInt8] {
+    var copy = bytes
+    let i = index ?? copy.count / 2
+    copy[i] ^= 0x01
+    return copy
+}
