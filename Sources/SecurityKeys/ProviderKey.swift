@@ -34,7 +34,7 @@ struct ProviderKey: Sendable {
     }
 
     /// Whether the key speaks CTAP 2.1 (authenticatorSelection and permissions).
-    var isCTAP21: Bool { info.versions.contains("FIDO_2_1") || info.versions.contains("FIDO_2_1_PRE") }
+    var isCTAP21: Bool { info.supportsCTAP21 }
 
     /// Waits for the user to touch this key: authenticatorSelection (CTAP 2.1 §6.9) where the
     /// key has it, else a makeCredential with an empty pinUvAuthParam, which a CTAP 2.0 key answers
@@ -56,7 +56,7 @@ struct ProviderKey: Sendable {
             }
             _ = try await session.makeCredential(probe, deadline: deadline)
         } catch {
-            if error.code == .authenticatorStatus, error.status == .pinNotSet || error.status == .pinInvalid {
+            if error.code == .pinNotSet || error.code == .pinInvalid {
                 return
             }
             throw SecurityKeyError(error)
@@ -100,7 +100,7 @@ struct ProviderKey: Sendable {
                 }
                 response = try await session.getAssertion(request, deadline: deadline)
             } catch {
-                if error.code == .authenticatorStatus, error.status == .noCredentials { continue }
+                if error.code == .noCredentials { continue }
                 throw SecurityKeyError(error)
             }
             let id = response.credential?.id ?? (chunk.count == 1 ? chunk[0].credentialID : nil)

@@ -1,33 +1,7 @@
 import CBOR
 
 /// The parameters of authenticatorMakeCredential (CTAP 2.2 §6.1).
-public struct MakeCredentialRequest: Hashable, Sendable {
-    /// The CBOR keys of the request (CTAP 2.2 §6.1 parameter table).
-    public enum Key {
-        /// clientDataHash (0x01).
-        public static let clientDataHash: CBORValue = 0x01
-        /// rp (0x02).
-        public static let rp: CBORValue = 0x02
-        /// user (0x03).
-        public static let user: CBORValue = 0x03
-        /// pubKeyCredParams (0x04).
-        public static let pubKeyCredParams: CBORValue = 0x04
-        /// excludeList (0x05).
-        public static let excludeList: CBORValue = 0x05
-        /// extensions (0x06).
-        public static let extensions: CBORValue = 0x06
-        /// options (0x07).
-        public static let options: CBORValue = 0x07
-        /// pinUvAuthParam (0x08).
-        public static let pinUVAuthParam: CBORValue = 0x08
-        /// pinUvAuthProtocol (0x09).
-        public static let pinUVAuthProtocol: CBORValue = 0x09
-        /// enterpriseAttestation (0x0A).
-        public static let enterpriseAttestation: CBORValue = 0x0A
-        /// attestationFormatsPreference (0x0B).
-        public static let attestationFormatsPreference: CBORValue = 0x0B
-    }
-
+public struct MakeCredentialRequest: CTAP2Request, Hashable {
     /// SHA-256 of the serialized client data (32 bytes).
     public var clientDataHash: [UInt8]
     /// The relying party.
@@ -71,28 +45,16 @@ public struct MakeCredentialRequest: Hashable, Sendable {
         self.enterpriseAttestation = enterpriseAttestation
         self.attestationFormatsPreference = attestationFormatsPreference
     }
+}
 
-    /// The request's parameter map; absent parameters are omitted.
-    public var cbor: CBORMap {
-        var m = CBORMap()
-        m[Key.clientDataHash] = .byteString(clientDataHash)
-        m[Key.rp] = rp.cbor
-        m[Key.user] = user.cbor
-        m[Key.pubKeyCredParams] = .array(pubKeyCredParams.map(\.cbor))
-        if let excludeList, !excludeList.isEmpty { m[Key.excludeList] = .array(excludeList.map(\.cbor)) }
-        if let extensions, !extensions.isEmpty { m[Key.extensions] = .map(extensions) }
-        if let options, !options.isEmpty { m[Key.options] = options.cbor }
-        if let pinUVAuthParam { m[Key.pinUVAuthParam] = .byteString(pinUVAuthParam) }
-        if let pinUVAuthProtocol { m[Key.pinUVAuthProtocol] = .unsigned(pinUVAuthProtocol) }
-        if let enterpriseAttestation { m[Key.enterpriseAttestation] = .unsigned(enterpriseAttestation) }
-        if let attestationFormatsPreference {
-            m[Key.attestationFormatsPreference] = .array(attestationFormatsPreference.map { .textString($0) })
-        }
-        return m
-    }
+extension MakeCredentialRequest {
+    /// authenticatorMakeCredential.
+    public var command: CTAP2Command { .makeCredential }
+    /// The decoded reply.
+    public typealias Response = MakeCredentialResponse
 
-    /// The message to send: the command byte followed by the canonical CBOR parameters.
-    public func encoded() throws(CTAP2Error) -> [UInt8] {
+    /// Refuses what the spec forbids before anything is sent.
+    public func validate() throws(CTAP2Error) {
         guard clientDataHash.count == 32 else {
             throw CTAP2Error(
                 .invalidRequest, "The client data hash must be 32 bytes, not \(clientDataHash.count).")
@@ -103,73 +65,5 @@ public struct MakeCredentialRequest: Hashable, Sendable {
         guard !pubKeyCredParams.isEmpty else {
             throw CTAP2Error(.invalidRequest, "At least one credential algorithm must be offered.")
         }
-        return [CTAP2Command.makeCredential.rawValue] + CBOREncoder.encode(.map(cbor))
-    }
-}
-
-/// The authenticatorMakeCredential response (CTAP 2.2 §6.1.2).
-public struct MakeCredentialResponse: Hashable, Sendable {
-    /// The CBOR keys of the response.
-    public enum Key {
-        /// fmt (0x01).
-        public static let format: CBORValue = 0x01
-        /// authData (0x02).
-        public static let authData: CBORValue = 0x02
-        /// attStmt (0x03).
-        public static let attestationStatement: CBORValue = 0x03
-        /// epAtt (0x04).
-        public static let enterpriseAttestation: CBORValue = 0x04
-        /// largeBlobKey (0x05).
-        public static let largeBlobKey: CBORValue = 0x05
-        /// unsignedExtensionOutputs (0x06).
-        public static let unsignedExtensionOutputs: CBORValue = 0x06
-
-        static let known: ClosedRange<UInt64> = 0x01...0x06
-    }
-
-    /// The attestation statement format identifier.
-    public var format: AttestationFormat
-    /// The authenticator data, with the new credential.
-    public var authData: AuthenticatorData
-    /// The attestation statement, in the format's own shape.
-    public var attestationStatement: CBORMap
-    /// Whether an enterprise attestation was returned.
-    public var enterpriseAttestation: Bool?
-    /// The credential's largeBlobKey, when requested.
-    public var largeBlobKey: [UInt8]?
-    /// Unsigned extension outputs, by extension identifier.
-    public var unsignedExtensionOutputs: CBORMap?
-    /// Members this library does not know, by key, as sent.
-    public var unknownFields: CBORMap
-
-    /// Parses the CBOR body of a makeCredential response (without the status byte).
-    public init(cbor bytes: [UInt8]) throws(CTAP2Error) {
-        try self.init(map: ResponseDecoding.decodeMap(bytes, what: "makeCredential response"))
-    }
-
-    /// Parses a decoded makeCredential response map.
-    public init(map: CBORMap) throws(CTAP2Error) {
-        let r = FieldReader(map, "makeCredential response")
-        guard let fmt = try r.text(Key.format, "fmt") else { throw r.missing("fmt") }
-        guard let authData = try r.bytes(Key.authData, "authData") else { throw r.missing("authData") }
-        guard let attStmt = try r.subMap(Key.attestationStatement, "attStmt") else {
-            throw r.missing("attStmt")
-        }
-        format = AttestationFormat(rawValue: fmt)
-        self.authData = try AuthenticatorData(bytes: authData)
-        guard self.authData.attestedCredentialData != nil else {
-            throw CTAP2Error.malformed(
-                "The makeCredential response's authenticator data has no attested credential.")
-        }
-        attestationStatement = attStmt
-        enterpriseAttestation = try r.bool(Key.enterpriseAttestation, "epAtt")
-        largeBlobKey = try r.bytes(Key.largeBlobKey, "largeBlobKey")
-        unsignedExtensionOutputs = try r.subMap(Key.unsignedExtensionOutputs, "unsignedExtensionOutputs")
-        unknownFields = r.unknownEntries(known: Key.known)
-    }
-
-    /// The WebAuthn attestation object for this response.
-    public var attestationObject: AttestationObject {
-        AttestationObject(format: format, authData: authData, attestationStatement: attestationStatement)
     }
 }
