@@ -39,8 +39,10 @@ extension SecurityKeyError {
         case .pinChangeRequired: self = make(.pinChangeRequired)
         case .uvBlocked: self = make(.uvBlocked)
         case .credentialExcluded:
-            self = make(.matchedExcludedCredential, "This security key is already registered for this account.")
-        case .noCredentials: self = make(.noCredentials, "This security key holds no credential for this site.")
+            self = make(
+                .matchedExcludedCredential, "This security key is already registered for this account.")
+        case .noCredentials:
+            self = make(.noCredentials, "This security key holds no credential for this site.")
         case .operationDenied: self = make(.operationDenied, "The request was declined on the security key.")
         case .userActionTimeout: self = make(.timedOut, "The security key was not touched in time.")
         case .keepaliveCancel: self = make(.canceled, "The request was cancelled.")

@@ -61,35 +61,43 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     /// No device answers, or it went away.
-    public static func noDevice(_ message: String, file: String = #fileID, line: Int = #line) -> TransportError {
+    public static func noDevice(_ message: String, file: String = #fileID, line: Int = #line)
+        -> TransportError
+    {
         TransportError(.noDevice, message, file: file, line: line)
     }
 
     /// The deadline passed.
-    public static func timeout(_ message: String, file: String = #fileID, line: Int = #line) -> TransportError {
+    public static func timeout(_ message: String, file: String = #fileID, line: Int = #line) -> TransportError
+    {
         TransportError(.timeout, message, file: file, line: line)
     }
 
     /// The caller cancelled.
-    public static func cancelled(_ message: String, file: String = #fileID, line: Int = #line) -> TransportError {
+    public static func cancelled(_ message: String, file: String = #fileID, line: Int = #line)
+        -> TransportError
+    {
         TransportError(.cancelled, message, file: file, line: line)
     }
 
     /// The connection was closed.
-    public static func closed(_ message: String, file: String = #fileID, line: Int = #line) -> TransportError {
+    public static func closed(_ message: String, file: String = #fileID, line: Int = #line) -> TransportError
+    {
         TransportError(.closed, message, file: file, line: line)
     }
 
     /// The device broke the transport's framing rules.
     public static func malformedResponse(
-        _ message: String, underlying: (any Error & Sendable)? = nil, file: String = #fileID, line: Int = #line
+        _ message: String, underlying: (any Error & Sendable)? = nil, file: String = #fileID,
+        line: Int = #line
     ) -> TransportError {
         TransportError(.malformedResponse, message, underlying: underlying, file: file, line: line)
     }
 
     /// A system or C library call failed.
     public static func system(
-        _ message: String, underlying: (any Error & Sendable)? = nil, file: String = #fileID, line: Int = #line
+        _ message: String, underlying: (any Error & Sendable)? = nil, file: String = #fileID,
+        line: Int = #line
     ) -> TransportError {
         TransportError(.system, message, underlying: underlying, file: file, line: line)
     }

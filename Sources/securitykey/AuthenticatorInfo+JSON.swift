@@ -72,7 +72,9 @@ extension AuthenticatorInfo {
         var lines: [String] = []
         lines.append("Versions:        \(versions.map(\.rawValue).joined(separator: ", "))")
         lines.append("AAGUID:          \(aaguid.description.lowercased())")
-        if !extensions.isEmpty { lines.append("Extensions:      \(extensions.map(\.rawValue).joined(separator: ", "))") }
+        if !extensions.isEmpty {
+            lines.append("Extensions:      \(extensions.map(\.rawValue).joined(separator: ", "))")
+        }
         if !transports.isEmpty { lines.append("Transports:      \(transports.joined(separator: ", "))") }
         if !algorithms.isEmpty {
             lines.append("Algorithms:      \(algorithms.map { "\($0.algorithm)" }.joined(separator: ", "))")

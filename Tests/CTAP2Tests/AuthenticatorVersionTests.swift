@@ -17,7 +17,8 @@ import Testing
                 .hmacSecretMakeCredential, .thirdPartyPayment, .largeBlob, .credProps, .prf,
             ].map(\.rawValue)
                 == [
-                    "credProtect", "credBlob", "largeBlobKey", "minPinLength", "hmac-secret", "hmac-secret-mc",
+                    "credProtect", "credBlob", "largeBlobKey", "minPinLength", "hmac-secret",
+                    "hmac-secret-mc",
                     "thirdPartyPayment", "largeBlob", "credProps", "prf",
                 ])
     }

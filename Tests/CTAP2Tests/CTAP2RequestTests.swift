@@ -15,7 +15,8 @@ import Transport
 
     /// Sends `request` through the generic send over a connection that answers `reply`, and
     /// returns the bytes sent with the decoded response.
-    static func sendOnce<R: CTAP2Request>(_ request: R, reply: [UInt8]) async throws -> ([UInt8], R.Response) {
+    static func sendOnce<R: CTAP2Request>(_ request: R, reply: [UInt8]) async throws -> ([UInt8], R.Response)
+    {
         let conn = ReplayConnection([.success([0x00] + reply)])
         let session = CTAP2Session(connection: conn)
         let response = try await session.send(request)
@@ -24,8 +25,10 @@ import Transport
 
     @Test func getInfoIsSentAsPythonFIDO2SendsItAndKept() async throws {
         let (sent, info) = try await Self.sendOnce(GetInfoRequest(), reply: Self.info)
-        #expect(sent == (try PythonFIDO2CrossCheckTests.pythonBytes(
-            method: "get_info", args: [], reply: "test_ctap2/module/_INFO")))
+        #expect(
+            sent
+                == (try PythonFIDO2CrossCheckTests.pythonBytes(
+                    method: "get_info", args: [], reply: "test_ctap2/module/_INFO")))
         #expect(info.aaguid.bytes == Vectors.python("test_ctap2/module/_AAGUID")?.bytes)
     }
 
@@ -60,14 +63,19 @@ import Transport
         let hash = [UInt8](repeating: 0x33, count: 32)
         let request = GetAssertionRequest(rpID: "example.com", clientDataHash: hash)
         let (sent, response) = try await Self.sendOnce(request, reply: Self.getAssertionReply)
-        #expect(sent == (try PythonFIDO2CrossCheckTests.pythonBytes(
-            method: "get_assertion", args: ["example.com", "hex:" + hexString(hash)],
-            reply: "test_ctap2/module/_GA_RESP")))
+        #expect(
+            sent
+                == (try PythonFIDO2CrossCheckTests.pythonBytes(
+                    method: "get_assertion", args: ["example.com", "hex:" + hexString(hash)],
+                    reply: "test_ctap2/module/_GA_RESP")))
         #expect(response.signature == Vectors.python("test_ctap2/module/_SIGNATURE")?.bytes)
 
-        let (nextSent, next) = try await Self.sendOnce(GetNextAssertionRequest(), reply: Self.getAssertionReply)
-        #expect(nextSent == (try PythonFIDO2CrossCheckTests.pythonBytes(
-            method: "get_next_assertion", args: [], reply: "test_ctap2/module/_GA_RESP")))
+        let (nextSent, next) = try await Self.sendOnce(
+            GetNextAssertionRequest(), reply: Self.getAssertionReply)
+        #expect(
+            nextSent
+                == (try PythonFIDO2CrossCheckTests.pythonBytes(
+                    method: "get_next_assertion", args: [], reply: "test_ctap2/module/_GA_RESP")))
         #expect(next.authData.bytes == Vectors.python("test_ctap2/module/_AUTH_DATA_GA")?.bytes)
     }
 
@@ -92,11 +100,15 @@ import Transport
 
     @Test func resetAndSelectionAreSentAsPythonFIDO2SendsThem() async throws {
         let (reset, _) = try await Self.sendOnce(ResetRequest(), reply: [])
-        #expect(reset == (try PythonFIDO2CrossCheckTests.pythonBytes(
-            method: "reset", args: [], reply: "test_ctap2/module/_GA_RESP")))
+        #expect(
+            reset
+                == (try PythonFIDO2CrossCheckTests.pythonBytes(
+                    method: "reset", args: [], reply: "test_ctap2/module/_GA_RESP")))
         let (selection, _) = try await Self.sendOnce(SelectionRequest(), reply: [])
-        #expect(selection == (try PythonFIDO2CrossCheckTests.pythonBytes(
-            method: "selection", args: [], reply: "test_ctap2/module/_GA_RESP")))
+        #expect(
+            selection
+                == (try PythonFIDO2CrossCheckTests.pythonBytes(
+                    method: "selection", args: [], reply: "test_ctap2/module/_GA_RESP")))
     }
 
     @Test func untypedRequestReturnsTheBodyAsSent() async throws {

@@ -63,7 +63,8 @@ import Transport
 
     @Test func errorsCompareByCodeAndStatusNotByWording() {
         let a = CTAP2Error(.pinInvalid, "The PIN is wrong.", status: CTAPStatus(rawValue: 0x31))
-        let b = CTAP2Error(.pinInvalid, "Wrong PIN. 3 attempts left.", status: CTAPStatus(rawValue: 0x31), retriesLeft: 3)
+        let b = CTAP2Error(
+            .pinInvalid, "Wrong PIN. 3 attempts left.", status: CTAPStatus(rawValue: 0x31), retriesLeft: 3)
         #expect(a == b)
         #expect(Set([a, b]).count == 1)
         #expect(a.line != b.line)

@@ -153,7 +153,8 @@ public struct AuthenticatorInfo: Hashable, Sendable {
         let r = FieldReader(map, "getInfo response")
         guard let versions = try r.textArray(Key.versions, "versions") else { throw r.missing("versions") }
         self.versions = versions.map(AuthenticatorVersion.init(rawValue:))
-        extensions = (try r.textArray(Key.extensions, "extensions") ?? []).map(ExtensionIdentifier.init(rawValue:))
+        extensions = (try r.textArray(Key.extensions, "extensions") ?? [])
+            .map(ExtensionIdentifier.init(rawValue:))
         guard let aaguidBytes = try r.bytes(Key.aaguid, "aaguid") else { throw r.missing("aaguid") }
         guard let aaguid = AAGUID(bytes: aaguidBytes) else {
             throw CTAP2Error.malformed(

@@ -1,7 +1,8 @@
 /// A protocol version an authenticator reports in getInfo (CTAP 2.2 §6.4 `versions`).
 ///
 /// Versions this library does not know keep their string, so nothing a key reports is lost.
-public struct AuthenticatorVersion: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible {
+public struct AuthenticatorVersion: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible
+{
     /// The version string as the key sends it.
     public var rawValue: String
     /// A version by its string.

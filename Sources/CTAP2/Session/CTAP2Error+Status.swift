@@ -25,7 +25,10 @@ extension CTAP2Error {
                 "The PIN is blocked: no attempts are left, and only resetting the key (which erases its credentials) makes it usable again."
             )
         case .pinAuthInvalid:
-            (.pinAuthInvalid, "The key refused the PIN/UV authentication: get a new PIN/UV token and try again.")
+            (
+                .pinAuthInvalid,
+                "The key refused the PIN/UV authentication: get a new PIN/UV token and try again."
+            )
         case .pinAuthBlocked:
             (.pinAuthBlocked, "Too many wrong PINs: remove and re-insert the key before trying again.")
         case .pinNotSet: (.pinNotSet, "No PIN is set on this key: set one first.")

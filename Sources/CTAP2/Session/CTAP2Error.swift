@@ -143,7 +143,9 @@ public struct CTAP2Error: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A request that cannot be sent as built.
-    public static func invalidRequest(_ message: String, file: String = #fileID, line: Int = #line) -> CTAP2Error {
+    public static func invalidRequest(_ message: String, file: String = #fileID, line: Int = #line)
+        -> CTAP2Error
+    {
         CTAP2Error(.invalidRequest, message, file: file, line: line)
     }
 
@@ -170,7 +172,8 @@ public struct CTAP2Error: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// A signature or attestation statement did not verify.
     public static func verificationFailed(
-        _ message: String, underlying: (any Error & Sendable)? = nil, file: String = #fileID, line: Int = #line
+        _ message: String, underlying: (any Error & Sendable)? = nil, file: String = #fileID,
+        line: Int = #line
     ) -> CTAP2Error {
         CTAP2Error(.verificationFailed, message, underlying: underlying, file: file, line: line)
     }

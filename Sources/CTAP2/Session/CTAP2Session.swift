@@ -104,7 +104,8 @@ public actor CTAP2Session {
         _ command: CTAP2Command, parameters: CBORMap?, deadline: Deadline? = nil,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> [UInt8] {
-        try await send(UntypedRequest(command, parameters: parameters), deadline: deadline, keepalive: keepalive)
+        try await send(
+            UntypedRequest(command, parameters: parameters), deadline: deadline, keepalive: keepalive)
     }
 
     /// Sends one encoded message (command byte + CBOR) and returns the reply body after a
