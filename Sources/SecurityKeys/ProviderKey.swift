@@ -49,7 +49,7 @@ struct ProviderKey: Sendable {
                 }
                 response = try await session.getAssertion(request, deadline: deadline)
             } catch {
-                if error.code == .authenticatorStatus, error.status == .noCredentials { continue }
+                if error.code == .noCredentials { continue }
                 throw SecurityKeyError(error)
             }
             let id = response.credential?.id ?? (chunk.count == 1 ? chunk[0].credentialID : nil)

@@ -2,8 +2,9 @@ import CTAP2
 import Transport
 
 extension SecurityKeyError {
-    /// The provider-level error for a CTAP2 failure: PIN, UV and user-action statuses become
-    /// codes a caller can switch on, keeping the CTAP2 error as the underlying one.
+    /// The provider-level error for a CTAP2 failure, chosen by ``CTAP2Error/Code`` alone (the
+    /// CTAP2 module classifies the key's status): PIN, UV and user-action failures become codes
+    /// a caller can switch on, keeping the CTAP2 error as the underlying one.
     init(_ error: CTAP2Error) {
         func make(_ code: Code, _ message: String? = nil) -> SecurityKeyError {
             SecurityKeyError(code, message ?? error.message, underlying: error)
@@ -23,7 +24,13 @@ extension SecurityKeyError {
         case .malformedResponse, .verificationFailed, .messageTooLarge, .invalidCertificate:
             self = make(.invalidResponse)
         case .invalidRequest: self = make(.invalidRequest)
-        case .unsupportedAlgorithm, .pinUVNotSupported: self = make(.notHandled)
+        case .unsupportedAlgorithm:
+            // From the key (it has a status): none of the offered algorithms; else one this
+            // library cannot verify, which the error's own sentence says.
+            self = make(
+                .notHandled,
+                error.status == nil ? nil : "The security key supports none of the requested algorithms.")
+        case .pinUVNotSupported: self = make(.notHandled)
         case .pinInvalid: self = make(.pinInvalid)
         case .pinAuthBlocked: self = make(.pinAuthBlocked)
         case .pinBlocked: self = make(.pinBlocked)
@@ -31,24 +38,15 @@ extension SecurityKeyError {
         case .pinRequired: self = make(.pinRequired)
         case .pinChangeRequired: self = make(.pinChangeRequired)
         case .uvBlocked: self = make(.uvBlocked)
-        case .authenticatorStatus:
-            switch error.status {
-            case .credentialExcluded?:
-                self = make(
-                    .matchedExcludedCredential, "This security key is already registered for this account.")
-            case .noCredentials?:
-                self = make(.noCredentials, "This security key holds no credential for this site.")
-            case .operationDenied?:
-                self = make(.operationDenied, "The request was declined on the security key.")
-            case .userActionTimeout?, .actionTimeout?:
-                self = make(.timedOut, "The security key was not touched in time.")
-            case .keepaliveCancel?: self = make(.canceled, "The request was cancelled.")
-            case .unsupportedAlgorithm?:
-                self = make(.notHandled, "The security key supports none of the requested algorithms.")
-            case .unsupportedOption?, .unsupportedExtension?: self = make(.notHandled)
-            case .pinUvAuthTokenRequired?: self = make(.pinRequired)
-            default: self = make(.failed)
-            }
+        case .credentialExcluded:
+            self = make(
+                .matchedExcludedCredential, "This security key is already registered for this account.")
+        case .noCredentials:
+            self = make(.noCredentials, "This security key holds no credential for this site.")
+        case .operationDenied: self = make(.operationDenied, "The request was declined on the security key.")
+        case .userActionTimeout: self = make(.timedOut, "The security key was not touched in time.")
+        case .keepaliveCancel: self = make(.canceled, "The request was cancelled.")
+        case .unsupportedOption, .unsupportedExtension: self = make(.notHandled)
         default: self = make(.failed)
         }
     }

@@ -1,6 +1,9 @@
 /// The one error type of every transport: a stable code, a sentence for the user, and the
 /// underlying error where there is one.
-public struct TransportError: Error, Sendable, CustomStringConvertible {
+///
+/// Two errors are equal when their codes are; the message, the underlying error and where the
+/// error was made (``file``, ``line``) are for people, not for matching.
+public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Stable, switchable error codes.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public var rawValue: String
@@ -40,13 +43,70 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The underlying error, where there is one.
     public var underlying: (any Error & Sendable)?
+    /// The source file that made the error (`#fileID`).
+    public var file: String
+    /// The line that made the error.
+    public var line: Int
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {
+    public init(
+        _ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil,
+        file: String = #fileID, line: Int = #line
+    ) {
         self.code = code
         self.message = message
         self.underlying = underlying
+        self.file = file
+        self.line = line
     }
+
+    /// No device answers, or it went away.
+    public static func noDevice(_ message: String, file: String = #fileID, line: Int = #line)
+        -> TransportError
+    {
+        TransportError(.noDevice, message, file: file, line: line)
+    }
+
+    /// The deadline passed.
+    public static func timeout(_ message: String, file: String = #fileID, line: Int = #line) -> TransportError
+    {
+        TransportError(.timeout, message, file: file, line: line)
+    }
+
+    /// The caller cancelled.
+    public static func cancelled(_ message: String, file: String = #fileID, line: Int = #line)
+        -> TransportError
+    {
+        TransportError(.cancelled, message, file: file, line: line)
+    }
+
+    /// The connection was closed.
+    public static func closed(_ message: String, file: String = #fileID, line: Int = #line) -> TransportError
+    {
+        TransportError(.closed, message, file: file, line: line)
+    }
+
+    /// The device broke the transport's framing rules.
+    public static func malformedResponse(
+        _ message: String, underlying: (any Error & Sendable)? = nil, file: String = #fileID,
+        line: Int = #line
+    ) -> TransportError {
+        TransportError(.malformedResponse, message, underlying: underlying, file: file, line: line)
+    }
+
+    /// A system or C library call failed.
+    public static func system(
+        _ message: String, underlying: (any Error & Sendable)? = nil, file: String = #fileID,
+        line: Int = #line
+    ) -> TransportError {
+        TransportError(.system, message, underlying: underlying, file: file, line: line)
+    }
+
+    /// Equal when the codes are.
+    public static func == (lhs: TransportError, rhs: TransportError) -> Bool { lhs.code == rhs.code }
+
+    /// Hashes the code, as ``==`` compares it.
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     public var description: String {
         if let underlying { return "\(message) (\(underlying))" }

@@ -15,8 +15,8 @@ extension AuthenticatorInfo {
             unknown.append((name, .cbor(entry.value, bytes: .hex)))
         }
         return .members([
-            ("versions", texts(versions)),
-            ("extensions", texts(extensions)),
+            ("versions", texts(versions.map(\.rawValue))),
+            ("extensions", texts(extensions.map(\.rawValue))),
             ("aaguid", .string(aaguid.description.lowercased())),
             (
                 "options",
@@ -70,9 +70,11 @@ extension AuthenticatorInfo {
     /// Lines that say what getInfo means, for people.
     var summaryLines: [String] {
         var lines: [String] = []
-        lines.append("Versions:        \(versions.joined(separator: ", "))")
+        lines.append("Versions:        \(versions.map(\.rawValue).joined(separator: ", "))")
         lines.append("AAGUID:          \(aaguid.description.lowercased())")
-        if !extensions.isEmpty { lines.append("Extensions:      \(extensions.joined(separator: ", "))") }
+        if !extensions.isEmpty {
+            lines.append("Extensions:      \(extensions.map(\.rawValue).joined(separator: ", "))")
+        }
         if !transports.isEmpty { lines.append("Transports:      \(transports.joined(separator: ", "))") }
         if !algorithms.isEmpty {
             lines.append("Algorithms:      \(algorithms.map { "\($0.algorithm)" }.joined(separator: ", "))")

@@ -87,37 +87,28 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
         }
         var status: CLIExitStatus = .failure
         var message = error.message
+        // The codes ClientPIN has always reported by name; for other errors from the key the
+        // JSON code stays the spec's status name (CTAP2_ERR_...).
+        var byName = false
         switch error.code {
         case .cancelled: status = .cancelled
+        case .keepaliveCancel, .userActionTimeout, .operationDenied, .messageTimeout: status = .cancelled
         case .pinInvalid, .pinAuthBlocked, .pinBlocked, .pinNotSet, .pinPolicyViolation, .pinChangeRequired,
             .pinRequired, .pinAuthInvalid, .uvInvalid, .uvBlocked:
             status = .pinProblem
+            byName = true
             if let retries = error.retriesLeft, !message.contains("attempt") {
                 message += " \(retries) attempt(s) left."
             }
-        case .pinUVNotSupported, .unsupportedAlgorithm, .unsupportedAttestationFormat: status = .notSupported
+        case .pinTokenExpired: status = .pinProblem
+        case .unauthorizedPermission: byName = true
+        case .pinUVNotSupported, .unsupportedAttestationFormat: status = .notSupported
+        case .unsupportedAlgorithm, .unsupportedOption, .unsupportedExtension, .invalidCommand:
+            status = .notSupported
         case .verificationFailed, .invalidCertificate: status = .verificationFailed
-        case .authenticatorStatus:
-            switch error.status {
-            case .some(.keepaliveCancel), .some(.userActionTimeout), .some(.operationDenied),
-                .some(.actionTimeout),
-                .some(.timeout):
-                status = .cancelled
-            case .some(.pinInvalid), .some(.pinBlocked), .some(.pinAuthInvalid), .some(.pinAuthBlocked),
-                .some(.pinNotSet), .some(.pinUvAuthTokenRequired), .some(.pinPolicyViolation),
-                .some(.pinTokenExpired),
-                .some(.uvBlocked), .some(.uvInvalid):
-                status = .pinProblem
-            case .some(.unsupportedAlgorithm), .some(.unsupportedOption), .some(.unsupportedExtension),
-                .some(.invalidCommand):
-                status = .notSupported
-            default: status = .failure
-            }
         default: status = .failure
         }
-        let code =
-            error.code == .authenticatorStatus
-            ? (error.status?.name ?? error.code.rawValue) : error.code.rawValue
+        let code = byName ? error.code.rawValue : (error.status?.name ?? error.code.rawValue)
         self.init(status, code: code, message)
     }
 

@@ -44,7 +44,7 @@ struct ListCommand: ReportingCommand {
             if let product = key.descriptor.product { line += "  \(product)" }
             if let info = key.info {
                 line +=
-                    "  AAGUID \(info.aaguid.description.lowercased())  \(info.versions.joined(separator: ","))"
+                    "  AAGUID \(info.aaguid.description.lowercased())  \(info.versions.map(\.rawValue).joined(separator: ","))"
             } else if let problem = key.problem {
                 line += "  (\(problem.message))"
             }
@@ -71,7 +71,7 @@ extension AuthenticatorDirectory.Listing {
             ("product", descriptor.product.map(JSONValue.string) ?? .null),
             ("serialNumber", descriptor.serialNumber.map(JSONValue.string) ?? .null),
             ("aaguid", info.map { .string($0.aaguid.description.lowercased()) } ?? .null),
-            ("versions", info.map { .array($0.versions.map(JSONValue.string)) } ?? .null),
+            ("versions", info.map { .array($0.versions.map { .string($0.rawValue) }) } ?? .null),
             ("error", problemText.map(JSONValue.string)),
         ])
     }

@@ -100,11 +100,14 @@ final class ReplayConnection: AuthenticatorConnection {
         #expect(conn.requests == [try request.encoded(), [0x08]])
     }
 
-    @Test(arguments: [CTAPStatus.pinInvalid, .noCredentials, .keepaliveCancel, CTAPStatus(rawValue: 0xF3)])
-    func statusByteBecomesTypedError(_ status: CTAPStatus) async throws {
+    @Test(arguments: [
+        (CTAPStatus.pinInvalid, CTAP2Error.Code.pinInvalid), (.noCredentials, .noCredentials),
+        (.keepaliveCancel, .keepaliveCancel), (CTAPStatus(rawValue: 0xF3), .authenticatorStatus),
+    ])
+    func statusByteBecomesTypedError(_ status: CTAPStatus, _ code: CTAP2Error.Code) async throws {
         let session = CTAP2Session(connection: ReplayConnection([.success([status.rawValue])]))
         let error = await #expect(throws: CTAP2Error.self) { try await session.reset() }
-        #expect(error?.code == .authenticatorStatus)
+        #expect(error?.code == code)
         #expect(error?.status == status)
     }
 

@@ -420,7 +420,8 @@ struct CapturingLogHandler: LogHandler {
         (.pinBlocked, .pinBlocked),
         (.pinAuthBlocked, .pinAuthBlocked),
         (.pinNotSet, .pinNotSet),
-        (.noCredentials, .authenticatorStatus),
+        (.noCredentials, .noCredentials),
+        (CTAPStatus(rawValue: 0xF3), .authenticatorStatus),
     ])
     func commandStatusesAreExplained(status: CTAPStatus, code: CTAP2Error.Code) async throws {
         let fake = try ClientPINTestsAuthenticator(pin: Self.pin)

@@ -32,8 +32,8 @@ import Testing
     func getInfoParses(_ vector: Vector) throws {
         let info = try AuthenticatorInfo(cbor: vector.bytes)
         // TestInfo.test_parse_bytes
-        #expect(info.versions == ["U2F_V2", "FIDO_2_0"])
-        #expect(info.extensions == ["uvm", "hmac-secret"])
+        #expect(info.versions.map(\.rawValue) == ["U2F_V2", "FIDO_2_0"])
+        #expect(info.extensions.map(\.rawValue) == ["uvm", "hmac-secret"])
         #expect(info.aaguid.bytes == Vectors.python("test_ctap2/module/_AAGUID")?.bytes)
         #expect(info.options == [AuthenticatorOption(rawValue: "rk"): true, AuthenticatorOption(rawValue: "up"): true, AuthenticatorOption(rawValue: "plat"): false, AuthenticatorOption(rawValue: "clientPin"): false])
         #expect(info.maxMsgSize == 1200)

@@ -28,7 +28,7 @@ struct InProcessRoundTripTests {
         let key = try VirtualKey()
         let session = CTAP2Session(connection: InProcessConnection(handler: key))
         let info = try await session.getInfo()
-        #expect(info.versions.contains("FIDO_2_0"))
+        #expect(info.versions.contains(.fido2_0))
         #expect(info.aaguid.bytes == key.aaguid)
 
         let userID: [UInt8] = Array("user-\(c.algorithm.rawValue)".utf8)

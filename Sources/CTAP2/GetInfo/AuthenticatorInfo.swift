@@ -73,10 +73,10 @@ public struct AuthenticatorInfo: Hashable, Sendable {
         static let known: ClosedRange<UInt64> = 0x01...0x1F
     }
 
-    /// Protocol versions: `FIDO_2_0`, `FIDO_2_1`, `FIDO_2_2`, `U2F_V2`, ...
-    public var versions: [String]
-    /// Extension identifiers the authenticator supports.
-    public var extensions: [String]
+    /// Protocol versions: `FIDO_2_0`, `FIDO_2_1`, `FIDO_2_2`, `U2F_V2`, ..., as sent.
+    public var versions: [AuthenticatorVersion]
+    /// Extension identifiers the authenticator supports, as sent.
+    public var extensions: [ExtensionIdentifier]
     /// The authenticator model's AAGUID.
     public var aaguid: AAGUID
     /// Options and their state (`rk`, `up`, `uv`, `clientPin`, `credMgmt`, ...).
@@ -152,8 +152,9 @@ public struct AuthenticatorInfo: Hashable, Sendable {
     public init(map: CBORMap) throws(CTAP2Error) {
         let r = FieldReader(map, "getInfo response")
         guard let versions = try r.textArray(Key.versions, "versions") else { throw r.missing("versions") }
-        self.versions = versions
-        extensions = try r.textArray(Key.extensions, "extensions") ?? []
+        self.versions = versions.map(AuthenticatorVersion.init(rawValue:))
+        extensions = (try r.textArray(Key.extensions, "extensions") ?? [])
+            .map(ExtensionIdentifier.init(rawValue:))
         guard let aaguidBytes = try r.bytes(Key.aaguid, "aaguid") else { throw r.missing("aaguid") }
         guard let aaguid = AAGUID(bytes: aaguidBytes) else {
             throw CTAP2Error.malformed(

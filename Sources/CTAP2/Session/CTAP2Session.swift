@@ -7,10 +7,11 @@ import Transport
 ///
 /// Commands run one at a time, in the order they were called: the session is an actor and
 /// additionally queues callers, so an `await` inside one transaction never lets another
-/// interleave. Each command has a deadline, forwards keepalive status to the caller, turns a
-/// non-zero status byte into ``CTAP2Error/Code/authenticatorStatus`` carrying the
-/// ``CTAPStatus``, and checks message sizes against the authenticator's maxMsgSize once
-/// ``getInfo(timeout:)`` has been called.
+/// interleave. Every command is a ``CTAP2Request`` sent by ``send(_:deadline:keepalive:)``;
+/// each has a deadline, forwards keepalive status to the caller, turns a non-zero status byte
+/// into the ``CTAP2Error`` that ``CTAP2Error/classify(_:)`` names (carrying the
+/// ``CTAPStatus``), and checks message sizes against the authenticator's maxMsgSize once
+/// ``getInfo(deadline:)`` has been called.
 ///
 /// Replies are decoded leniently (see ``ResponseDecoding``): real keys have sent
 /// non-shortest CBOR lengths; ill-formed CBOR is still rejected.
@@ -19,7 +20,7 @@ public actor CTAP2Session {
     public nonisolated let connection: any AuthenticatorConnection
     /// The timeout of each command when the call does not give one.
     public let defaultTimeout: Duration
-    /// The last getInfo response, once ``getInfo(timeout:)`` has run.
+    /// The last getInfo response, once ``getInfo(deadline:)`` has run.
     public private(set) var info: AuthenticatorInfo?
 
     private let logger: Logger
@@ -41,12 +42,24 @@ public actor CTAP2Session {
         self.logger = logger
     }
 
+    /// Sends any ``CTAP2Request`` and decodes its reply: every command goes through here.
+    ///
+    /// A non-zero status comes back as a ``CTAP2Error`` already classified by
+    /// ``CTAP2Error/classify(_:)``. A getInfo reply is also kept in ``info``, where it sets
+    /// the size limits.
+    public func send<Request: CTAP2Request>(
+        _ request: Request, deadline: Deadline? = nil,
+        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
+    ) async throws(CTAP2Error) -> Request.Response {
+        let body = try await transact(try request.encoded(), deadline: deadline, keepalive: keepalive)
+        let response = try request.decodeResponse(body)
+        if let info = response as? AuthenticatorInfo { self.info = info }
+        return response
+    }
+
     /// authenticatorGetInfo (§6.4); the result is kept in ``info`` and sets the size limits.
     public func getInfo(deadline: Deadline? = nil) async throws(CTAP2Error) -> AuthenticatorInfo {
-        let body = try await send(.getInfo, parameters: nil, deadline: deadline, keepalive: { _ in })
-        let info = try AuthenticatorInfo(cbor: body)
-        self.info = info
-        return info
+        try await send(GetInfoRequest(), deadline: deadline)
     }
 
     /// authenticatorMakeCredential (§6.1).
@@ -54,8 +67,7 @@ public actor CTAP2Session {
         _ request: MakeCredentialRequest, deadline: Deadline? = nil,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> MakeCredentialResponse {
-        let body = try await transact(try request.encoded(), deadline: deadline, keepalive: keepalive)
-        return try MakeCredentialResponse(cbor: body)
+        try await send(request, deadline: deadline, keepalive: keepalive)
     }
 
     /// authenticatorGetAssertion (§6.2).
@@ -63,40 +75,37 @@ public actor CTAP2Session {
         _ request: GetAssertionRequest, deadline: Deadline? = nil,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> GetAssertionResponse {
-        let body = try await transact(try request.encoded(), deadline: deadline, keepalive: keepalive)
-        return try GetAssertionResponse(cbor: body)
+        try await send(request, deadline: deadline, keepalive: keepalive)
     }
 
     /// authenticatorGetNextAssertion (§6.3): the next of `numberOfCredentials` assertions.
     public func getNextAssertion(deadline: Deadline? = nil) async throws(CTAP2Error) -> GetAssertionResponse {
-        let body = try await send(.getNextAssertion, parameters: nil, deadline: deadline, keepalive: { _ in })
-        return try GetAssertionResponse(cbor: body)
+        try await send(GetNextAssertionRequest(), deadline: deadline)
     }
 
     /// authenticatorReset (§6.6): erases every credential and the PIN. Needs a touch.
     public func reset(
         deadline: Deadline? = nil, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) {
-        _ = try await send(.reset, parameters: nil, deadline: deadline, keepalive: keepalive)
+        _ = try await send(ResetRequest(), deadline: deadline, keepalive: keepalive)
     }
 
     /// authenticatorSelection (§6.9): returns once the user touches this authenticator.
     public func selection(
         deadline: Deadline? = nil, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) {
-        _ = try await send(.selection, parameters: nil, deadline: deadline, keepalive: keepalive)
+        _ = try await send(SelectionRequest(), deadline: deadline, keepalive: keepalive)
     }
 
     /// Sends any CTAP2 command with an optional parameter map and returns the CBOR body of a
-    /// successful reply (empty when the authenticator sent none). For commands this type has
-    /// no method for (clientPIN, credentialManagement, ...).
+    /// successful reply (empty when the authenticator sent none): ``UntypedRequest`` through
+    /// ``send(_:deadline:keepalive:)``, for commands without a request type of their own.
     public func send(
         _ command: CTAP2Command, parameters: CBORMap?, deadline: Deadline? = nil,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> [UInt8] {
-        var message = [command.rawValue]
-        if let parameters { message += CBOREncoder.encode(.map(parameters)) }
-        return try await transact(message, deadline: deadline, keepalive: keepalive)
+        try await send(
+            UntypedRequest(command, parameters: parameters), deadline: deadline, keepalive: keepalive)
     }
 
     /// Sends one encoded message (command byte + CBOR) and returns the reply body after a
@@ -105,13 +114,12 @@ public actor CTAP2Session {
         _ message: [UInt8], deadline: Deadline?, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(CTAP2Error) -> [UInt8] {
         guard let commandByte = message.first else {
-            throw CTAP2Error(.invalidRequest, "A CTAP2 message needs at least a command byte.")
+            throw .invalidRequest("A CTAP2 message needs at least a command byte.")
         }
         let command = CTAP2Command(rawValue: commandByte)
         let requestLimit = info?.maxMsgSize.map { Int(clamping: $0) } ?? Self.defaultMaxMessageSize
         guard message.count <= requestLimit else {
-            throw CTAP2Error(
-                .messageTooLarge,
+            throw .messageTooLarge(
                 "The \(command) request is \(message.count) bytes; the authenticator accepts at most \(requestLimit)."
             )
         }
@@ -119,7 +127,7 @@ public actor CTAP2Session {
         await acquire()
         defer { release() }
         if Task.isCancelled {
-            throw CTAP2Error(.cancelled, "The \(command) request was cancelled before it was sent.")
+            throw .cancelled("The \(command) request was cancelled before it was sent.")
         }
 
         logger.debug("CTAP2 request", metadata: ["command": "\(command)", "bytes": "\(message.count)"])
@@ -132,9 +140,9 @@ public actor CTAP2Session {
             logger.debug(
                 "CTAP2 transport failure", metadata: ["command": "\(command)", "code": "\(error.code)"])
             if error.code == .cancelled {
-                throw CTAP2Error(.cancelled, "The \(command) request was cancelled.", underlying: error)
+                throw .cancelled("The \(command) request was cancelled.", underlying: error)
             }
-            throw CTAP2Error(.transport, "The \(command) request failed: \(error.message)", underlying: error)
+            throw .transport("The \(command) request failed: \(error.message)", underlying: error)
         }
 
         guard let statusByte = reply.first else {
@@ -142,14 +150,13 @@ public actor CTAP2Session {
         }
         let replyLimit = info?.maxMsgSize.map { Int(clamping: $0) } ?? Self.unknownReplyLimit
         guard reply.count <= replyLimit else {
-            throw CTAP2Error(
-                .messageTooLarge,
+            throw .messageTooLarge(
                 "The \(command) reply is \(reply.count) bytes, more than the authenticator's maxMsgSize of \(replyLimit)."
             )
         }
         let status = CTAPStatus(rawValue: statusByte)
         logger.debug("CTAP2 reply", metadata: ["command": "\(command)", "status": "\(status)"])
-        guard status == .ok else { throw CTAP2Error.authenticator(status) }
+        guard status == .ok else { throw .authenticator(status) }
         return Array(reply.dropFirst())
     }
 

@@ -3,13 +3,18 @@ import Transport
 
 /// The one error type of the CTAP2 module: a stable code, one sentence for the user, the
 /// authenticator's status where it sent one, and the underlying error where there is one.
-public struct CTAP2Error: Error, Sendable, CustomStringConvertible {
+///
+/// Two errors are equal when their code and status are; the message, the underlying error
+/// and where the error was made (``file``, ``line``) are for people, not for matching.
+/// A status from the authenticator becomes a code in one place, ``classify(_:)``.
+public struct CTAP2Error: Error, Sendable, Hashable, CustomStringConvertible {
     /// Stable, switchable error codes.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public var rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
 
-        /// The authenticator answered with a non-zero CTAP status; see ``CTAP2Error/status``.
+        /// The authenticator answered with a non-zero CTAP status that has no code of its own;
+        /// see ``CTAP2Error/status``.
         public static let authenticatorStatus = Code(rawValue: "authenticator-status")
         /// The authenticator's reply breaks the CTAP2 or WebAuthn encoding rules.
         public static let malformedResponse = Code(rawValue: "malformed-response")
@@ -64,6 +69,29 @@ public struct CTAP2Error: Error, Sendable, CustomStringConvertible {
         public static let uvBlocked = Code(rawValue: "uv-blocked")
         /// A ``PINUVAuthToken`` or shared secret was used after it was wiped.
         public static let secretWiped = Code(rawValue: "secret-wiped")
+        /// A CTAP 2.0 key's PIN token expired (CTAP2_ERR_PIN_TOKEN_EXPIRED): get a new one.
+        public static let pinTokenExpired = Code(rawValue: "pin-token-expired")
+        /// A credential on the exclude list is already on the key (CTAP2_ERR_CREDENTIAL_EXCLUDED).
+        public static let credentialExcluded = Code(rawValue: "credential-excluded")
+        /// The key holds no matching credential (CTAP2_ERR_NO_CREDENTIALS).
+        public static let noCredentials = Code(rawValue: "no-credentials")
+        /// The user declined on the key (CTAP2_ERR_OPERATION_DENIED).
+        public static let operationDenied = Code(rawValue: "operation-denied")
+        /// The user did not act on the key in time (CTAP2_ERR_USER_ACTION_TIMEOUT,
+        /// CTAP2_ERR_ACTION_TIMEOUT).
+        public static let userActionTimeout = Code(rawValue: "user-action-timeout")
+        /// The key ended the request because the platform cancelled it (CTAP2_ERR_KEEPALIVE_CANCEL).
+        public static let keepaliveCancel = Code(rawValue: "keepalive-cancel")
+        /// The key does not allow this command in its current state (CTAP2_ERR_NOT_ALLOWED).
+        public static let notAllowed = Code(rawValue: "not-allowed")
+        /// The key does not support a requested option (CTAP2_ERR_UNSUPPORTED_OPTION).
+        public static let unsupportedOption = Code(rawValue: "unsupported-option")
+        /// The key does not support a requested extension (CTAP2_ERR_UNSUPPORTED_EXTENSION).
+        public static let unsupportedExtension = Code(rawValue: "unsupported-extension")
+        /// The key does not know the command (CTAP1_ERR_INVALID_COMMAND).
+        public static let invalidCommand = Code(rawValue: "invalid-command")
+        /// The key timed out waiting for the rest of a message (CTAP1_ERR_TIMEOUT).
+        public static let messageTimeout = Code(rawValue: "message-timeout")
 
         public var description: String { rawValue }
     }
@@ -72,34 +100,100 @@ public struct CTAP2Error: Error, Sendable, CustomStringConvertible {
     public var code: Code
     /// One sentence for the user.
     public var message: String
-    /// The CTAP status the authenticator returned, for ``Code/authenticatorStatus``.
+    /// The CTAP status the authenticator returned, where the error came from one.
     public var status: CTAPStatus?
     /// The underlying error (a ``CBORError``, a ``TransportError``, ...), where there is one.
     public var underlying: (any Error & Sendable)?
     /// PIN or UV attempts left, for ``Code/pinInvalid`` and ``Code/uvInvalid`` when the key
     /// reported them.
     public var retriesLeft: Int?
+    /// The source file that made the error (`#fileID`).
+    public var file: String
+    /// The line that made the error.
+    public var line: Int
 
     /// Creates an error.
     public init(
         _ code: Code, _ message: String, status: CTAPStatus? = nil,
-        underlying: (any Error & Sendable)? = nil, retriesLeft: Int? = nil
+        underlying: (any Error & Sendable)? = nil, retriesLeft: Int? = nil,
+        file: String = #fileID, line: Int = #line
     ) {
         self.code = code
         self.message = message
         self.status = status
         self.underlying = underlying
         self.retriesLeft = retriesLeft
+        self.file = file
+        self.line = line
     }
 
-    /// The error for a non-zero status byte from the authenticator.
-    public static func authenticator(_ status: CTAPStatus) -> CTAP2Error {
-        CTAP2Error(.authenticatorStatus, status.message, status: status)
+    /// The error for a non-zero status byte from the authenticator, classified by ``classify(_:)``.
+    public static func authenticator(
+        _ status: CTAPStatus, file: String = #fileID, line: Int = #line
+    ) -> CTAP2Error {
+        let (code, message) = classify(status)
+        return CTAP2Error(code, message, status: status, file: file, line: line)
     }
 
     /// A malformed-response error, optionally wrapping the CBOR error underneath.
-    static func malformed(_ message: String, _ underlying: CBORError? = nil) -> CTAP2Error {
-        CTAP2Error(.malformedResponse, message, underlying: underlying)
+    public static func malformed(
+        _ message: String, _ underlying: CBORError? = nil, file: String = #fileID, line: Int = #line
+    ) -> CTAP2Error {
+        CTAP2Error(.malformedResponse, message, underlying: underlying, file: file, line: line)
+    }
+
+    /// A request that cannot be sent as built.
+    public static func invalidRequest(_ message: String, file: String = #fileID, line: Int = #line)
+        -> CTAP2Error
+    {
+        CTAP2Error(.invalidRequest, message, file: file, line: line)
+    }
+
+    /// A request or reply larger than the authenticator's maxMsgSize.
+    public static func messageTooLarge(_ message: String, file: String = #fileID, line: Int = #line)
+        -> CTAP2Error
+    {
+        CTAP2Error(.messageTooLarge, message, file: file, line: line)
+    }
+
+    /// The caller cancelled; `underlying` is the transport's cancellation where there was one.
+    public static func cancelled(
+        _ message: String, underlying: TransportError? = nil, file: String = #fileID, line: Int = #line
+    ) -> CTAP2Error {
+        CTAP2Error(.cancelled, message, underlying: underlying, file: file, line: line)
+    }
+
+    /// The transport failed underneath.
+    public static func transport(
+        _ message: String, underlying: TransportError, file: String = #fileID, line: Int = #line
+    ) -> CTAP2Error {
+        CTAP2Error(.transport, message, underlying: underlying, file: file, line: line)
+    }
+
+    /// A signature or attestation statement did not verify.
+    public static func verificationFailed(
+        _ message: String, underlying: (any Error & Sendable)? = nil, file: String = #fileID,
+        line: Int = #line
+    ) -> CTAP2Error {
+        CTAP2Error(.verificationFailed, message, underlying: underlying, file: file, line: line)
+    }
+
+    /// Something the key lacks among its PIN/UV features.
+    public static func pinUVNotSupported(_ message: String, file: String = #fileID, line: Int = #line)
+        -> CTAP2Error
+    {
+        CTAP2Error(.pinUVNotSupported, message, file: file, line: line)
+    }
+
+    /// Equal when code and status are.
+    public static func == (lhs: CTAP2Error, rhs: CTAP2Error) -> Bool {
+        lhs.code == rhs.code && lhs.status == rhs.status
+    }
+
+    /// Hashes code and status, as ``==`` compares them.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(status)
     }
 
     public var description: String {

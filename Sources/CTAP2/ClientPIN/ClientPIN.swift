@@ -204,7 +204,7 @@ public struct ClientPIN: Sendable {
     /// A pinUvAuthToken for `permissions`, bound to `rpID` where given, obtained with the key's
     /// built-in user verification (getPinUvAuthTokenUsingUvWithPermissions, 0x06). The user acts
     /// on the key; `keepalive` reports progress. On ``CTAP2Error/Code/uvBlocked`` fall back to
-    /// ``pinUVAuthToken(pin:permissions:rpID:timeout:)``.
+    /// ``pinUVAuthToken(pin:permissions:rpID:deadline:)``.
     public func uvAuthToken(
         permissions: PINUVAuthTokenPermissions, rpID: String? = nil, deadline: Deadline? = nil,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
@@ -227,10 +227,10 @@ public struct ClientPIN: Sendable {
 
     // MARK: Errors a user can act on
 
-    /// Turns an authenticator status from a command that used a PIN/UV token or built-in UV
-    /// (makeCredential, getAssertion, credential management, ...) into the error a user can act
-    /// on, reading the free retry counters where that tells the user more. Other errors come
-    /// back unchanged.
+    /// Adds what the user can act on to an error from a command that used a PIN/UV token or
+    /// built-in UV (makeCredential, getAssertion, credential management, ...): the attempts
+    /// left after a wrong PIN or failed UV, read from the free retry counters. The code is
+    /// already set by the session; other errors come back unchanged.
     public func explain(_ error: CTAP2Error, deadline: Deadline? = nil) async -> CTAP2Error {
         await explain(error, context: .command, deadline: deadline)
     }
@@ -282,10 +282,8 @@ public struct ClientPIN: Sendable {
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> ClientPINResponse {
         logger.debug("clientPIN", metadata: ["subCommand": "\(request.subCommand)"])
-        let body: [UInt8]
         do throws(CTAP2Error) {
-            body = try await session.send(
-                .clientPIN, parameters: request.cbor, deadline: deadline, keepalive: keepalive)
+            return try await session.send(request, deadline: deadline, keepalive: keepalive)
         } catch {
             let explained = await explain(error, context: context, deadline: deadline)
             logger.debug(
@@ -293,15 +291,13 @@ public struct ClientPIN: Sendable {
                 metadata: ["subCommand": "\(request.subCommand)", "code": "\(explained.code)"])
             throw explained
         }
-        return try ClientPINResponse(cbor: body)
     }
 
+    /// What a status means depends on the call only in the cases below; everything else was
+    /// classified by the session (``CTAP2Error/classify(_:)``) and comes back unchanged.
     private func explain(_ error: CTAP2Error, context: Context, deadline: Deadline?) async -> CTAP2Error {
-        guard error.code == .authenticatorStatus, let status = error.status else { return error }
-        func mapped(_ code: CTAP2Error.Code, _ message: String, retries: Int? = nil) -> CTAP2Error {
-            CTAP2Error(code, message, status: status, underlying: error, retriesLeft: retries)
-        }
-        switch status {
+        var explained = error
+        switch error.code {
         case .pinInvalid where context != .counter:
             // getPINRetries costs no attempt; if it fails the user still learns the PIN was wrong.
             let retries = try? await pinRetries(deadline: deadline)
@@ -309,50 +305,21 @@ public struct ClientPIN: Sendable {
             let cycle =
                 retries?.powerCycleRequired == true
                 ? " Remove and re-insert the key before trying again." : ""
-            return mapped(.pinInvalid, "The PIN is wrong." + left + cycle, retries: retries?.retries)
-        case .pinInvalid:
-            return mapped(.pinInvalid, "The PIN is wrong.")
-        case .pinAuthBlocked:
-            return mapped(
-                .pinAuthBlocked,
-                "Too many wrong PINs: remove and re-insert the key before trying again.")
-        case .pinBlocked:
-            return mapped(
-                .pinBlocked,
-                "The PIN is blocked: no attempts are left, and only resetting the key (which erases its credentials) makes it usable again."
-            )
-        case .pinNotSet:
-            return mapped(.pinNotSet, "No PIN is set on this key: set one first.")
-        case .notAllowed where context == .newPIN:
-            return CTAP2Error(
-                .authenticatorStatus, "A PIN is already set on this key: change it instead.", status: status,
-                underlying: error)
-        case .pinPolicyViolation where context == .pinToken:
-            return mapped(
-                .pinChangeRequired, "The key requires a new PIN before it can be used: change the PIN first.")
-        case .pinPolicyViolation:
-            return mapped(
-                .pinPolicyViolation, "The new PIN does not meet this key's PIN policy; choose another.")
+            explained.message += left + cycle
+            explained.retriesLeft = retries?.retries
         case .uvInvalid where context != .counter:
             let retries = try? await uvRetries(deadline: deadline)
-            let left = retries.map { " \($0) attempt\($0 == 1 ? "" : "s") left." } ?? ""
-            return mapped(.uvInvalid, "User verification failed." + left, retries: retries)
-        case .uvInvalid:
-            return mapped(.uvInvalid, "User verification failed.")
-        case .uvBlocked:
-            return mapped(.uvBlocked, "Built-in user verification is blocked: use the PIN instead.")
-        case .pinAuthInvalid:
-            return mapped(
-                .pinAuthInvalid,
-                "The key refused the PIN/UV authentication: get a new PIN/UV token and try again.")
-        case .pinUvAuthTokenRequired:
-            return mapped(.pinRequired, "This operation needs the key's PIN or built-in user verification.")
-        case .unauthorizedPermission:
-            return mapped(
-                .unauthorizedPermission,
-                "The PIN/UV token does not permit this operation: get a token with the right permission.")
+            explained.message += retries.map { " \($0) attempt\($0 == 1 ? "" : "s") left." } ?? ""
+            explained.retriesLeft = retries
+        case .notAllowed where context == .newPIN:
+            explained.message = "A PIN is already set on this key: change it instead."
+        case .pinPolicyViolation where context == .pinToken:
+            // Asked for a token, not a new PIN: the key wants its PIN changed first.
+            explained.code = .pinChangeRequired
+            explained.message = "The key requires a new PIN before it can be used: change the PIN first."
         default:
-            return error
+            break
         }
+        return explained
     }
 }
