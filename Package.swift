@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "HIDTransport", targets: ["HIDTransport"]),
         .library(name: "NFCTransport", targets: ["NFCTransport"]),
         .library(name: "CBOR", targets: ["CBOR"]),
+        .library(name: "CTAPHID", targets: ["CTAPHID"]),
+        .library(name: "ISO7816", targets: ["ISO7816"]),
         .library(name: "WebAuthnVerification", targets: ["WebAuthnVerification"]),
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
         .executable(name: "securitykey", targets: ["securitykey"]),

@@ -68,7 +68,7 @@ public actor Authenticator {
     }
 
     /// Whether the key speaks CTAP 2.1 (authenticatorSelection, token permissions).
-    public var isCTAP21: Bool { info.versions.contains("FIDO_2_1") || info.versions.contains("FIDO_2_1_PRE") }
+    public var isCTAP21: Bool { info.supportsCTAP21 }
 
     /// Makes the key blink, where the transport can.
     public func wink() async throws(AuthenticatorError) {
