@@ -138,7 +138,7 @@ let package = Package(
         .executableTarget(
             name: "securitykey-bench",
             dependencies: [
-                "CBOR", "CTAPHID", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                "Authenticators", "CBOR", "CTAPHID", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Benchmarks",

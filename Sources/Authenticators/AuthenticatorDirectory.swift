@@ -162,6 +162,25 @@ public struct AuthenticatorDirectory: Sendable {
         return try await Authenticator.open(connection, deadline: deadline, logger: logger)
     }
 
+    /// Opens each of `uris` and reads its getInfo, all at once; results in the order given.
+    /// For fleets whose addresses are known (a rack of UDP emulators, a list of readers).
+    public func open(uris: [String], deadline: Deadline) async -> [Result<Authenticator, AuthenticatorError>] {
+        await withTaskGroup(of: (Int, Result<Authenticator, AuthenticatorError>).self) { group in
+            for (index, uri) in uris.enumerated() {
+                group.addTask {
+                    do throws(AuthenticatorError) {
+                        return (index, .success(try await open(uri: uri, deadline: deadline)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var results: [(Int, Result<Authenticator, AuthenticatorError>)] = []
+            for await result in group { results.append(result) }
+            return results.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
     /// Opens every key present now, all at once, in discovery order. Devices that cannot be
     /// opened are skipped; a permission failure is returned so that a caller finding no key can
     /// say why.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import Authenticators
 import CTAP2
 import Foundation
 import HIDTransport
@@ -203,47 +204,28 @@ struct Fleet {
         return total
     }
 
-    /// Opens every endpoint (CTAPHID_INIT) and runs getInfo, all at once.
+    /// Opens every endpoint (CTAPHID_INIT) and runs getInfo, all at once, through the device
+    /// layer's directory (the one the CLI and the daemon use).
     func probeUDP(_ endpoints: [UDPEndpoint]) async -> Probe {
         let clock = ContinuousClock()
         let start = clock.now
-        let logger = self.logger
-        let discovery = UDPDiscovery(logger: logger)
-        let found = await Self.getInfoOnAll(
-            endpoints.map { endpoint in { try? await discovery.open(endpoint: endpoint, timeout: .seconds(3)) } },
-            logger: logger)
+        let directory = AuthenticatorDirectory(discoveries: [UDPDiscovery(endpoints: endpoints, logger: logger)])
+        var found = 0
+        for result in await directory.open(uris: endpoints.map(\.uri), deadline: .after(.seconds(5))) {
+            guard case .success(let key) = result else { continue }
+            found += 1
+            await key.close()
+        }
         return Probe(nanoseconds: start.duration(to: clock.now).nanoseconds, found: found)
     }
 
-    /// Opens every key with its `open` and runs getInfo on it, all at once; how many answered.
-    static func getInfoOnAll(
-        _ opens: [@Sendable () async -> (any AuthenticatorConnection)?], logger: Logger
-    ) async -> Int {
-        await withTaskGroup(of: Bool.self) { group in
-            for open in opens {
-                group.addTask {
-                    guard let connection = await open() else { return false }
-                    let session = CTAP2Session(connection: connection, defaultTimeout: .seconds(5), logger: logger)
-                    let answered = (try? await session.getInfo()) != nil
-                    await connection.close()
-                    return answered
-                }
-            }
-            var answered = 0
-            for await ok in group where ok { answered += 1 }
-            return answered
-        }
-    }
-
-    /// Lists the PC/SC readers, then opens the card in each and runs getInfo, all at once.
+    /// Lists the PC/SC readers, then opens the card in each and runs getInfo, all at once,
+    /// through the device layer's directory.
     func probePCSC() async -> Probe {
         let clock = ContinuousClock()
         let start = clock.now
-        let logger = self.logger
-        let discovery = PCSCDiscovery(logger: logger)
-        let descriptors = (try? await discovery.devices()) ?? []
-        let found = await Self.getInfoOnAll(
-            descriptors.map { descriptor in { try? await discovery.open(uri: descriptor.uri) } }, logger: logger)
+        let directory = AuthenticatorDirectory(discoveries: [PCSCDiscovery(logger: logger)])
+        let found = await directory.list(deadline: .after(.seconds(5))).filter { $0.info != nil }.count
         return Probe(nanoseconds: start.duration(to: clock.now).nanoseconds, found: found)
     }
 

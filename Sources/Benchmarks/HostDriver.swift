@@ -1,3 +1,4 @@
+import Authenticators
 import CBOR
 #if canImport(Glibc)
     import Glibc
@@ -80,25 +81,15 @@ final class HostDriver: Sendable {
     }
 
     static func connect(uri: String, logger: Logger) async throws(BenchError) -> any AuthenticatorConnection {
-        let discovery: any DeviceDiscovery
-        if uri.hasPrefix("udp:") {
-            discovery = UDPDiscovery(logger: logger)
-        } else if uri.hasPrefix("pcsc:") {
-            discovery = PCSCDiscovery(logger: logger)
-        } else if uri.hasPrefix("hid:") {
-            discovery = HIDDiscovery(logger: logger)
-        } else {
-            throw BenchError(
-                .usage, "\"\(uri)\" is not a device URI (udp:HOST:PORT, pcsc:READER or hid:PATH).")
-        }
+        let directory = AuthenticatorDirectory.system(logger: logger)
         // A virtual card reaches its reader a moment after its process starts: retry until the deadline.
-        let deadline = ContinuousClock.now + openDeadline
+        let deadline = Deadline.after(openDeadline)
         while true {
-            do {
-                return try await discovery.open(uri: uri)
+            do throws(AuthenticatorError) {
+                return try await directory.open(uri: uri, deadline: deadline).session.connection
             } catch {
                 let retry = uri.hasPrefix("pcsc:") && error.code != .invalidURI && error.code != .cancelled
-                if !retry || ContinuousClock.now >= deadline {
+                if !retry || deadline.hasPassed {
                     throw BenchError(.device, "Cannot open \(uri): \(error.message)")
                 }
             }
