@@ -2,6 +2,7 @@ import Foundation
 import HIDTransport
 import NFCTransport
 import SecurityKeys
+import Synchronization
 import Testing
 import Transport
 import VirtualAuthenticator
@@ -98,4 +99,50 @@ struct ProviderPCSCTests {
                 assertionChallenge: assertionChallenge, assertion: signIn)
         }
     }
+
+    @Test func aCardPutOnAReaderWhileARequestWaitsIsUsedWithinASecond() async throws {
+        guard let port = vpcdPort() else { return }
+        let provider = SecurityKeyCredentialProvider(relyingPartyIdentifier: "example.org")
+        let controller = SecurityKeyAuthorizationController(sources: [.pcsc])
+        var request = provider.createCredentialRegistrationRequest(
+            challenge: randomBytes(32), displayName: "Late", name: "late", userID: [9])
+        request.timeout = .seconds(20)
+        let registration = request
+        let clock = ContinuousClock()
+        let inserted = Moment()
+        let key = try VirtualKey()
+        let credential = try await withThrowingTaskGroup(
+            of: SecurityKeyCredentialRegistration?.self, returning: SecurityKeyCredentialRegistration.self
+        ) { group in
+            group.addTask {
+                // The card goes on the reader only once the request says it waits for a key.
+                for await status in controller.statusUpdates where status == .waitingForKey { break }
+                try await Task.sleep(for: .milliseconds(300))
+                let server = VPCDCardServer(
+                    handler: key,
+                    configuration: .init(host: "127.0.0.1", port: port, reconnectDelay: .milliseconds(50)))
+                inserted.record(clock.now)
+                await server.run()
+                return nil
+            }
+            group.addTask { try await controller.performRegistration(registration) }
+            while let result = try await group.next() {
+                if let credential = result {
+                    group.cancelAll()
+                    return credential
+                }
+            }
+            throw CancellationError()
+        }
+        let waited = clock.now - (inserted.value ?? clock.now)
+        #expect(credential.deviceURI.hasPrefix("pcsc:"))
+        #expect(waited < .seconds(1), "the card was used \(waited) after it was put on the reader")
+    }
+}
+
+/// A moment one task records and another reads.
+final class Moment: Sendable {
+    private let stored = Mutex<ContinuousClock.Instant?>(nil)
+    func record(_ instant: ContinuousClock.Instant) { stored.withLock { $0 = instant } }
+    var value: ContinuousClock.Instant? { stored.withLock { $0 } }
 }
