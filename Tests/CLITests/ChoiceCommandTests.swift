@@ -68,6 +68,16 @@ import Testing
             }
             try #require(listed.count == 3, "list sees both cards and the UDP key: \(listed)")
             #expect(Set(listed.compactMap { $0["transport"] as? String }) == ["nfc", "udp"])
+            // --device narrows the list to that key; a key that is not there is an error, not a
+            // full list.
+            let narrowed = try bed.run(["list", "--json", "--device", "pcsc:\(readers[0])"] + udp)
+            #expect((try narrowed.json() as? [[String: Any]])?.compactMap { $0["uri"] as? String } == ["pcsc:\(readers[0])"])
+            let absent = try bed.run(["list", "--json", "--device", "udp:127.0.0.1:\(udpPort + 1)"])
+            #expect(absent.status == 3 || absent.status == 4, "\(absent.stderr)")
+            // Administration commands never pick one of several keys for the user.
+            let ambiguous = try bed.run(["info", "--json"] + udp)
+            #expect(ambiguous.status == 64)
+            #expect(ambiguous.stderr.contains("3 security keys are present"))
 
             let register = try bed.run(["register", "--rp", "example.org", "--user", "u", "--json"] + udp)
             try #require(register.status == 0, "\(register.stderr)")
