@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Logging
 import Synchronization
 import Transport
@@ -49,22 +46,11 @@ final class PCSCEventWatch: Sendable {
         context.withLock { $0 }?.cancel()
     }
 
-    /// Foundation does not pass thread names to the kernel, and `pthread_setname_np` is hidden
-    /// from Swift; naming the thread through /proc makes the watch visible to `ps -L`,
-    /// debuggers and the test that checks it ends. Best effort.
-    private static func nameCurrentThread() {
-        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        let name = Array(threadName.utf8)
-        _ = write(fd, name, name.count)
-        close(fd)
-    }
-
     private var isStopped: Bool { stopped.load(ordering: .acquiring) }
 
     /// Watches readers and cards until stopped or PC/SC fails. Runs on `thread`, which it holds.
     func run(on thread: BlockingIOThread, logger: Logger, yield: (DeviceEvent) -> Void) {
-        Self.nameCurrentThread()
+        BlockingIOThread.nameCurrentThread(Self.threadName)
         let pcsc: PCSCContext
         do throws(TransportError) {
             pcsc = try PCSCContext.establishOnCurrentThread(thread)
