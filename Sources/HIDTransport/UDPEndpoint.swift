@@ -83,7 +83,8 @@ public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {
                 endpoint = try UDPEndpoint(uri: item.hasPrefix("udp:") ? String(item) : "udp:\(item)")
             } catch {
                 throw TransportError(
-                    .invalidURI, "'\(item)' is not a UDP endpoint like 127.0.0.1:8111, localhost:8111 or [::1]:8111.")
+                    .invalidURI,
+                    "'\(item)' is not a UDP endpoint like 127.0.0.1:8111, localhost:8111 or [::1]:8111.")
             }
             if !endpoints.contains(endpoint) { endpoints.append(endpoint) }
         }
@@ -120,7 +121,9 @@ public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {
     static func isIPv4Literal(_ text: String) -> Bool {
         let octets = text.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4
-            && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
+            && octets.allSatisfy {
+                !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil
+            }
     }
 
     /// A DNS host name (RFC 1123 §2.1): dot-separated labels of letters, digits and inner

@@ -33,7 +33,8 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     public convenience init(endpoint: UDPEndpoint) throws(TransportError) {
         guard UDPEndpoint.isIPv4Literal(endpoint.host) || UDPEndpoint.isIPv6Literal(endpoint.host) else {
             throw TransportError(
-                .invalidURI, "'\(endpoint.host)' is a host name; open the UDP endpoint asynchronously to look it up.")
+                .invalidURI,
+                "'\(endpoint.host)' is a host name; open the UDP endpoint asynchronously to look it up.")
         }
         let socket = try UDPSocket.open(endpoint: endpoint, deadline: .after(.seconds(1)))
         self.init(
@@ -205,7 +206,7 @@ struct UDPSocket: Sendable {
                 do throws(TransportError) {
                     try bind(fd, to: local.with(port: UDPEndpoint.defaultLocalPort))
                     port = UDPEndpoint.defaultLocalPort
-                } catch where error.code == .busy {
+                } catch  where error.code == .busy {
                     // Another host process has 7112: keys that answer the sender still work.
                     try bind(fd, to: local.with(port: 0))
                     port = 0
@@ -269,7 +270,8 @@ struct UDPSocket: Sendable {
     }
 
     /// `connect`: only `peer` may send to the socket from now on.
-    static func connect(_ fd: Int32, to peer: UDPSocketAddress, endpoint: UDPEndpoint) throws(TransportError) {
+    static func connect(_ fd: Int32, to peer: UDPSocketAddress, endpoint: UDPEndpoint) throws(TransportError)
+    {
         var raw = peer.sockaddr
         let rc = withUnsafePointer(to: &raw) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -279,7 +281,8 @@ struct UDPSocket: Sendable {
         guard rc == 0 else {
             let code = errno
             if code == ENETUNREACH || code == EHOSTUNREACH || code == EADDRNOTAVAIL {
-                throw TransportError(.noDevice, "\(endpoint.uri) cannot be reached from here (errno \(code)).")
+                throw TransportError(
+                    .noDevice, "\(endpoint.uri) cannot be reached from here (errno \(code)).")
             }
             throw TransportError(.system, "Could not aim the UDP socket at \(endpoint.uri) (errno \(code)).")
         }
@@ -295,7 +298,9 @@ struct UDPSocket: Sendable {
                 var raw = peer.sockaddr
                 return withUnsafePointer(to: &raw) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                        sendto(
+                            fd, bytes.baseAddress, bytes.count, 0, $0,
+                            socklen_t(MemoryLayout<sockaddr_in6>.size))
                     }
                 }
             }

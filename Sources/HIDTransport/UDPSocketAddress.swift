@@ -71,7 +71,9 @@ struct UDPSocketAddress: Hashable, Sendable, CustomStringConvertible {
 
     var description: String {
         if isMappedIPv4 { return address.suffix(4).map(String.init).joined(separator: ".") + ":\(port)" }
-        let groups = stride(from: 0, to: 16, by: 2).map { String(UInt16(address[$0]) << 8 | UInt16(address[$0 + 1]), radix: 16) }
+        let groups = stride(from: 0, to: 16, by: 2).map {
+            String(UInt16(address[$0]) << 8 | UInt16(address[$0 + 1]), radix: 16)
+        }
         return "[\(groups.joined(separator: ":"))]:\(port)"
     }
 }
@@ -99,7 +101,10 @@ enum UDPResolver {
         }
         let pending = PendingResolution()
         let thread = Thread {
-            pending.finish(Result { () throws(TransportError) in try addresses(host: host, port: port, numericOnly: false) })
+            pending.finish(
+                Result { () throws(TransportError) in
+                    try addresses(host: host, port: port, numericOnly: false)
+                })
         }
         thread.name = "udp resolve \(host)"
         thread.start()

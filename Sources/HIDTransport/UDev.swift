@@ -13,7 +13,8 @@ final class UDevContext {
     /// `udev_new`.
     init() throws(TransportError) {
         guard let handle = udev_new() else {
-            throw TransportError(.system, "libudev could not be initialised (udev_new failed, errno \(errno)).")
+            throw TransportError(
+                .system, "libudev could not be initialised (udev_new failed, errno \(errno)).")
         }
         self.handle = handle
     }
@@ -36,13 +37,15 @@ final class UDevContext {
     func monitor(subsystem: String, source: Source) throws(TransportError) -> UDevMonitor {
         guard let monitor = udev_monitor_new_from_netlink(handle, source.rawValue) else {
             throw TransportError(
-                .system, "Could not listen for device events (udev_monitor_new_from_netlink, errno \(errno)).")
+                .system, "Could not listen for device events (udev_monitor_new_from_netlink, errno \(errno))."
+            )
         }
         let result = UDevMonitor(monitor)
         var rc = udev_monitor_filter_add_match_subsystem_devtype(monitor, subsystem, nil)
         guard rc >= 0 else {
             throw TransportError(
-                .system, "Could not filter device events (udev_monitor_filter_add_match_subsystem_devtype, \(rc)).")
+                .system,
+                "Could not filter device events (udev_monitor_filter_add_match_subsystem_devtype, \(rc)).")
         }
         rc = udev_monitor_enable_receiving(monitor)
         guard rc >= 0 else {
@@ -62,7 +65,8 @@ final class UDevContext {
         defer { udev_enumerate_unref(enumerate) }
         var rc = udev_enumerate_add_match_subsystem(enumerate, subsystem)
         guard rc >= 0 else {
-            throw TransportError(.system, "Could not list devices (udev_enumerate_add_match_subsystem, \(rc)).")
+            throw TransportError(
+                .system, "Could not list devices (udev_enumerate_add_match_subsystem, \(rc)).")
         }
         rc = udev_enumerate_scan_devices(enumerate)
         guard rc >= 0 else {
@@ -92,7 +96,8 @@ final class UDevMonitor {
     func descriptor() throws(TransportError) -> Int32 {
         let fd = udev_monitor_get_fd(handle)
         guard fd >= 0 else {
-            throw TransportError(.system, "The device event monitor has no descriptor (udev_monitor_get_fd, \(fd)).")
+            throw TransportError(
+                .system, "The device event monitor has no descriptor (udev_monitor_get_fd, \(fd)).")
         }
         return fd
     }

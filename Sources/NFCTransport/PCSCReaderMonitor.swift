@@ -62,7 +62,9 @@ public struct PCSCReaderMonitor: Sendable {
                 let pnpCurrent = pnpState
                 let (events, next, pnpNext) = try await context.thread.run(
                     { () throws(TransportError) -> ([PCSCReaderEvent], [PCSCReaderState], UInt32) in
-                        try Self.step(context, watched: current, pnpState: pnpCurrent, relist: needsList, timeout: slice)
+                        try Self.step(
+                            context, watched: current, pnpState: pnpCurrent, relist: needsList, timeout: slice
+                        )
                     }, onCancel: { context.cancel() })
                 first = false
                 states = next

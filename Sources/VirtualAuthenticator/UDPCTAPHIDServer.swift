@@ -189,7 +189,9 @@ public final class UDPCTAPHIDServer: Sendable {
             throw TransportError(.system, "Reading the UDP socket failed (errno \(errno)).")
         }
         // Every source on the dual-stack socket is a full sockaddr_in6; drop anything else.
-        guard Int(length) >= MemoryLayout<sockaddr_in6>.size, Int32(peer.sin6_family) == AF_INET6 else { return nil }
+        guard Int(length) >= MemoryLayout<sockaddr_in6>.size, Int32(peer.sin6_family) == AF_INET6 else {
+            return nil
+        }
         return (Array(buffer.prefix(count)), peer)
     }
 }

@@ -7,7 +7,8 @@ import Transport
 @Suite struct PCSCEventsTests {
     @Test func withoutPCSCDTheStreamEndsEmpty() async {
         let env = ProcessInfo.processInfo.environment
-        guard env["PCSCLITE_CSOCK_NAME"] == nil, !FileManager.default.fileExists(atPath: "/run/pcscd/pcscd.comm")
+        guard env["PCSCLITE_CSOCK_NAME"] == nil,
+            !FileManager.default.fileExists(atPath: "/run/pcscd/pcscd.comm")
         else { return }  // a pcscd runs here; the bed tests cover the other case
         var events: [DeviceEvent] = []
         for await event in PCSCDiscovery().events() { events.append(event) }
@@ -19,7 +20,8 @@ import Transport
     @Test func stoppingIterationEndsTheWatchThread() async throws {
         guard ProcessInfo.processInfo.environment["PCSCLITE_CSOCK_NAME"] != nil else {
             Issue.record(
-                "Run under `scripts/pcsc-testbed.sh run -- swift test --skip-build --filter NFCTransportTests`.")
+                "Run under `scripts/pcsc-testbed.sh run -- swift test --skip-build --filter NFCTransportTests`."
+            )
             return
         }
         try await withThrowingTaskGroup(of: Void.self) { group in

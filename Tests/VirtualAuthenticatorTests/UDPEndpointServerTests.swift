@@ -24,8 +24,10 @@ import VirtualAuthenticator
             } throws: { ($0 as? TransportError)?.code == .busy }
 
             let descriptor = DeviceDescriptor(uri: endpoint.uri, transport: .udp)
-            let a = try await CTAPHIDConnection.open(pipe: first, descriptor: descriptor, timeout: .seconds(10))
-            let b = try await CTAPHIDConnection.open(pipe: second, descriptor: descriptor, timeout: .seconds(10))
+            let a = try await CTAPHIDConnection.open(
+                pipe: first, descriptor: descriptor, timeout: .seconds(10))
+            let b = try await CTAPHIDConnection.open(
+                pipe: second, descriptor: descriptor, timeout: .seconds(10))
             async let replyA = a.transact(.cbor, payload: [0x0A], timeout: .seconds(10))
             async let replyB = b.transact(.cbor, payload: [0x0B], timeout: .seconds(10))
             #expect(try await replyA == [0x00, 0x77, 0x0A])
@@ -39,7 +41,8 @@ import VirtualAuthenticator
         try await withUDPServer(CTAPHIDTestHandler(tag: [1])) { server in
             let connection = try await UDPDiscovery().open(uri: "udp:localhost:\(server.port)")
             #expect(connection.descriptor.uri == "udp:localhost:\(server.port)")
-            #expect(try await connection.transact(.cbor, payload: [0x04], timeout: .seconds(10)) == [0, 1, 4])
+            #expect(
+                try await connection.transact(.cbor, payload: [0x04], timeout: .seconds(10)) == [0, 1, 4])
             await connection.close()
         }
     }
@@ -50,7 +53,8 @@ import VirtualAuthenticator
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
             let connection = try await UDPDiscovery().open(uri: "udp:[::1]:\(server.port)")
-            #expect(try await connection.transact(.cbor, payload: [0x04], timeout: .seconds(10)) == [0, 6, 4])
+            #expect(
+                try await connection.transact(.cbor, payload: [0x04], timeout: .seconds(10)) == [0, 6, 4])
             await connection.close()
             // The server listens on ::1 only: the same port on 127.0.0.1 has nobody.
             let missing = UDPDiscovery(endpoints: [UDPEndpoint(port: server.port, localPort: 0)])
@@ -75,12 +79,18 @@ import VirtualAuthenticator
         defer { firstRun.cancel() }
         var events = discovery.events().makeAsyncIterator()
         // The second server is bound but not serving yet: only the first arrives.
-        #expect(await events.next() == .arrived(DeviceDescriptor(
-            uri: endpoints[0].uri, transport: .udp, product: "CTAPHID over UDP")))
+        #expect(
+            await events.next()
+                == .arrived(
+                    DeviceDescriptor(
+                        uri: endpoints[0].uri, transport: .udp, product: "CTAPHID over UDP")))
         let secondRun = Task { try await second.run() }
         defer { secondRun.cancel() }
-        #expect(await events.next() == .arrived(DeviceDescriptor(
-            uri: endpoints[1].uri, transport: .udp, product: "CTAPHID over UDP")))
+        #expect(
+            await events.next()
+                == .arrived(
+                    DeviceDescriptor(
+                        uri: endpoints[1].uri, transport: .udp, product: "CTAPHID over UDP")))
         firstRun.cancel()
         #expect(await events.next() == .removed(uri: endpoints[0].uri))
     }

@@ -31,7 +31,8 @@ extension UHIDServerTests {
                 if case .arrived(let key) = $0 { return key.serialNumber == "UHIDTEST4" }
                 return false
             }
-            #expect(arrivedAt - start < .seconds(1), "the key arrived \(arrivedAt - start) after it was created")
+            #expect(
+                arrivedAt - start < .seconds(1), "the key arrived \(arrivedAt - start) after it was created")
             guard case .arrived(let key) = arrived else { return }
             #expect(key.uri.hasPrefix("hid:/dev/hidraw"))
             #expect(key.vendorID == 0x1209)
@@ -41,7 +42,8 @@ extension UHIDServerTests {
             #expect(listed.contains(key), "\(listed) lacks \(key)")
             // The key is usable at the URI the event named.
             let connection = try await HIDDiscovery(openTimeout: .seconds(20)).open(uri: key.uri)
-            #expect(try await connection.transact(.cbor, payload: [7], timeout: .seconds(20)) == [0, 0x44, 7])
+            #expect(
+                try await connection.transact(.cbor, payload: [7], timeout: .seconds(20)) == [0, 0x44, 7])
             await connection.close()
 
             serving.cancel()
