@@ -79,7 +79,7 @@ let package = Package(
         .target(
             name: "HIDTransport",
             dependencies: [
-                "CTAPHID", "Transport", "CHIDAPI",
+                "CTAPHID", "Transport", "CHIDAPI", "CUDev",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

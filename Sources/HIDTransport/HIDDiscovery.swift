@@ -11,7 +11,7 @@ public struct HIDDiscovery: DeviceDiscovery {
     public let scheme = "hid"
     /// How long ``open(uri:)`` waits for another process's lock and the INIT answer.
     public var openTimeout: Duration
-    private let logger: Logger
+    let logger: Logger
 
     /// The thread hid_enumerate runs on.
     private static let enumerationThread = BlockingIOThread(name: "hid enumerate")

@@ -1,10 +1,12 @@
 import Logging
+import Synchronization
 import Transport
 
 /// Finds and opens CTAPHID-over-UDP devices (firmware emulators, the virtual authenticator).
 ///
-/// UDP has no enumeration: ``devices()`` probes each configured endpoint with CTAPHID_INIT and
-/// lists those that answer.
+/// UDP has no enumeration and no event source, so this is the one transport that probes:
+/// ``devices()`` sends CTAPHID_INIT to each configured endpoint and lists those that answer,
+/// and ``events()`` repeats that every ``probeInterval``.
 public struct UDPDiscovery: DeviceDiscovery {
     /// `udp`.
     public let scheme = "udp"
@@ -14,6 +16,8 @@ public struct UDPDiscovery: DeviceDiscovery {
     public var probeTimeout: Duration
     /// How long ``open(uri:)`` waits for the INIT answer.
     public var openTimeout: Duration
+    /// How long ``events()`` waits between rounds of probes.
+    public var probeInterval: Duration = .seconds(1)
     private let logger: Logger
 
     /// Creates a discovery for `endpoints` (default: the emulator convention, 127.0.0.1:8111).
@@ -28,21 +32,87 @@ public struct UDPDiscovery: DeviceDiscovery {
         self.logger = logger
     }
 
-    /// The configured endpoints that answer CTAPHID_INIT.
+    /// The configured endpoints that answer CTAPHID_INIT, probed one after the other (emulators
+    /// all answer to local port 7112, which one probe at a time can hold).
     public func devices() async throws(TransportError) -> [DeviceDescriptor] {
         var found: [DeviceDescriptor] = []
         for endpoint in endpoints {
-            do {
-                let connection = try await open(endpoint: endpoint, timeout: probeTimeout)
-                found.append(connection.descriptor)
-                await connection.close()
-            } catch {
-                if error.code == .cancelled { throw error }
-                logger.debug(
-                    "No UDP device answers", metadata: ["uri": "\(endpoint.uri)", "error": "\(error)"])
+            switch await probe(endpoint) {
+            case .answered(let descriptor): found.append(descriptor)
+            case .cancelled: throw TransportError(.cancelled, "The operation was cancelled.")
+            case .absent, .unknown: break
             }
         }
         return found
+    }
+
+    /// The configured endpoints that answer when iteration starts, as
+    /// ``DeviceEvent/arrived(_:)``; then, every ``probeInterval``, each endpoint is probed
+    /// again: one that starts answering arrives, one that answered and now does not (no INIT
+    /// answer, or its port is closed) is removed.
+    ///
+    /// Probes run in the consumer's task while it waits for the next event (no thread of its
+    /// own), one endpoint at a time, each bounded by ``probeTimeout``. While another socket
+    /// holds local port 7112, a probe of an endpoint without `?local=` falls back to a free port
+    /// that emulators do not answer; a present endpoint is then reported removed only when its
+    /// port is known to be closed. The stream ends when the consumer's task is cancelled, and at
+    /// once when no endpoints are configured.
+    public func events() -> AsyncStream<DeviceEvent> {
+        let discovery = self
+        let state = Mutex(ProbeRounds())
+        return AsyncStream(unfolding: { () async -> DeviceEvent? in
+            while true {
+                let (next, started) = state.withLock { rounds in (rounds.queue.popFirst(), rounds.started) }
+                if let next { return next }
+                if discovery.endpoints.isEmpty || Task.isCancelled { return nil }
+                if started {
+                    do { try await Task.sleep(for: discovery.probeInterval) } catch { return nil }
+                }
+                for endpoint in discovery.endpoints {
+                    let outcome = await discovery.probe(endpoint)
+                    if case .cancelled = outcome { return nil }
+                    state.withLock { $0.record(outcome, for: endpoint) }
+                }
+                state.withLock { $0.started = true }
+            }
+        })
+    }
+
+    /// What one probe learned.
+    enum ProbeOutcome: Sendable {
+        /// The endpoint answered CTAPHID_INIT.
+        case answered(DeviceDescriptor)
+        /// Nothing answers there: no INIT answer on the port the device replies to, a closed
+        /// port, or an unknown host.
+        case absent
+        /// No answer, but on a fallback local port an emulator would not reply to.
+        case unknown
+        /// The consumer's task was cancelled.
+        case cancelled
+    }
+
+    /// Opens the endpoint, allocates a channel (CTAPHID_INIT) and closes it again.
+    func probe(_ endpoint: UDPEndpoint) async -> ProbeOutcome {
+        let deadline = Deadline.after(probeTimeout)
+        var pipe: UDPReportPipe?
+        do throws(TransportError) {
+            let opened = try await UDPReportPipe.open(endpoint: endpoint, deadline: deadline)
+            pipe = opened
+            let connection = try await CTAPHIDConnection.open(
+                pipe: opened, descriptor: descriptor(endpoint), timeout: deadline.remaining, logger: logger)
+            await connection.close()
+            return .answered(connection.descriptor)
+        } catch {
+            logger.debug("No UDP device answers", metadata: ["uri": "\(endpoint.uri)", "error": "\(error)"])
+            if error.code == .cancelled || Task.isCancelled { return .cancelled }
+            if error.code == .timeout, let pipe, endpoint.localPort == nil,
+                pipe.localPort != UDPEndpoint.defaultLocalPort
+            {
+                return .unknown
+            }
+            if error.code == .busy { return .unknown }
+            return .absent
+        }
     }
 
     /// Opens `udp:HOST:PORT[?local=PORT]`.
@@ -50,13 +120,41 @@ public struct UDPDiscovery: DeviceDiscovery {
         try await open(endpoint: UDPEndpoint(uri: uri), timeout: openTimeout)
     }
 
-    /// Opens an endpoint and allocates a CTAPHID channel.
+    /// Opens an endpoint (looking up its host name) and allocates a CTAPHID channel, all within
+    /// `timeout`.
     public func open(endpoint: UDPEndpoint, timeout: Duration) async throws(TransportError)
         -> CTAPHIDConnection
     {
-        let pipe = try UDPReportPipe(endpoint: endpoint)
-        let descriptor = DeviceDescriptor(uri: endpoint.uri, transport: .udp, product: "CTAPHID over UDP")
+        let deadline = Deadline.after(timeout)
+        let pipe = try await UDPReportPipe.open(endpoint: endpoint, deadline: deadline)
         return try await CTAPHIDConnection.open(
-            pipe: pipe, descriptor: descriptor, timeout: timeout, logger: logger)
+            pipe: pipe, descriptor: descriptor(endpoint), timeout: deadline.remaining, logger: logger)
+    }
+
+    /// What ``devices()`` and ``events()`` report for an endpoint that answers.
+    private func descriptor(_ endpoint: UDPEndpoint) -> DeviceDescriptor {
+        DeviceDescriptor(uri: endpoint.uri, transport: .udp, product: "CTAPHID over UDP")
+    }
+}
+
+/// The state of ``UDPDiscovery/events()``: which endpoints answered, and the events not yet taken.
+struct ProbeRounds: Sendable {
+    var present: [UDPEndpoint: DeviceDescriptor] = [:]
+    var queue: ArraySlice<DeviceEvent> = []
+    var started = false
+
+    /// Queues the arrival or removal a probe outcome means.
+    mutating func record(_ outcome: UDPDiscovery.ProbeOutcome, for endpoint: UDPEndpoint) {
+        switch outcome {
+        case .answered(let descriptor):
+            if present[endpoint] == nil {
+                present[endpoint] = descriptor
+                queue.append(.arrived(descriptor))
+            }
+        case .absent:
+            if let gone = present.removeValue(forKey: endpoint) { queue.append(.removed(uri: gone.uri)) }
+        case .unknown, .cancelled:
+            break
+        }
     }
 }

@@ -5,65 +5,71 @@ import Transport
 
 /// CTAPHID reports carried one per UDP datagram, as firmware emulators do.
 ///
-/// The socket's blocking calls run on the pipe's own ``BlockingIOThread``; reads wait in `poll` for at
-/// most the slice asked for. Datagrams from any address but the device's are dropped.
+/// One dual-stack IPv6 socket (IPv4 peers as v4-mapped addresses). The host name is resolved
+/// on the pipe's own ``BlockingIOThread``, where every blocking call runs; reads wait in `poll`
+/// for at most the slice asked for. Datagrams from any address but the device's are dropped.
+/// A name with several addresses (`localhost`: ::1 and 127.0.0.1) is sent the first reports on
+/// each; the first address that answers becomes the only peer. With one peer the socket is
+/// connected, so the kernel drops foreign datagrams too, and a closed device port (an ICMP port
+/// unreachable) fails the next read with ``TransportError/Code/noDevice`` instead of a timeout.
 public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     /// Always 64: the emulator convention.
     public let reportSize = 64
     /// The device address.
     public let endpoint: UDPEndpoint
+    /// The local port the socket is bound to.
+    public let localPort: UInt16
     // Written only on `thread`.
     private var socket: Int32
+    // The device's addresses, one once it answered; written only on `thread`.
+    private var peers: [UDPSocketAddress]
     /// The receive buffer, used only on `thread` (a datagram over 2048 bytes is cut, and then
     /// refused by the CTAPHID assembler as the wrong report size).
     private var scratch = [UInt8](repeating: 0, count: 2048)
-    private let peer: sockaddr_in
     private let thread: BlockingIOThread
 
-    /// Binds the local port and aims the socket at the device.
-    public init(endpoint: UDPEndpoint) throws(TransportError) {
-        self.endpoint = endpoint
-        peer = try Self.address(endpoint.host, endpoint.port)
-        var local = try Self.address("0.0.0.0", endpoint.localPort)
-        local.sin_addr = peer.sin_addr.s_addr == inet_addr("127.0.0.1") ? peer.sin_addr : local.sin_addr
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else {
-            throw TransportError(.system, "Could not create a UDP socket (errno \(errno)).")
-        }
-        let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            if code == EADDRINUSE {
-                throw TransportError(
-                    .busy,
-                    "Local UDP port \(endpoint.localPort) is in use; add ?local=0 to the URI to use any free port."
-                )
-            }
+    /// Binds the local port and aims the socket at the device, on the calling thread. Only for
+    /// IPv4 and IPv6 literals, which need no lookup; ``open(endpoint:deadline:)`` takes names.
+    public convenience init(endpoint: UDPEndpoint) throws(TransportError) {
+        guard UDPEndpoint.isIPv4Literal(endpoint.host) || UDPEndpoint.isIPv6Literal(endpoint.host) else {
             throw TransportError(
-                .system, "Could not bind local UDP port \(endpoint.localPort) (errno \(code)).")
+                .invalidURI,
+                "'\(endpoint.host)' is a host name; open the UDP endpoint asynchronously to look it up.")
         }
-        socket = fd
-        thread = BlockingIOThread(name: "udp \(endpoint.host):\(endpoint.port)")
+        let socket = try UDPSocket.open(endpoint: endpoint, deadline: .after(.seconds(1)))
+        self.init(
+            endpoint: endpoint, socket: socket,
+            thread: BlockingIOThread(name: "udp \(endpoint.uriHost):\(endpoint.port)"))
+    }
+
+    private init(endpoint: UDPEndpoint, socket: UDPSocket, thread: BlockingIOThread) {
+        self.endpoint = endpoint
+        self.socket = socket.descriptor
+        self.peers = socket.peers
+        self.localPort = socket.localPort
+        self.thread = thread
+    }
+
+    /// Resolves the host (`getaddrinfo`, until `deadline`), binds the local port and aims the
+    /// socket at the device, all on the pipe's new thread.
+    public static func open(endpoint: UDPEndpoint, deadline: Deadline) async throws(TransportError)
+        -> UDPReportPipe
+    {
+        let thread = BlockingIOThread(name: "udp \(endpoint.uriHost):\(endpoint.port)")
+        do {
+            let socket = try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
+                try UDPSocket.open(endpoint: endpoint, deadline: deadline)
+            }
+            return UDPReportPipe(endpoint: endpoint, socket: socket, thread: thread)
+        } catch {
+            thread.shutdown()
+            throw error
+        }
     }
 
     deinit {
         if socket >= 0 { Glibc.close(socket) }
         thread.shutdown()
-    }
-
-    static func address(_ host: String, _ port: UInt16) throws(TransportError) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            throw TransportError(.invalidURI, "'\(host)' is not an IPv4 address.")
-        }
-        return address
     }
 
     /// Sends one report as one datagram (`sendto`).
@@ -101,22 +107,23 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
         }
     }
 
-    /// Sends each report as one datagram (`sendto`). Runs on the socket's thread.
+    /// Sends each report as one datagram to the device (to each of its addresses until one
+    /// answered). Runs on the socket's thread.
     private func send(_ reports: [[UInt8]]) throws(TransportError) {
         let fd = socket
         guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
-        var peer = self.peer
         for report in reports {
-            let sent = report.withUnsafeBytes { bytes in
-                withUnsafePointer(to: &peer) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                    }
+            var delivered = false
+            var failure: TransportError?
+            for peer in peers {
+                do throws(TransportError) {
+                    try UDPSocket.send(fd, report, to: peers.count == 1 ? nil : peer, endpoint: endpoint)
+                    delivered = true
+                } catch {
+                    failure = error
                 }
             }
-            guard sent == report.count else {
-                throw TransportError(.system, "Could not send to the UDP device (errno \(errno)).")
-            }
+            if !delivered, let failure { throw failure }
         }
     }
 
@@ -126,32 +133,25 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
         let fd = socket
         guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
         while true {
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, deadline.remaining.clampedMilliseconds)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw TransportError(.system, "Waiting for the UDP device failed (errno \(errno)).")
+            guard try UDPSocket.waitReadable(fd, deadline: deadline) else { return nil }
+            guard
+                let (count, source) = try UDPSocket.receive(
+                    fd, into: &scratch, connected: peers.count == 1, endpoint: endpoint)
+            else {
+                if deadline.hasPassed { return nil }
+                continue
             }
-            if ready == 0 { return nil }
-            var source = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let received = scratch.withUnsafeMutableBytes { bytes in
-                withUnsafeMutablePointer(to: &source) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        recvfrom(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
-                    }
-                }
-            }
-            if received < 0 {
-                if errno == EINTR || errno == EAGAIN || errno == ECONNREFUSED { continue }
-                throw TransportError(.system, "Reading from the UDP device failed (errno \(errno)).")
-            }
-            guard source.sin_addr.s_addr == peer.sin_addr.s_addr, source.sin_port == peer.sin_port else {
+            guard let peer = peers.first(where: { $0.matches(source) }) else {
                 // A flood from elsewhere must not keep this loop past its deadline.
                 if deadline.hasPassed { return nil }
                 continue
             }
-            return Array(scratch.prefix(received))
+            if peers.count > 1 {
+                // The first address that answers is the device; aim only there from now on.
+                peers = [peer]
+                try UDPSocket.connect(fd, to: peer, endpoint: endpoint)
+            }
+            return Array(scratch.prefix(count))
         }
     }
 
@@ -164,5 +164,198 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
             }
         }
         thread.shutdown()
+    }
+}
+
+extension UDPSocketAddress {
+    /// Whether a datagram from `source` comes from this address (the scope counts only when
+    /// this address has one).
+    func matches(_ source: UDPSocketAddress) -> Bool {
+        address == source.address && port == source.port && (scope == 0 || scope == source.scope)
+    }
+}
+
+/// The UDP pipe's socket calls, one wrapper per system call, each mapping `errno` to a
+/// ``TransportError`` in one place.
+struct UDPSocket: Sendable {
+    var descriptor: Int32
+    var peers: [UDPSocketAddress]
+    var localPort: UInt16
+
+    /// Resolves the device, creates the dual-stack socket, binds the local port (the preferred
+    /// 7112 falling back to any free port, unless the endpoint forces one) and, with one
+    /// address, connects it. No `SO_REUSEADDR`/`SO_REUSEPORT`: two processes never share a port.
+    static func open(endpoint: UDPEndpoint, deadline: Deadline) throws(TransportError) -> UDPSocket {
+        let peers = try UDPResolver.resolve(host: endpoint.host, port: endpoint.port, deadline: deadline)
+        // Listen on loopback only when the device is there, so the port is not open to the network.
+        let local: UDPSocketAddress
+        if peers.allSatisfy({ $0.isLoopback && $0.isMappedIPv4 }) {
+            local = .ipv4Loopback
+        } else if peers.allSatisfy({ $0.isLoopback && !$0.isMappedIPv4 }) {
+            local = .ipv6Loopback
+        } else {
+            local = .any
+        }
+        let fd = try makeSocket()
+        do throws(TransportError) {
+            let port: UInt16
+            if let forced = endpoint.localPort {
+                try bind(fd, to: local.with(port: forced))
+                port = forced
+            } else {
+                do throws(TransportError) {
+                    try bind(fd, to: local.with(port: UDPEndpoint.defaultLocalPort))
+                    port = UDPEndpoint.defaultLocalPort
+                } catch  where error.code == .busy {
+                    // Another host process has 7112: keys that answer the sender still work.
+                    try bind(fd, to: local.with(port: 0))
+                    port = 0
+                }
+            }
+            let bound = port == 0 ? try boundPort(fd) : port
+            if peers.count == 1 { try connect(fd, to: peers[0], endpoint: endpoint) }
+            return UDPSocket(descriptor: fd, peers: peers, localPort: bound)
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+    }
+
+    /// `socket(AF_INET6, SOCK_DGRAM)` with `IPV6_V6ONLY` off, so IPv4 peers work too.
+    static func makeSocket() throws(TransportError) -> Int32 {
+        let fd = Glibc.socket(AF_INET6, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else {
+            throw TransportError(.system, "Could not create a UDP socket (errno \(errno)).")
+        }
+        var off: Int32 = 0
+        guard setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size)) == 0
+        else {
+            let code = errno
+            Glibc.close(fd)
+            throw TransportError(.system, "Could not make the UDP socket dual-stack (errno \(code)).")
+        }
+        return fd
+    }
+
+    /// `bind`; a port in use is ``TransportError/Code/busy``.
+    static func bind(_ fd: Int32, to address: UDPSocketAddress) throws(TransportError) {
+        var raw = address.sockaddr
+        let rc = withUnsafePointer(to: &raw) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+            }
+        }
+        guard rc == 0 else {
+            let code = errno
+            if code == EADDRINUSE {
+                throw TransportError(
+                    .busy,
+                    "Local UDP port \(address.port) is in use; add ?local=0 to the URI to use any free port.")
+            }
+            throw TransportError(.system, "Could not bind local UDP port \(address.port) (errno \(code)).")
+        }
+    }
+
+    /// `getsockname`: the port the kernel picked.
+    static func boundPort(_ fd: Int32) throws(TransportError) -> UInt16 {
+        var raw = sockaddr_in6()
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        let rc = withUnsafeMutablePointer(to: &raw) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard rc == 0 else {
+            throw TransportError(.system, "Could not read the local UDP address (errno \(errno)).")
+        }
+        return UInt16(bigEndian: raw.sin6_port)
+    }
+
+    /// `connect`: only `peer` may send to the socket from now on.
+    static func connect(_ fd: Int32, to peer: UDPSocketAddress, endpoint: UDPEndpoint) throws(TransportError)
+    {
+        var raw = peer.sockaddr
+        let rc = withUnsafePointer(to: &raw) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+            }
+        }
+        guard rc == 0 else {
+            let code = errno
+            if code == ENETUNREACH || code == EHOSTUNREACH || code == EADDRNOTAVAIL {
+                throw TransportError(
+                    .noDevice, "\(endpoint.uri) cannot be reached from here (errno \(code)).")
+            }
+            throw TransportError(.system, "Could not aim the UDP socket at \(endpoint.uri) (errno \(code)).")
+        }
+    }
+
+    /// `sendto` (or `send` on the connected socket when `peer` is nil): one whole datagram.
+    static func send(_ fd: Int32, _ report: [UInt8], to peer: UDPSocketAddress?, endpoint: UDPEndpoint)
+        throws(TransportError)
+    {
+        while true {
+            let sent = report.withUnsafeBytes { bytes in
+                guard let peer else { return Glibc.send(fd, bytes.baseAddress, bytes.count, 0) }
+                var raw = peer.sockaddr
+                return withUnsafePointer(to: &raw) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(
+                            fd, bytes.baseAddress, bytes.count, 0, $0,
+                            socklen_t(MemoryLayout<sockaddr_in6>.size))
+                    }
+                }
+            }
+            if sent == report.count { return }
+            let code = errno
+            if sent < 0 && code == EINTR { continue }
+            if sent < 0 && (code == ECONNREFUSED || code == ENETUNREACH || code == EHOSTUNREACH) {
+                throw TransportError(.noDevice, "Nothing answers at \(endpoint.uri) (errno \(code)).")
+            }
+            throw TransportError(.system, "Could not send to the UDP device \(endpoint.uri) (errno \(code)).")
+        }
+    }
+
+    /// `poll` for a datagram until `deadline`: false when none came in time.
+    static func waitReadable(_ fd: Int32, deadline: Deadline) throws(TransportError) -> Bool {
+        while true {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, deadline.remaining.clampedMilliseconds)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw TransportError(.system, "Waiting for the UDP device failed (errno \(errno)).")
+            }
+            return ready > 0
+        }
+    }
+
+    /// `recvfrom` without blocking: the datagram's length and source, or nil when there was
+    /// nothing to take. On a connected socket a refused port means the device is gone.
+    static func receive(_ fd: Int32, into buffer: inout [UInt8], connected: Bool, endpoint: UDPEndpoint)
+        throws(TransportError) -> (Int, UDPSocketAddress)?
+    {
+        var source = sockaddr_in6()
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        let received = buffer.withUnsafeMutableBytes { bytes in
+            withUnsafeMutablePointer(to: &source) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    recvfrom(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
+                }
+            }
+        }
+        guard received >= 0 else {
+            let code = errno
+            if code == EINTR || code == EAGAIN { return nil }
+            if code == ECONNREFUSED {
+                // Unconnected sockets never see this; a connected one learned of an ICMP port
+                // unreachable: nothing listens at the device's address any more.
+                guard connected else { return nil }
+                throw TransportError(.noDevice, "Nothing answers at \(endpoint.uri); the device is gone.")
+            }
+            throw TransportError(.system, "Reading from the UDP device failed (errno \(code)).")
+        }
+        // A dual-stack socket reports every source as sockaddr_in6; anything shorter is refused.
+        guard Int(length) >= MemoryLayout<sockaddr_in6>.size, Int32(source.sin6_family) == AF_INET6,
+            received <= buffer.count
+        else { return nil }
+        return (received, UDPSocketAddress(ipv6: source))
     }
 }

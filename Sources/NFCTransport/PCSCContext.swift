@@ -33,6 +33,19 @@ final class PCSCContext: @unchecked Sendable {
         return context
     }
 
+    /// Establishes a context from a job already running on `thread`, which then owns it (for a
+    /// long-running job that holds its thread, like an event watch).
+    static func establishOnCurrentThread(_ thread: BlockingIOThread) throws(TransportError) -> PCSCContext {
+        let context = PCSCContext(thread: thread)
+        try context.establishContext()
+        return context
+    }
+
+    /// Releases the context from a job running on its thread (the thread is left running).
+    func releaseOnCurrentThread() {
+        releaseContext()
+    }
+
     /// Releases the context and ends its thread.
     func release() async {
         _ = try? await thread.run { [self] () throws(TransportError) in self.releaseContext() }

@@ -9,7 +9,7 @@ public struct PCSCDiscovery: DeviceDiscovery {
     public var scheme: String { "pcsc" }
     /// Settings for the connections ``open(uri:)`` makes.
     public var options: PCSCConnection.Options
-    private let logger: Logger
+    let logger: Logger
 
     /// Creates a discovery.
     public init(options: PCSCConnection.Options = .init(), logger: Logger = Logger(label: "securitykey.pcsc"))

@@ -62,42 +62,9 @@ public struct PCSCReaderMonitor: Sendable {
                 let pnpCurrent = pnpState
                 let (events, next, pnpNext) = try await context.thread.run(
                     { () throws(TransportError) -> ([PCSCReaderEvent], [PCSCReaderState], UInt32) in
-                        var watched = current
-                        var events: [PCSCReaderEvent] = []
-                        if needsList {
-                            watched = try Self.relist(context, known: watched, events: &events)
-                        }
-                        let pnp = PCSCReaderState(
-                            reader: PCSCContext.plugAndPlayReader, currentState: pnpCurrent)
-                        guard let changed = try context.getStatusChange(watched + [pnp], timeout: slice)
-                        else {
-                            return (events, watched, pnpCurrent)
-                        }
-                        var updated: [PCSCReaderState] = []
-                        for var state in changed.dropLast() {
-                            if state.gone {
-                                events.append(PCSCReaderEvent(kind: .readerRemoved, reader: state.reader))
-                                continue
-                            }
-                            let was =
-                                state.currentState & PCSCReaderState.present != 0
-                                && state.currentState & PCSCReaderState.mute == 0
-                            if state.cardPresent && !was {
-                                events.append(
-                                    PCSCReaderEvent(kind: .cardInserted, reader: state.reader, atr: state.atr)
-                                )
-                            } else if !state.cardPresent && was {
-                                events.append(PCSCReaderEvent(kind: .cardRemoved, reader: state.reader))
-                            }
-                            state.currentState = state.eventState & ~PCSCReaderState.changed
-                            updated.append(state)
-                        }
-                        var pnpNext = pnpCurrent
-                        if let pnp = changed.last, pnp.eventState & PCSCReaderState.changed != 0 {
-                            pnpNext = pnp.eventState & ~PCSCReaderState.changed
-                            updated = try Self.relist(context, known: updated, events: &events)
-                        }
-                        return (events, updated, pnpNext)
+                        try Self.step(
+                            context, watched: current, pnpState: pnpCurrent, relist: needsList, timeout: slice
+                        )
                     }, onCancel: { context.cancel() })
                 first = false
                 states = next
@@ -114,6 +81,47 @@ public struct PCSCReaderMonitor: Sendable {
             throw error
         }
         await context.release()
+    }
+
+    /// One wait for a change (`SCardGetStatusChange` on the watched readers and the plug-and-play
+    /// reader, after listing the readers when `relist`): the events it means, the new reader
+    /// states and the new plug-and-play state. Runs on the context's thread.
+    static func step(
+        _ context: PCSCContext, watched current: [PCSCReaderState], pnpState pnpCurrent: UInt32, relist: Bool,
+        timeout: Duration
+    ) throws(TransportError) -> ([PCSCReaderEvent], [PCSCReaderState], UInt32) {
+        var watched = current
+        var events: [PCSCReaderEvent] = []
+        if relist {
+            watched = try Self.relist(context, known: watched, events: &events)
+        }
+        let pnp = PCSCReaderState(reader: PCSCContext.plugAndPlayReader, currentState: pnpCurrent)
+        guard let changed = try context.getStatusChange(watched + [pnp], timeout: timeout) else {
+            return (events, watched, pnpCurrent)
+        }
+        var updated: [PCSCReaderState] = []
+        for var state in changed.dropLast() {
+            if state.gone {
+                events.append(PCSCReaderEvent(kind: .readerRemoved, reader: state.reader))
+                continue
+            }
+            let was =
+                state.currentState & PCSCReaderState.present != 0
+                && state.currentState & PCSCReaderState.mute == 0
+            if state.cardPresent && !was {
+                events.append(PCSCReaderEvent(kind: .cardInserted, reader: state.reader, atr: state.atr))
+            } else if !state.cardPresent && was {
+                events.append(PCSCReaderEvent(kind: .cardRemoved, reader: state.reader))
+            }
+            state.currentState = state.eventState & ~PCSCReaderState.changed
+            updated.append(state)
+        }
+        var pnpNext = pnpCurrent
+        if let pnp = changed.last, pnp.eventState & PCSCReaderState.changed != 0 {
+            pnpNext = pnp.eventState & ~PCSCReaderState.changed
+            updated = try Self.relist(context, known: updated, events: &events)
+        }
+        return (events, updated, pnpNext)
     }
 
     /// Re-reads the reader list: readers that vanished are reported removed, new ones added.

@@ -15,7 +15,7 @@ import Transport
 public final class UDPCTAPHIDServer: Sendable {
     /// How the server listens and what it reports in CTAPHID_INIT.
     public struct Configuration: Sendable {
-        /// The IPv4 address to listen on.
+        /// The address to listen on: IPv4 (`127.0.0.1`) or IPv6 (`::1`; `::` takes both families).
         public var host: String
         /// The UDP port to listen on (0 = any free port; see ``UDPCTAPHIDServer/port``).
         public var port: UInt16
@@ -51,7 +51,8 @@ public final class UDPCTAPHIDServer: Sendable {
     public let port: UInt16
     private let socket: Int32
     private let thread: BlockingIOThread
-    private let engine: CTAPHIDServerEngine<sockaddr_in>
+    // One IPv6 socket for both families: IPv4 peers appear as v4-mapped addresses.
+    private let engine: CTAPHIDServerEngine<sockaddr_in6>
     private let logger: Logger
 
     /// How long one receive waits before the server checks for cancellation and stalled messages.
@@ -62,19 +63,34 @@ public final class UDPCTAPHIDServer: Sendable {
         handler: any CTAPMessageHandler, configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "securitykey.virtual.udp")
     ) throws(TransportError) {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = configuration.port.bigEndian
-        guard inet_pton(AF_INET, configuration.host, &address.sin_addr) == 1 else {
-            throw TransportError(.invalidURI, "'\(configuration.host)' is not an IPv4 address.")
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_port = configuration.port.bigEndian
+        var ipv4 = in_addr()
+        if inet_pton(AF_INET, configuration.host, &ipv4) == 1 {
+            // ::ffff:a.b.c.d, the IPv4 address on the dual-stack socket (RFC 4291 §2.5.5.2).
+            withUnsafeMutableBytes(of: &address.sin6_addr) { bytes in
+                bytes[10] = 0xFF
+                bytes[11] = 0xFF
+                withUnsafeBytes(of: ipv4.s_addr) { for i in 0..<4 { bytes[12 + i] = $0[i] } }
+            }
+        } else if inet_pton(AF_INET6, configuration.host, &address.sin6_addr) != 1 {
+            throw TransportError(.invalidURI, "'\(configuration.host)' is not an IPv4 or IPv6 address.")
         }
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = Glibc.socket(AF_INET6, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
             throw TransportError(.system, "Could not create a UDP socket (errno \(errno)).")
         }
+        var off: Int32 = 0
+        guard setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size)) == 0
+        else {
+            let code = errno
+            Glibc.close(fd)
+            throw TransportError(.system, "Could not make the UDP socket dual-stack (errno \(code)).")
+        }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
             }
         }
         guard bound == 0 else {
@@ -84,12 +100,12 @@ public final class UDPCTAPHIDServer: Sendable {
                 code == EADDRINUSE ? .busy : .system,
                 "Could not listen on UDP \(configuration.host):\(configuration.port) (errno \(code)).")
         }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        var actual = sockaddr_in6()
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
         _ = withUnsafeMutablePointer(to: &actual) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        port = UInt16(bigEndian: actual.sin_port)
+        port = UInt16(bigEndian: actual.sin6_port)
         socket = fd
         self.logger = logger
         thread = BlockingIOThread(name: "udp ctaphid :\(port)", closedMessage: "The server was closed.")
@@ -104,14 +120,14 @@ public final class UDPCTAPHIDServer: Sendable {
             keepaliveInterval: configuration.keepaliveInterval, logger: logger
         ) { report, peer in
             var destination = peer
-            if let replyPort { destination.sin_port = replyPort.bigEndian }
+            if let replyPort { destination.sin6_port = replyPort.bigEndian }
             // Non-blocking: a full socket buffer drops the report, as a lossy link would.
             _ = report.withUnsafeBytes { bytes in
                 withUnsafePointer(to: &destination) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                         sendto(
                             fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0,
-                            socklen_t(MemoryLayout<sockaddr_in>.size))
+                            socklen_t(MemoryLayout<sockaddr_in6>.size))
                     }
                 }
             }
@@ -128,7 +144,7 @@ public final class UDPCTAPHIDServer: Sendable {
         logger.info("CTAPHID over UDP listening", metadata: ["port": "\(port)"])
         let outcome: TransportError? = await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
-                let received: (report: [UInt8], peer: sockaddr_in)?
+                let received: (report: [UInt8], peer: sockaddr_in6)?
                 do throws(TransportError) {
                     received = try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
                         try self.receive()
@@ -150,7 +166,7 @@ public final class UDPCTAPHIDServer: Sendable {
     }
 
     /// Waits one slice (`poll`) for a datagram (`recvfrom`). Runs on the server thread.
-    private func receive() throws(TransportError) -> (report: [UInt8], peer: sockaddr_in)? {
+    private func receive() throws(TransportError) -> (report: [UInt8], peer: sockaddr_in6)? {
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
         let ready = poll(&descriptor, 1, Self.receiveSlice)
         if ready < 0 {
@@ -159,8 +175,8 @@ public final class UDPCTAPHIDServer: Sendable {
         }
         guard ready > 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 2048)
-        var peer = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        var peer = sockaddr_in6()
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
         let count = buffer.withUnsafeMutableBytes { bytes in
             withUnsafeMutablePointer(to: &peer) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -171,6 +187,10 @@ public final class UDPCTAPHIDServer: Sendable {
         guard count >= 0 else {
             if errno == EAGAIN || errno == EINTR || errno == ECONNREFUSED { return nil }
             throw TransportError(.system, "Reading the UDP socket failed (errno \(errno)).")
+        }
+        // Every source on the dual-stack socket is a full sockaddr_in6; drop anything else.
+        guard Int(length) >= MemoryLayout<sockaddr_in6>.size, Int32(peer.sin6_family) == AF_INET6 else {
+            return nil
         }
         return (Array(buffer.prefix(count)), peer)
     }

@@ -1,0 +1,190 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import Foundation
+import Transport
+
+/// A peer address of the UDP pipe's dual-stack IPv6 socket: IPv6 addresses as they are, IPv4
+/// addresses as v4-mapped IPv6 addresses (`::ffff:a.b.c.d`, RFC 4291 §2.5.5.2).
+struct UDPSocketAddress: Hashable, Sendable, CustomStringConvertible {
+    /// The 16 address bytes.
+    var address: [UInt8]
+    /// The UDP port.
+    var port: UInt16
+    /// The IPv6 scope (interface) of link-local addresses; 0 otherwise.
+    var scope: UInt32
+
+    /// The v4-mapped prefix `::ffff:0:0/96`.
+    private static let mappedPrefix: [UInt8] = Array(repeating: 0, count: 10) + [0xFF, 0xFF]
+
+    /// An address from its parts; `address` must be 16 bytes.
+    init(address: [UInt8], port: UInt16, scope: UInt32 = 0) {
+        self.address = address
+        self.port = port
+        self.scope = scope
+    }
+
+    /// An IPv4 address, mapped.
+    init(ipv4 raw: sockaddr_in) {
+        let bytes = withUnsafeBytes(of: raw.sin_addr.s_addr) { Array($0) }  // network order
+        self.init(address: Self.mappedPrefix + bytes, port: UInt16(bigEndian: raw.sin_port))
+    }
+
+    /// An IPv6 address.
+    init(ipv6 raw: sockaddr_in6) {
+        let bytes = withUnsafeBytes(of: raw.sin6_addr) { Array($0) }
+        self.init(address: bytes, port: UInt16(bigEndian: raw.sin6_port), scope: raw.sin6_scope_id)
+    }
+
+    /// Whether this is an IPv4 address in mapped form.
+    var isMappedIPv4: Bool { address.count == 16 && Array(address.prefix(12)) == Self.mappedPrefix }
+
+    /// 127.0.0.0/8 or ::1.
+    var isLoopback: Bool {
+        if isMappedIPv4 { return address[12] == 127 }
+        return address == Array(repeating: 0, count: 15) + [1]
+    }
+
+    /// The C form for `bind`, `sendto` and `connect`.
+    var sockaddr: sockaddr_in6 {
+        var raw = sockaddr_in6()
+        raw.sin6_family = sa_family_t(AF_INET6)
+        raw.sin6_port = port.bigEndian
+        raw.sin6_scope_id = scope
+        withUnsafeMutableBytes(of: &raw.sin6_addr) { bytes in
+            for index in 0..<min(16, address.count) { bytes[index] = address[index] }
+        }
+        return raw
+    }
+
+    /// The same address with another port.
+    func with(port: UInt16) -> UDPSocketAddress {
+        UDPSocketAddress(address: address, port: port, scope: scope)
+    }
+
+    /// `::` (any address, both families on a dual-stack socket).
+    static let any = UDPSocketAddress(address: Array(repeating: 0, count: 16), port: 0)
+    /// `::1`.
+    static let ipv6Loopback = UDPSocketAddress(address: Array(repeating: 0, count: 15) + [1], port: 0)
+    /// `::ffff:127.0.0.1`.
+    static let ipv4Loopback = UDPSocketAddress(address: mappedPrefix + [127, 0, 0, 1], port: 0)
+
+    var description: String {
+        if isMappedIPv4 { return address.suffix(4).map(String.init).joined(separator: ".") + ":\(port)" }
+        let groups = stride(from: 0, to: 16, by: 2).map {
+            String(UInt16(address[$0]) << 8 | UInt16(address[$0 + 1]), radix: 16)
+        }
+        return "[\(groups.joined(separator: ":"))]:\(port)"
+    }
+}
+
+/// Host-name resolution for UDP endpoints: `getaddrinfo`, bounded by a deadline.
+enum UDPResolver {
+    /// The most addresses kept from one resolution (each is sent the first reports).
+    static let maxAddresses = 4
+    /// glibc's `EAI_NODATA` and `EAI_ADDRFAMILY` (netdb.h), which Swift's Glibc module hides
+    /// behind `_GNU_SOURCE`: the name exists but has no address.
+    private static let glibcNoData: Int32 = -5
+    private static let glibcAddressFamily: Int32 = -9
+    /// The most `addrinfo` entries walked.
+    private static let maxEntries = 64
+
+    /// The addresses of `host` (an IPv4 or IPv6 literal, or a DNS name) at `port`, at most
+    /// ``maxAddresses``, IPv6 and IPv4 alike. Literals resolve at once; a name is looked up on a
+    /// helper thread and abandoned with a timeout error when `deadline` passes first, since
+    /// `getaddrinfo` itself cannot be bounded.
+    static func resolve(host: String, port: UInt16, deadline: Deadline) throws(TransportError)
+        -> [UDPSocketAddress]
+    {
+        if UDPEndpoint.isIPv4Literal(host) || UDPEndpoint.isIPv6Literal(host) {
+            return try addresses(host: host, port: port, numericOnly: true)
+        }
+        let pending = PendingResolution()
+        let thread = Thread {
+            pending.finish(
+                Result { () throws(TransportError) in
+                    try addresses(host: host, port: port, numericOnly: false)
+                })
+        }
+        thread.name = "udp resolve \(host)"
+        thread.start()
+        guard let result = pending.wait(until: deadline) else {
+            throw TransportError(.timeout, "Looking up the host name '\(host)' did not finish in time.")
+        }
+        return try result.get()
+    }
+
+    /// `getaddrinfo` for UDP: every address copied out before `freeaddrinfo`, IPv4 ones mapped.
+    static func addresses(host: String, port: UInt16, numericOnly: Bool) throws(TransportError)
+        -> [UDPSocketAddress]
+    {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        hints.ai_flags = AI_NUMERICSERV | (numericOnly ? AI_NUMERICHOST : 0)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let rc = getaddrinfo(host, String(port), &hints, &list)
+        guard rc == 0 else {
+            let reason = gai_strerror(rc).map { String(cString: $0) } ?? "error \(rc)"
+            switch rc {
+            case EAI_NONAME, EAI_AGAIN, EAI_FAIL, glibcNoData, glibcAddressFamily:
+                throw TransportError(.noDevice, "The host '\(host)' could not be found (\(reason)).")
+            default:
+                throw TransportError(.system, "Looking up the host '\(host)' failed (\(reason)).")
+            }
+        }
+        defer { freeaddrinfo(list) }
+        var found: [UDPSocketAddress] = []
+        var cursor = list
+        var walked = 0
+        while let entry = cursor, walked < maxEntries, found.count < maxAddresses {
+            walked += 1
+            cursor = entry.pointee.ai_next
+            guard let raw = entry.pointee.ai_addr else { continue }
+            let length = Int(entry.pointee.ai_addrlen)
+            let address: UDPSocketAddress
+            switch Int32(raw.pointee.sa_family) {
+            case AF_INET where length >= MemoryLayout<sockaddr_in>.size:
+                address = UDPSocketAddress(
+                    ipv4: UnsafeRawPointer(raw).loadUnaligned(as: sockaddr_in.self))
+            case AF_INET6 where length >= MemoryLayout<sockaddr_in6>.size:
+                address = UDPSocketAddress(
+                    ipv6: UnsafeRawPointer(raw).loadUnaligned(as: sockaddr_in6.self))
+            default:
+                continue
+            }
+            if !found.contains(address) { found.append(address) }
+        }
+        guard !found.isEmpty else {
+            throw TransportError(.noDevice, "The host '\(host)' has no IPv4 or IPv6 address.")
+        }
+        return found
+    }
+}
+
+/// The outcome of a lookup on a helper thread, handed to whoever waits for it.
+private final class PendingResolution: @unchecked Sendable {
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var result: Result<[UDPSocketAddress], TransportError>?
+
+    func finish(_ value: Result<[UDPSocketAddress], TransportError>) {
+        condition.lock()
+        result = value
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The result, or nil when `deadline` passed first.
+    func wait(until deadline: Deadline) -> Result<[UDPSocketAddress], TransportError>? {
+        condition.lock()
+        defer { condition.unlock() }
+        while result == nil {
+            let left = deadline.remaining
+            guard left > .zero else { break }
+            let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+            _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
+        }
+        return result
+    }
+}
