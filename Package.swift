@@ -166,7 +166,7 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: [
-            "VirtualAuthenticator", "CTAP2", "CBOR", "Transport", "CTAPHID", "ISO7816", "NFCTransport", "HIDTransport",
+            "VirtualAuthenticator", "Authenticators", "CTAP2", "CBOR", "Transport", "CTAPHID", "ISO7816", "NFCTransport", "HIDTransport",
             "WebAuthnVerification",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),

@@ -48,11 +48,8 @@ public struct AuthenticatorDirectory: Sendable {
         var texts = options
         if let value = environment[udpEnvironmentVariable], !value.isEmpty { texts.append(value) }
         for text in texts {
-            for item in text.split(separator: ",") {
-                let trimmed = String(item.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
-                guard !trimmed.isEmpty else { continue }
-                do { endpoints.append(try UDPEndpoint(uri: trimmed.hasPrefix("udp:") ? trimmed : "udp:" + trimmed)) }
-                catch { throw AuthenticatorError(error) }
+            do { endpoints += try UDPEndpoint.list(parsing: text) } catch {
+                throw AuthenticatorError(error)
             }
         }
         var seen = Set<String>()

@@ -16,7 +16,8 @@ tests=(hidapiFindsOpensAndTalksToTheKey pythonFIDO2FindsAndTalksToTheKey
     ourHostRegistersAndSignsInThroughHidapi libfido2ToolsListInspectAndRegister
     pythonFIDO2RegistersAndSignsInThroughHidraw
     otherProcessesWaitThenFailWhileTheKeyIsHeldAndSucceedAfter
-    cancellingATouchWaitSendsCTAPHIDCancelAndTheKeyStaysUsable keyboardInterfacesAreNeverListed)
+    cancellingATouchWaitSendsCTAPHIDCancelAndTheKeyStaysUsable keyboardInterfacesAreNeverListed
+    hotplugEventsFollowTheKey aKeyPluggedInWhileAChoiceWaitsIsUsedWithinASecond)
 
 if [[ ${1:-} != --in-guest ]]; then
     if [[ ${1:-} != --no-build ]]; then
