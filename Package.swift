@@ -172,7 +172,7 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "CTAP2", "CBOR", "Transport", "VirtualAuthenticator", "SecurityKeys", "NFCTransport", "HIDTransport",
+            "Authenticators", "CTAP2", "CBOR", "Transport", "VirtualAuthenticator", "SecurityKeys", "NFCTransport", "HIDTransport",
             "WebAuthnVerification",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),

@@ -132,7 +132,9 @@ extension AuthenticatorDirectory {
                     break loop
                 case .touchFailed(let uri, var error):
                     touching.remove(uri)
-                    if removed.contains(uri) {
+                    // The event and the failed read race; a key that stopped answering because
+                    // it is gone left for the same reason.
+                    if removed.contains(uri) || error.code == .noDevice {
                         error = AuthenticatorError(
                             .removed, "The security key was removed.", deviceURI: uri, underlying: error)
                     }

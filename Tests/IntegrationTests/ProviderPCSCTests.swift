@@ -1,3 +1,4 @@
+import Authenticators
 import Foundation
 import HIDTransport
 import NFCTransport
@@ -138,6 +139,51 @@ struct ProviderPCSCTests {
         #expect(credential.deviceURI.hasPrefix("pcsc:"))
         #expect(waited < .seconds(1), "the card was used \(waited) after it was put on the reader")
     }
+
+    @Test func aCardTakenOffItsReaderMidChoiceLeavesWhileTheOtherCarriesOn() async throws {
+        guard let port = vpcdPort() else { return }
+        let interaction = LeavingRecorder()
+        let touched = try VirtualKey(userPresence: .approveAfter(.milliseconds(1500)))
+        let pulledServer = VPCDCardServer(
+            handler: try VirtualKey(userPresence: .never),
+            configuration: .init(host: "127.0.0.1", port: port, reconnectDelay: .milliseconds(50)))
+        let touchedServer = VPCDCardServer(
+            handler: touched,
+            configuration: .init(host: "127.0.0.1", port: port + 1, reconnectDelay: .milliseconds(50)))
+        let pulled = Task { await pulledServer.run() }
+        let staying = Task { await touchedServer.run() }
+        defer {
+            pulled.cancel()
+            staying.cancel()
+        }
+        try await waitForCards(2)
+        let directory = AuthenticatorDirectory(discoveries: [PCSCDiscovery()])
+        let chosen = Task {
+            try await directory.chooseAuthenticator(deadline: .after(.seconds(20)), interaction: interaction)
+        }
+        // Take the never-touched card off its reader while both keys blink.
+        try await Task.sleep(for: .milliseconds(400))
+        pulled.cancel()
+        let key = try await chosen.value
+        #expect(key.uri.hasSuffix("01"))
+        #expect(await key.info.aaguid.bytes == touched.aaguid)
+        let left = interaction.left
+        #expect(left.count == 1)
+        #expect(left.first?.0.hasSuffix("00") == true)
+        #expect(left.first?.1 == .removed)
+        await key.close()
+    }
+}
+
+/// Records the keys that left a choice, and why.
+final class LeavingRecorder: AuthenticatorInteraction {
+    private let departures = Mutex<[(String, AuthenticatorError.Code)]>([])
+    let canPrompt = false
+    func pin(_ prompt: PINPrompt) async -> String? { nil }
+    func activity(_ activity: AuthenticatorActivity) {
+        if case .deviceLeft(let uri, let error) = activity { departures.withLock { $0.append((uri, error.code)) } }
+    }
+    var left: [(String, AuthenticatorError.Code)] { departures.withLock { $0 } }
 }
 
 /// A moment one task records and another reads.
