@@ -2,8 +2,9 @@ import HIDTransport
 import NFCTransport
 import Transport
 
-/// Where a controller looks for security keys: a transport's discovery (polled until a key
-/// appears) or a connection the caller already opened (and keeps owning).
+/// Where a controller looks for security keys: a transport's discovery (listed, then watched
+/// through its hotplug events until a key appears) or a connection the caller already opened
+/// (and keeps owning).
 public struct SecurityKeySource: Sendable {
     enum Kind: Sendable {
         case discovery(any DeviceDiscovery)

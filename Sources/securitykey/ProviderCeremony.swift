@@ -7,7 +7,8 @@ import Synchronization
 import Transport
 
 /// Registration and sign-in for the CLI through the SecurityKeys provider API, the same
-/// `SecurityKeyAuthorizationController` applications use, on the one key `--device` names.
+/// `SecurityKeyAuthorizationController` applications use, on the key `--device` names or the
+/// one the user touches.
 enum ProviderCeremony {
     /// Performs `request` on the key `--device` names or, without it, on the key the user
     /// touches among those present (every configured transport, as a browser does), printing

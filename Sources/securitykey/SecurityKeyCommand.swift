@@ -8,7 +8,10 @@ struct SecurityKeyCommand: AsyncParsableCommand {
         abstract: "Register, sign in with, inspect and emulate FIDO2 security keys.",
         discussion: """
             Keys are named by URI with --device: hid:/dev/hidrawN, pcsc:READER NAME (or pcsc:INDEX), \
-            udp:HOST:PORT. Without --device the only key present is used. --json prints stable, \
+            udp:HOST:PORT. Without --device, register and authenticate use the key the user touches \
+            (waiting for one when none is present); the other commands use the only key present. \
+            CTAPHID-over-UDP keys are listed only when named with --udp HOST:PORT or \
+            SECURITYKEY_UDP=HOST:PORT,... . --json prints stable, \
             documented JSON (Docs/CLI.md). PINs are asked on the terminal without echo, or read from \
             standard input with --pin-stdin. SECURITYKEY_TRACE=1 logs the wire traffic on standard \
             error; PINs and tokens never appear in it.
