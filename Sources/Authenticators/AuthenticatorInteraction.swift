@@ -50,7 +50,7 @@ public enum AuthenticatorActivity: Hashable, Sendable {
 }
 
 /// The user, as the device layer sees them: answers PIN prompts and hears what an operation
-/// waits for. The provider API, the CLI and the daemon each implement it once.
+/// waits for. The provider API and the CLI each implement it once (the planned daemon will too).
 public protocol AuthenticatorInteraction: Sendable {
     /// Whether ``pin(_:)`` can reach a person; when false, operations that need a PIN fail
     /// with ``AuthenticatorError/Code/notInteractive`` instead of asking.
