@@ -27,14 +27,17 @@ enum AttestationIdentity {
             signatureCounter: 0, credentialCounters: [:], credentials: [], nextSequence: 0)
         if let enterpriseKey, let certificate = chain.enterpriseLeaf {
             state.enterpriseAttestation = EnterpriseAttestationIdentity(
-                key: Array(enterpriseKey.rawRepresentation), certificate: certificate, rootCertificate: chain.root)
+                key: Array(enterpriseKey.rawRepresentation), certificate: certificate,
+                rootCertificate: chain.root)
         }
         return state
     }
 
     /// An enterprise attestation identity for a state made before the key was enterprise
     /// attestation capable. The state's root key is gone, so a new root issues it.
-    static func newEnterpriseIdentity(aaguid: [UInt8]) throws(VirtualKeyError) -> EnterpriseAttestationIdentity {
+    static func newEnterpriseIdentity(aaguid: [UInt8]) throws(VirtualKeyError)
+        -> EnterpriseAttestationIdentity
+    {
         let enterpriseKey = P256.Signing.PrivateKey()
         let chain = try makeCertificates(
             aaguid: aaguid, attestationKey: P256.Signing.PrivateKey(), enterpriseKey: enterpriseKey)
@@ -42,11 +45,13 @@ enum AttestationIdentity {
             throw VirtualKeyError(.crypto, "Creating the enterprise attestation certificate failed.")
         }
         return EnterpriseAttestationIdentity(
-            key: Array(enterpriseKey.rawRepresentation), certificate: certificate, rootCertificate: chain.root)
+            key: Array(enterpriseKey.rawRepresentation), certificate: certificate, rootCertificate: chain.root
+        )
     }
 
     static func makeCertificates(
-        aaguid: [UInt8], attestationKey: P256.Signing.PrivateKey, enterpriseKey: P256.Signing.PrivateKey? = nil
+        aaguid: [UInt8], attestationKey: P256.Signing.PrivateKey,
+        enterpriseKey: P256.Signing.PrivateKey? = nil
     ) throws(VirtualKeyError) -> (root: [UInt8], leaf: [UInt8], enterpriseLeaf: [UInt8]?) {
         do {
             let rootKey = P256.Signing.PrivateKey()
@@ -80,7 +85,8 @@ enum AttestationIdentity {
                     issuer: rootName, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
                     extensions: try Certificate.Extensions {
                         Critical(BasicConstraints.notCertificateAuthority)
-                        Certificate.Extension(oid: aaguidExtensionOID, critical: false, value: aaguidValue[...])
+                        Certificate.Extension(
+                            oid: aaguidExtensionOID, critical: false, value: aaguidValue[...])
                     },
                     issuerPrivateKey: .init(rootKey))
             }

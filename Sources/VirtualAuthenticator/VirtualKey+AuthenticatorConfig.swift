@@ -127,7 +127,8 @@ extension VirtualKey {
             var list: [String] = []
             for item in rpItems {
                 guard let text = item.stringValue else {
-                    throw .rejected(.cborUnexpectedType, "An entry of minPinLengthRPIDs is not a text string.")
+                    throw .rejected(
+                        .cborUnexpectedType, "An entry of minPinLengthRPIDs is not a text string.")
                 }
                 list.append(text)
             }

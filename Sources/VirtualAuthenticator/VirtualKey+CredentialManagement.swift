@@ -270,7 +270,8 @@ extension VirtualKey {
     private func storedCredentialIndex(
         _ params: CTAPParameters?, bound: String?
     ) throws(VirtualKeyError) -> Int {
-        guard let descriptor = try params?.nested(CredentialManagementSubParameter.credentialID, "credentialId")
+        guard
+            let descriptor = try params?.nested(CredentialManagementSubParameter.credentialID, "credentialId")
         else { throw .rejected(.missingParameter, "The request lacks credentialId.") }
         guard let id = try descriptor.bytes("id", required: true) else {
             throw .rejected(.missingParameter, "credentialId lacks its id.")

@@ -64,7 +64,8 @@ extension VirtualKey {
             info[GetInfoMember.forcePINChange] = .boolean(pinIsSet && state.forcePINChange)
             info[GetInfoMember.minPINLength] = .int(currentMinPINLength)
             if configuration.supportsSetMinPINLength {
-                info[GetInfoMember.maxRPIDsForSetMinPINLength] = .int(configuration.maxRPIDsForSetMinPINLength)
+                info[GetInfoMember.maxRPIDsForSetMinPINLength] = .int(
+                    configuration.maxRPIDsForSetMinPINLength)
             }
         }
         if configuration.isCTAP21 && configuration.supportsDiscoverableCredentials {

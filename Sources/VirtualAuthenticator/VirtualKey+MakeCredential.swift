@@ -193,15 +193,19 @@ extension VirtualKey {
     }
 
     /// A packed attestation signed by the enterprise attestation key, with its certificate.
-    func enterpriseAttest(authData: [UInt8], clientDataHash: [UInt8]) throws(VirtualKeyError) -> (String, CBORMap) {
+    func enterpriseAttest(authData: [UInt8], clientDataHash: [UInt8]) throws(VirtualKeyError) -> (
+        String, CBORMap
+    ) {
         guard let enterpriseAttestationKey, let certificate = enterpriseAttestationCertificateDER else {
             throw .rejected(.invalidParameter, "This key has no enterprise attestation identity.")
         }
         let signature: [UInt8]
         do {
-            signature = Array(try enterpriseAttestationKey.signature(for: authData + clientDataHash).derRepresentation)
+            signature = Array(
+                try enterpriseAttestationKey.signature(for: authData + clientDataHash).derRepresentation)
         } catch {
-            throw VirtualKeyError(.crypto, "Signing with the enterprise attestation key failed.", underlying: error)
+            throw VirtualKeyError(
+                .crypto, "Signing with the enterprise attestation key failed.", underlying: error)
         }
         return (
             "packed",

@@ -13,7 +13,8 @@ extension VirtualKey.Configuration {
     ///   - enterpriseAttestationEnabled: whether enterprise attestation starts enabled.
     ///   - builtInUV: whether the key has a (simulated) fingerprint sensor (`uv`).
     public static func ctap21(
-        aaguid: [UInt8]? = nil, pin: String? = nil, alwaysUV: Bool = false, enterpriseAttestation: Bool = true,
+        aaguid: [UInt8]? = nil, pin: String? = nil, alwaysUV: Bool = false,
+        enterpriseAttestation: Bool = true,
         enterpriseAttestationEnabled: Bool = false, builtInUV: Bool = false
     ) -> Self {
         var options: [String: Bool] = [

@@ -98,7 +98,8 @@ public actor VirtualKey: CTAPMessageHandler {
         }
         if configuration.supportsEnterpriseAttestation, loaded.enterpriseAttestation == nil {
             // A state made before the key was enterprise attestation capable gets its identity now.
-            loaded.enterpriseAttestation = try AttestationIdentity.newEnterpriseIdentity(aaguid: loaded.aaguid)
+            loaded.enterpriseAttestation = try AttestationIdentity.newEnterpriseIdentity(
+                aaguid: loaded.aaguid)
             if stateFileAccess == .readWrite { try file?.write(loaded.encoded()) }
         }
         if try Self.applyConfiguredPIN(configuration, to: &loaded), stateFileAccess == .readWrite {
@@ -110,7 +111,8 @@ public actor VirtualKey: CTAPMessageHandler {
         } catch {
             throw VirtualKeyError(.stateFileCorrupt, "The state file's attestation key is not a P-256 key.")
         }
-        let enterpriseIdentity = configuration.supportsEnterpriseAttestation ? loaded.enterpriseAttestation : nil
+        let enterpriseIdentity =
+            configuration.supportsEnterpriseAttestation ? loaded.enterpriseAttestation : nil
         var enterpriseKey: P256.Signing.PrivateKey?
         if let enterpriseIdentity {
             do {

@@ -132,7 +132,8 @@ extension VirtualKeyState {
         if let enterpriseAttestation {
             map[Field.enterpriseAttestationKey] = .byteString(enterpriseAttestation.key)
             map[Field.enterpriseAttestationCertificate] = .byteString(enterpriseAttestation.certificate)
-            map[Field.enterpriseAttestationRootCertificate] = .byteString(enterpriseAttestation.rootCertificate)
+            map[Field.enterpriseAttestationRootCertificate] = .byteString(
+                enterpriseAttestation.rootCertificate)
         }
         return CBOREncoder.encode(.map(map))
     }

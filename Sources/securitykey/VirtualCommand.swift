@@ -99,7 +99,8 @@ struct VirtualServeCommand: ReportingCommand {
 
     @Flag(
         name: .long,
-        help: "With --profile ctap21: start with enterprise attestation enabled (as after enableEnterpriseAttestation).")
+        help: "With --profile ctap21: start with enterprise attestation enabled."
+    )
     var enterpriseAttestation = false
 
     @Option(
@@ -134,7 +135,8 @@ struct VirtualServeCommand: ReportingCommand {
         }
         if profile != "ctap21", enterpriseAttestation || alwaysUV || !enterpriseAttestationRP.isEmpty {
             throw ValidationError(
-                "--enterprise-attestation, --enterprise-attestation-rp and --always-uv go with --profile ctap21.")
+                "--enterprise-attestation, --enterprise-attestation-rp and --always-uv need --profile ctap21."
+            )
         }
     }
 

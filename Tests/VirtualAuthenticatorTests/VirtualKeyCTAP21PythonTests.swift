@@ -45,7 +45,10 @@ func runCTAP21Check(_ key: VirtualKey, arguments: [String]) async throws -> [Str
         defer { group.cancelAll() }
         return try await runChild(
             python,
-            [pythonScriptsDirectory.appendingPathComponent("fido2_ctap21_check.py").path, "--udp", String(server.port)]
+            [
+                pythonScriptsDirectory.appendingPathComponent("fido2_ctap21_check.py").path, "--udp",
+                String(server.port),
+            ]
                 + arguments)
     }
     #expect(result.status == 0, "\(result.output)\(result.errors)")

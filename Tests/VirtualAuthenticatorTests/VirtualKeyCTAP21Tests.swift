@@ -87,14 +87,17 @@ struct VirtualKeyCTAP21Tests {
         #expect(try await platform.credentialManagement(sub, token: nil).status == PINSpec.puatRequired)
         let key = platform.key
         #expect(
-            try await send(key, CTAP21Spec.credentialManagement, [1: .unsigned(sub), 4: .byteString([1, 2])]).status
+            try await send(
+                key, CTAP21Spec.credentialManagement, [1: .unsigned(sub), 4: .byteString([1, 2])]
+            ).status
                 == Spec.missingParameter)
         // A token without cm, or a wrong pinUvAuthParam: PIN_AUTH_INVALID.
         let mcOnly = try await platform.token(PINSpec.mc | PINSpec.ga)
         #expect(try await platform.credentialManagement(sub, token: mcOnly).status == PINSpec.pinAuthInvalid)
         let cm = try await platform.token(PINSpec.cm)
         #expect(
-            try await platform.credentialManagement(sub, token: cm.map { $0 ^ 1 }).status == PINSpec.pinAuthInvalid)
+            try await platform.credentialManagement(sub, token: cm.map { $0 ^ 1 }).status
+                == PINSpec.pinAuthInvalid)
         let metadata = try await platform.credentialManagement(sub, token: cm)
         #expect(metadata.status == Spec.ok)
         #expect(metadata.body?[1]?.intValue == 3)
@@ -107,10 +110,13 @@ struct VirtualKeyCTAP21Tests {
         ]
         request[4] = .byteString(
             platform.pinProtocol.authenticate(key: cm, [UInt8(CTAP21Spec.enumerateCredentialsBegin)]))
-        #expect(try await send(key, CTAP21Spec.credentialManagement, request).status == PINSpec.pinAuthInvalid)
+        #expect(
+            try await send(key, CTAP21Spec.credentialManagement, request).status == PINSpec.pinAuthInvalid)
         // The key does not grant cm without the credMgmt option.
         let (_, plain, _) = try await Self.populatedKey(.init(), version: version)
-        #expect(try await plain.token(pin: "1234", permissions: PINSpec.cm).status == PINSpec.unauthorizedPermission)
+        #expect(
+            try await plain.token(pin: "1234", permissions: PINSpec.cm).status
+                == PINSpec.unauthorizedPermission)
         #expect(try await plain.credentialManagement(sub, token: mcOnly).status == Spec.invalidCommand)
     }
 
@@ -149,7 +155,8 @@ struct VirtualKeyCTAP21Tests {
                 CTAP21Spec.enumerateCredentialsBegin, [1: .byteString(sha256("example.com"))], token: unbound
             ).status == Spec.ok)
         #expect(
-            try await platform.credentialManagement(CTAP21Spec.getCredsMetadata, token: unbound).status == Spec.ok)
+            try await platform.credentialManagement(CTAP21Spec.getCredsMetadata, token: unbound).status
+                == Spec.ok)
     }
 
     @Test func enumerationsContinueOnlyRightAfterTheirBegin() async throws {
@@ -179,8 +186,10 @@ struct VirtualKeyCTAP21Tests {
         #expect(credentials.body?[0x0A]?.intValue == 1)
         await key.advanceClock(by: .seconds(31))
         #expect(
-            try await platform.credentialManagement(CTAP21Spec.enumerateCredentialsGetNextCredential, token: nil)
-                .status == Spec.notAllowed)
+            try await platform.credentialManagement(
+                CTAP21Spec.enumerateCredentialsGetNextCredential, token: nil
+            )
+            .status == Spec.notAllowed)
         // An RP without credentials: NO_CREDENTIALS.
         let cm2 = try await platform.token(PINSpec.cm)
         #expect(
@@ -195,7 +204,8 @@ struct VirtualKeyCTAP21Tests {
         let id = try #require(ids["com1"])
         let changed = try await platform.credentialManagement(
             CTAP21Spec.updateUserInformation,
-            [2: descriptor(id), 3: .map(["id": .byteString([1]), "name": "new", "displayName": ""])], token: cm)
+            [2: descriptor(id), 3: .map(["id": .byteString([1]), "name": "new", "displayName": ""])],
+            token: cm)
         #expect(changed.status == Spec.ok)
         let stored = try #require(await key.discoverableCredentials.first { $0.id == id })
         #expect(stored.userName == "new")
@@ -203,7 +213,8 @@ struct VirtualKeyCTAP21Tests {
         #expect(stored.userDisplayName == nil)
         #expect(
             try await platform.credentialManagement(
-                CTAP21Spec.updateUserInformation, [2: descriptor(id), 3: .map(["id": .byteString([9])])], token: cm
+                CTAP21Spec.updateUserInformation, [2: descriptor(id), 3: .map(["id": .byteString([9])])],
+                token: cm
             ).status == Spec.invalidParameter)
         // The preview command has no updateUserInformation.
         let preview = try await Self.populatedKey(.ctap21Preview())
@@ -211,7 +222,8 @@ struct VirtualKeyCTAP21Tests {
         #expect(
             try await preview.1.credentialManagement(
                 CTAP21Spec.updateUserInformation,
-                [2: descriptor(try #require(preview.2["com1"])), 3: .map(["id": .byteString([1])])], token: legacy,
+                [2: descriptor(try #require(preview.2["com1"])), 3: .map(["id": .byteString([1])])],
+                token: legacy,
                 command: CTAP21Spec.credentialManagementPreview
             ).status == PINSpec.invalidSubcommand)
         #expect(
@@ -227,12 +239,16 @@ struct VirtualKeyCTAP21Tests {
         #expect(try await openPlatform.config(CTAP21Spec.toggleAlwaysUv, token: nil).status == Spec.ok)
         #expect(await open.alwaysUVEnabled)
         // alwaysUv on makes even an unprotected key demand a pinUvAuthParam.
-        #expect(try await openPlatform.config(CTAP21Spec.toggleAlwaysUv, token: nil).status == PINSpec.puatRequired)
+        #expect(
+            try await openPlatform.config(CTAP21Spec.toggleAlwaysUv, token: nil).status
+                == PINSpec.puatRequired)
 
         let (key, platform, _) = try await Self.populatedKey(version: version)
-        #expect(try await platform.config(CTAP21Spec.toggleAlwaysUv, token: nil).status == PINSpec.puatRequired)
+        #expect(
+            try await platform.config(CTAP21Spec.toggleAlwaysUv, token: nil).status == PINSpec.puatRequired)
         let cm = try await platform.token(PINSpec.cm)
-        #expect(try await platform.config(CTAP21Spec.toggleAlwaysUv, token: cm).status == PINSpec.pinAuthInvalid)
+        #expect(
+            try await platform.config(CTAP21Spec.toggleAlwaysUv, token: cm).status == PINSpec.pinAuthInvalid)
         let acfg = try await platform.token(PINSpec.acfg)
         #expect(try await platform.config(0x7E, token: acfg).status == PINSpec.invalidSubcommand)
         #expect(try await platform.config(CTAP21Spec.toggleAlwaysUv, token: acfg).status == Spec.ok)
@@ -253,7 +269,8 @@ struct VirtualKeyCTAP21Tests {
             try await platform.config(CTAP21Spec.setMinPINLength, tooMany, token: acfg).status
                 == PINSpec.pinPolicyViolation)
         #expect(
-            try await platform.config(CTAP21Spec.setMinPINLength, [1: 4, 2: ["example.com"]], token: acfg).status
+            try await platform.config(CTAP21Spec.setMinPINLength, [1: 4, 2: ["example.com"]], token: acfg)
+                .status
                 == Spec.ok)
         // A length of 4 keeps the 4-character PIN usable; 3 would lower the minimum.
         #expect(await key.state.forcePINChange == false)
@@ -264,10 +281,13 @@ struct VirtualKeyCTAP21Tests {
         let info = try await send(key, Spec.getInfo)
         #expect(info.body?[0x0D]?.intValue == 5)
         #expect(info.body?[0x0C]?.boolValue == true)
-        #expect(try await platform.token(pin: "1234", permissions: PINSpec.mc).status == PINSpec.pinPolicyViolation)
+        #expect(
+            try await platform.token(pin: "1234", permissions: PINSpec.mc).status
+                == PINSpec.pinPolicyViolation)
         // A key without a PIN cannot be forced to change it.
         let open = Platform(key: try makeKey(.ctap21()), version: 2)
-        #expect(try await open.config(CTAP21Spec.setMinPINLength, [3: true], token: nil).status == Spec.pinNotSet)
+        #expect(
+            try await open.config(CTAP21Spec.setMinPINLength, [3: true], token: nil).status == Spec.pinNotSet)
     }
 
     @Test func enterpriseAttestationNeedsACapableKey() async throws {
@@ -293,7 +313,8 @@ struct VirtualKeyCTAP21Tests {
                 CTAP21Spec.setMinPINLength, [1: 6, 2: ["example.com"], 3: true], token: acfg
             ).status == Spec.ok)
         #expect(try await platform.config(CTAP21Spec.toggleAlwaysUv, token: acfg).status == Spec.ok)
-        #expect(try await platform.config(CTAP21Spec.enableEnterpriseAttestation, token: acfg).status == Spec.ok)
+        #expect(
+            try await platform.config(CTAP21Spec.enableEnterpriseAttestation, token: acfg).status == Spec.ok)
         let certificate = try #require(key.enterpriseAttestationCertificateDER)
 
         let restarted = try VirtualKey(configuration: .ctap21(), stateFile: path)
