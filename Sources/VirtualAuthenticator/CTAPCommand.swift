@@ -15,8 +15,14 @@ public struct CTAPCommand: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let reset = CTAPCommand(rawValue: 0x07)
     /// authenticatorGetNextAssertion (§6.3).
     public static let getNextAssertion = CTAPCommand(rawValue: 0x08)
+    /// authenticatorCredentialManagement (§6.8).
+    public static let credentialManagement = CTAPCommand(rawValue: 0x0A)
     /// authenticatorSelection (§6.9).
     public static let selection = CTAPCommand(rawValue: 0x0B)
+    /// authenticatorConfig (§6.11).
+    public static let config = CTAPCommand(rawValue: 0x0D)
+    /// authenticatorCredentialManagement as FIDO_2_1_PRE keys number it (vendor command 0x41).
+    public static let credentialManagementPreview = CTAPCommand(rawValue: 0x41)
 
     public var description: String {
         switch self {
@@ -27,6 +33,9 @@ public struct CTAPCommand: RawRepresentable, Hashable, Sendable, CustomStringCon
         case .reset: "reset"
         case .getNextAssertion: "getNextAssertion"
         case .selection: "selection"
+        case .credentialManagement: "credentialManagement"
+        case .config: "config"
+        case .credentialManagementPreview: "credentialManagementPreview"
         default: "command(0x\(String(rawValue, radix: 16)))"
         }
     }

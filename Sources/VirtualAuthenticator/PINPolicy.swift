@@ -23,6 +23,11 @@ enum PINPolicy {
         return nil
     }
 
+    /// A PIN's length in Unicode code points (0 when it is not UTF-8, which ``check`` refuses).
+    static func length(_ pin: [UInt8]) -> Int {
+        String(validating: pin, as: UTF8.self)?.unicodeScalars.count ?? 0
+    }
+
     /// The PIN as stored and compared: LEFT(SHA-256(PIN), 16).
     static func hash(_ pin: [UInt8]) -> [UInt8] {
         Array(Array(SHA256.hash(data: pin)).prefix(hashLength))

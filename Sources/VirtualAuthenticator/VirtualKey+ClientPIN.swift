@@ -72,9 +72,9 @@ extension VirtualKey {
             return CBORMap()
         case .getPINToken:
             return try pinToken(p, withPermissions: false)
-        case .getPINUVAuthTokenUsingPINWithPermissions:
+        case .getPINUVAuthTokenUsingPINWithPermissions where configuration.supportsPINUVAuthTokenCommands:
             return try pinToken(p, withPermissions: true)
-        case .getPINUVAuthTokenUsingUVWithPermissions:
+        case .getPINUVAuthTokenUsingUVWithPermissions where configuration.supportsPINUVAuthTokenCommands:
             return try await uvToken(p, keepalive: keepalive)
         case .getUVRetries:
             guard configuration.hasBuiltInUserVerification else {
@@ -128,6 +128,7 @@ extension VirtualKey {
         var newPIN = try decryptNewPIN(newPinEnc, pinProtocol, shared)
         defer { newPIN.zeroize() }
         state.pinHash = PINPolicy.hash(newPIN)
+        state.pinLength = PINPolicy.length(newPIN)
         state.pinRetries = PINPolicy.maxRetries
         state.forcePINChange = false
         try persist()
@@ -158,6 +159,7 @@ extension VirtualKey {
                 .pinPolicyViolation, "A forced PIN change needs a PIN different from the current one.")
         }
         state.pinHash = newHash
+        state.pinLength = PINPolicy.length(newPIN)
         state.forcePINChange = false
         clientPINSession.resetTokens()
         try persist()
@@ -303,7 +305,7 @@ extension VirtualKey {
         var padded = try pinProtocol.decrypt(key: shared, newPinEnc)
         defer { padded.zeroize() }
         let pin = try PINPolicy.unpad(padded)
-        if let reason = PINPolicy.check(pin, minLength: configuration.minPINLength) {
+        if let reason = PINPolicy.check(pin, minLength: currentMinPINLength) {
             throw .rejected(.pinPolicyViolation, reason)
         }
         return pin
@@ -332,6 +334,7 @@ extension VirtualKey {
             }
         } else {
             state.pinHash = hash
+            state.pinLength = PINPolicy.length(bytes)
             state.pinRetries = PINPolicy.maxRetries
             changed = true
         }

@@ -78,6 +78,15 @@ extension VirtualKey {
         public var tokenUserPresentTimeLimit: Duration
         /// No pinUvAuthToken lives longer than this (§6.5.2.1 max usage time period).
         public var tokenMaxUsageTimePeriod: Duration
+        /// How many RP IDs authenticatorConfig setMinPINLength accepts in minPinLengthRPIDs
+        /// (getInfo maxRPIDsForSetMinPINLength, CTAP 2.1 §6.4; reported with `setMinPINLength`).
+        public var maxRPIDsForSetMinPINLength: Int
+        /// RP IDs for which enterpriseAttestation 1 (vendor-facilitated, CTAP 2.1 §7.1) yields an
+        /// enterprise attestation; other RPs asking with 1 get the ordinary attestation.
+        public var enterpriseAttestationRPIDs: [String]
+        /// How long after credential management's enumerateRPsBegin or enumerateCredentialsBegin
+        /// (or the previous "next") the matching "next" subcommand works (CTAP 2.1 §6.8).
+        public var credentialManagementEnumerationWindow: Duration
 
         /// Creates a configuration; every parameter has a YubiKey-5-like default.
         public init(
@@ -104,7 +113,10 @@ extension VirtualKey {
             maxUVRetries: Int = 8,
             tokenInitialUsageTimeLimit: Duration = .seconds(19),
             tokenUserPresentTimeLimit: Duration = .seconds(19),
-            tokenMaxUsageTimePeriod: Duration = .seconds(600)
+            tokenMaxUsageTimePeriod: Duration = .seconds(600),
+            maxRPIDsForSetMinPINLength: Int = 0,
+            enterpriseAttestationRPIDs: [String] = [],
+            credentialManagementEnumerationWindow: Duration = .seconds(30)
         ) {
             self.aaguid = aaguid
             self.versions = versions
@@ -130,6 +142,9 @@ extension VirtualKey {
             self.tokenInitialUsageTimeLimit = tokenInitialUsageTimeLimit
             self.tokenUserPresentTimeLimit = tokenUserPresentTimeLimit
             self.tokenMaxUsageTimePeriod = tokenMaxUsageTimePeriod
+            self.maxRPIDsForSetMinPINLength = maxRPIDsForSetMinPINLength
+            self.enterpriseAttestationRPIDs = enterpriseAttestationRPIDs
+            self.credentialManagementEnumerationWindow = credentialManagementEnumerationWindow
         }
 
         /// Whether authenticatorClientPIN is offered at all.
@@ -150,7 +165,7 @@ extension VirtualKey {
             if usingUV || options["noMcGaPermissionsWithClientPin"] != true {
                 permissions.formUnion([.makeCredential, .getAssertion])
             }
-            if options["credMgmt"] == true { permissions.insert(.credentialManagement) }
+            if supportsCredentialManagement { permissions.insert(.credentialManagement) }
             if usingUV ? options["uvBioEnroll"] == true : options["bioEnroll"] != nil {
                 permissions.insert(.bioEnrollment)
             }
@@ -160,6 +175,29 @@ extension VirtualKey {
             }
             return permissions
         }
+
+        /// Whether authenticatorCredentialManagement (`credMgmt`, command 0x0A) or its
+        /// FIDO_2_1_PRE form (`credentialMgmtPreview`, command 0x41) is offered.
+        var supportsCredentialManagement: Bool {
+            options["credMgmt"] == true || options["credentialMgmtPreview"] == true
+        }
+        /// Whether authenticatorConfig is offered (`authnrCfg`, CTAP 2.1 §6.11).
+        var supportsAuthenticatorConfig: Bool { options["authnrCfg"] == true }
+        /// Whether authenticatorConfig setMinPINLength is offered (`setMinPINLength`).
+        var supportsSetMinPINLength: Bool { options["setMinPINLength"] == true }
+        /// Whether the alwaysUv feature exists (the option is present); its value is the
+        /// initial setting, which toggleAlwaysUv then changes in the state.
+        var supportsAlwaysUV: Bool { options["alwaysUv"] != nil }
+        /// Whether the key is enterprise attestation capable (the `ep` option is present); its
+        /// value says whether enterprise attestation starts enabled (CTAP 2.1 §7.1).
+        var supportsEnterpriseAttestation: Bool { options["ep"] != nil }
+        /// Whether getInfo's `pinUvAuthToken` option and the permission-carrying token
+        /// subcommands are offered: always with clientPIN, unless the option is set to false
+        /// (a CTAP 2.0 or FIDO_2_1_PRE key).
+        var supportsPINUVAuthTokenCommands: Bool { supportsClientPIN && options["pinUvAuthToken"] != false }
+        /// Whether getInfo is a CTAP 2.1 one (versions lists FIDO_2_1), which adds members such
+        /// as remainingDiscoverableCredentials.
+        var isCTAP21: Bool { versions.contains("FIDO_2_1") }
 
         /// Whether discoverable credentials are supported (`rk` option).
         var supportsDiscoverableCredentials: Bool { options["rk"] == true }
@@ -208,6 +246,11 @@ extension VirtualKey {
                 || tokenMaxUsageTimePeriod <= .zero
             {
                 throw VirtualKeyError(.invalidConfiguration, "pinUvAuthToken time limits must be positive.")
+            }
+            if maxRPIDsForSetMinPINLength < 0 || credentialManagementEnumerationWindow <= .zero {
+                throw VirtualKeyError(
+                    .invalidConfiguration,
+                    "maxRPIDsForSetMinPINLength and the enumeration window must not be negative.")
             }
             if let pin {
                 if !supportsClientPIN {

@@ -57,14 +57,18 @@ extension VirtualKey {
         }
         let up = try options?.bool("up") ?? true
         // pinUvAuthParam takes precedence over the deprecated "uv" option (§6.2.2 step 5).
-        let uvOption = try options?.bool("uv") ?? false
+        var uvOption = try options?.bool("uv") ?? false
+        // alwaysUv: built-in UV when there is one, else a pinUvAuthParam (§6.2.2 step 6).
+        if alwaysUVEnabled && pinUvAuthParam == nil && configuration.hasBuiltInUserVerification {
+            uvOption = true
+        }
         let uv = pinUvAuthParam == nil && uvOption
         if uv && !configuration.hasBuiltInUserVerification {
             throw .rejected(.invalidOption, "This key has no built-in user verification.")
         }
         let verification = try await establishVerification(
             param: pinUvAuthParam, protocol: pinUvAuthProtocol, uvOption: uv, clientDataHash: clientDataHash,
-            permission: .getAssertion, rpID: rpID, puatRequired: false, keepalive: keepalive)
+            permission: .getAssertion, rpID: rpID, puatRequired: alwaysUVEnabled, keepalive: keepalive)
         // Unknown extensions are ignored (§6.2.2 step 8); none is implemented yet.
         _ = extensions
 

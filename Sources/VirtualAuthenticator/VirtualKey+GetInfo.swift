@@ -16,25 +16,45 @@ extension VirtualKey {
         static let forcePINChange = 0x0C
         static let minPINLength = 0x0D
         static let firmwareVersion = 0x0E
+        static let maxRPIDsForSetMinPINLength = 0x10
+        static let remainingDiscoverableCredentials = 0x14
     }
 
-    /// Extension identifiers this key processes; none yet (credProtect and hmac-secret will be
-    /// listed here when implemented).
-    static let supportedExtensions: [String] = []
+    /// Extension identifiers this key processes: minPinLength with setMinPINLength (CTAP 2.1
+    /// §12.4); credProtect and hmac-secret will be listed here when implemented.
+    var supportedExtensions: [String] {
+        configuration.supportsSetMinPINLength ? [Self.minPinLengthExtension] : []
+    }
+
+    /// The minPinLength extension identifier (CTAP 2.1 §12.4).
+    static let minPinLengthExtension = "minPinLength"
 
     /// authenticatorGetInfo (CTAP 2.1 §6.4). With clientPIN, `clientPin` says whether a PIN is
-    /// set and `pinUvAuthToken` is true; these two follow the state, not the configured options.
+    /// set and `pinUvAuthToken` is true (unless configured false); these, and `alwaysUv`, `ep`
+    /// and `makeCredUvNotRqd` when present, follow the state rather than the configured options.
     func getInfo() -> CBORMap {
         var options = CBORMap()
         for (name, value) in configuration.options { options[.textString(name)] = .boolean(value) }
         if configuration.supportsClientPIN {
             options["clientPin"] = .boolean(pinIsSet)
-            options["pinUvAuthToken"] = true
+            if configuration.supportsPINUVAuthTokenCommands {
+                options["pinUvAuthToken"] = true
+            } else {
+                options["pinUvAuthToken"] = nil
+            }
+        }
+        if configuration.supportsAlwaysUV { options["alwaysUv"] = .boolean(alwaysUVEnabled) }
+        if configuration.options["makeCredUvNotRqd"] != nil {
+            options["makeCredUvNotRqd"] = .boolean(makeCredentialUVNotRequiredNow)
+        }
+        if configuration.supportsEnterpriseAttestation {
+            // Without an identity there is nothing to enable: the option stays out.
+            options["ep"] = enterpriseAttestationKey == nil ? nil : .boolean(enterpriseAttestationEnabled)
         }
         var info = CBORMap()
         info[GetInfoMember.versions] = .array(configuration.versions.map { .textString($0) })
-        if !Self.supportedExtensions.isEmpty {
-            info[GetInfoMember.extensions] = .array(Self.supportedExtensions.map { .textString($0) })
+        if !supportedExtensions.isEmpty {
+            info[GetInfoMember.extensions] = .array(supportedExtensions.map { .textString($0) })
         }
         info[GetInfoMember.aaguid] = .byteString(aaguid)
         info[GetInfoMember.options] = .map(options)
@@ -42,7 +62,14 @@ extension VirtualKey {
         if configuration.supportsClientPIN {
             info[GetInfoMember.pinUvAuthProtocols] = .array(configuration.pinUvAuthProtocols.map { .int($0) })
             info[GetInfoMember.forcePINChange] = .boolean(pinIsSet && state.forcePINChange)
-            info[GetInfoMember.minPINLength] = .int(configuration.minPINLength)
+            info[GetInfoMember.minPINLength] = .int(currentMinPINLength)
+            if configuration.supportsSetMinPINLength {
+                info[GetInfoMember.maxRPIDsForSetMinPINLength] = .int(
+                    configuration.maxRPIDsForSetMinPINLength)
+            }
+        }
+        if configuration.isCTAP21 && configuration.supportsDiscoverableCredentials {
+            info[GetInfoMember.remainingDiscoverableCredentials] = .int(remainingDiscoverableCredentials)
         }
         info[GetInfoMember.maxCredentialCountInList] = .int(configuration.maxCredentialCountInList)
         info[GetInfoMember.maxCredentialIdLength] = .int(configuration.maxCredentialIdLength)

@@ -22,6 +22,15 @@ extension VirtualKey {
         static let fmt = 0x01
         static let authData = 0x02
         static let attStmt = 0x03
+        static let epAtt = 0x04
+    }
+
+    /// makeCredential's enterpriseAttestation values (CTAP 2.1 §7.1).
+    enum EnterpriseAttestationKind {
+        /// Vendor-facilitated: only RPs on the key's own list get an enterprise attestation.
+        static let vendorFacilitated: UInt64 = 1
+        /// Platform-managed: the platform decided; every RP gets one.
+        static let platformManaged: UInt64 = 2
     }
 
     /// The longest user handle WebAuthn allows (§5.4.3 "user.id").
@@ -72,7 +81,12 @@ extension VirtualKey {
             throw .rejected(.invalidOption, "makeCredential cannot be done without user presence.")
         }
         // pinUvAuthParam takes precedence over the deprecated "uv" option (§6.1.2 step 5).
-        let uvOption = try options?.bool("uv") ?? false
+        var uvOption = try options?.bool("uv") ?? false
+        // alwaysUv: without a pinUvAuthParam, built-in UV is used when there is one, and a
+        // pinUvAuthParam is required otherwise (§6.1.2 step 6).
+        if alwaysUVEnabled && pinUvAuthParam == nil && configuration.hasBuiltInUserVerification {
+            uvOption = true
+        }
         let uv = pinUvAuthParam == nil && uvOption
         if uv && !configuration.hasBuiltInUserVerification {
             throw .rejected(.invalidOption, "This key has no built-in user verification.")
@@ -80,15 +94,14 @@ extension VirtualKey {
         if rk && !configuration.supportsDiscoverableCredentials {
             throw .rejected(.unsupportedOption, "This key does not store discoverable credentials.")
         }
-        if enterpriseAttestation != nil {
-            throw .rejected(.invalidParameter, "Enterprise attestation is not supported.")
-        }
+        let enterprise = try enterpriseAttestationApplies(enterpriseAttestation, rpID: rpID)
         // makeCredUvNotRqd lets a protected key make non-discoverable credentials without
         // verification; otherwise every credential needs it (§6.1.2 steps 7–8).
         let verification = try await establishVerification(
             param: pinUvAuthParam, protocol: pinUvAuthProtocol, uvOption: uv, clientDataHash: clientDataHash,
             permission: .makeCredential, rpID: rpID,
-            puatRequired: isProtectedByUserVerification && (!configuration.makeCredentialUVNotRequired || rk),
+            puatRequired: alwaysUVEnabled
+                || (isProtectedByUserVerification && (!makeCredentialUVNotRequiredNow || rk)),
             keepalive: keepalive)
 
         let rpIDHash = Array(SHA256.hash(data: Array(rpID.utf8)))
@@ -104,8 +117,15 @@ extension VirtualKey {
                 }
             }
         }
-        // Unknown extensions are ignored (§6.1.2 step 10); none is implemented yet.
-        _ = extensions
+        // Unknown extensions are ignored (§6.1.2 step 10).
+        var extensionOutputs = CBORMap()
+        if supportedExtensions.contains(Self.minPinLengthExtension),
+            try extensions?.bool(Self.minPinLengthExtension) == true,
+            state.minPINLengthRPIDs.contains(rpID)
+        {
+            // Only RPs named by setMinPINLength learn the minimum (CTAP 2.1 §12.4).
+            extensionOutputs[.textString(Self.minPinLengthExtension)] = .int(currentMinPINLength)
+        }
 
         // Presence shown by built-in UV or cached in the token counts; either way the token's
         // cached presence and verification are used up (§6.1.2 steps 13–14).
@@ -137,16 +157,63 @@ extension VirtualKey {
         if verification.userVerified { flags.insert(.userVerified) }
         let authData = AuthenticatorData(
             rpIDHash: rpIDHash, flags: flags, signCount: signCount,
-            attestedCredential: (aaguid, credentialID, key.cosePublicKey)
+            attestedCredential: (aaguid, credentialID, key.cosePublicKey), extensions: extensionOutputs
         ).bytes
-        let (format, statement) = try attest(authData: authData, clientDataHash: clientDataHash, key: key)
+        let (format, statement) =
+            enterprise
+            ? try enterpriseAttest(authData: authData, clientDataHash: clientDataHash)
+            : try attest(authData: authData, clientDataHash: clientDataHash, key: key)
         try persist()
 
         var response = CBORMap()
         response[MakeCredentialResponseMember.fmt] = .textString(format)
         response[MakeCredentialResponseMember.authData] = .byteString(authData)
         response[MakeCredentialResponseMember.attStmt] = .map(statement)
+        if enterprise { response[MakeCredentialResponseMember.epAtt] = true }
         return response
+    }
+
+    /// Whether this makeCredential gets an enterprise attestation (CTAP 2.1 §6.1.2 step 9, §7.1):
+    /// INVALID_PARAMETER when the key is not capable or enterprise attestation is disabled,
+    /// INVALID_OPTION for a value other than 1 or 2; a vendor-facilitated request for an RP
+    /// not on the key's list gets the ordinary attestation.
+    func enterpriseAttestationApplies(_ value: UInt64?, rpID: String) throws(VirtualKeyError) -> Bool {
+        guard let value else { return false }
+        guard enterpriseAttestationEnabled else {
+            throw .rejected(.invalidParameter, "Enterprise attestation is not enabled on this key.")
+        }
+        switch value {
+        case EnterpriseAttestationKind.vendorFacilitated:
+            return configuration.enterpriseAttestationRPIDs.contains(rpID)
+        case EnterpriseAttestationKind.platformManaged:
+            return true
+        default:
+            throw .rejected(.invalidOption, "enterpriseAttestation must be 1 or 2, not \(value).")
+        }
+    }
+
+    /// A packed attestation signed by the enterprise attestation key, with its certificate.
+    func enterpriseAttest(authData: [UInt8], clientDataHash: [UInt8]) throws(VirtualKeyError) -> (
+        String, CBORMap
+    ) {
+        guard let enterpriseAttestationKey, let certificate = enterpriseAttestationCertificateDER else {
+            throw .rejected(.invalidParameter, "This key has no enterprise attestation identity.")
+        }
+        let signature: [UInt8]
+        do {
+            signature = Array(
+                try enterpriseAttestationKey.signature(for: authData + clientDataHash).derRepresentation)
+        } catch {
+            throw VirtualKeyError(
+                .crypto, "Signing with the enterprise attestation key failed.", underlying: error)
+        }
+        return (
+            "packed",
+            [
+                "alg": .int(COSEAlgorithm.es256.rawValue), "sig": .byteString(signature),
+                "x5c": [.byteString(certificate)],
+            ]
+        )
     }
 
     /// The first supported algorithm of pubKeyCredParams; other types are skipped (§6.1.2 step 3).

@@ -4,8 +4,9 @@ import Transport
 extension VirtualKey {
     /// authenticatorReset (CTAP 2.1 §6.6): only within the power-up window and with user
     /// presence. Credentials die with the old wrapping key, the PIN is removed (retries and
-    /// uvRetries refilled, tokens invalidated); the attestation identity and the global
-    /// signature counter stay.
+    /// uvRetries refilled, tokens invalidated); authenticatorConfig settings (minimum PIN
+    /// length and its RP IDs, alwaysUv, enterprise attestation) return to the configured
+    /// defaults; the attestation identities and the global signature counter stay.
     func reset(keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async throws(VirtualKeyError)
         -> CBORMap?
     {
@@ -20,7 +21,13 @@ extension VirtualKey {
         state.pinRetries = PINPolicy.maxRetries
         state.uvRetries = nil
         state.forcePINChange = false
+        state.pinLength = nil
+        state.minPINLength = nil
+        state.minPINLengthRPIDs = []
+        state.alwaysUV = nil
+        state.enterpriseAttestationEnabled = nil
         clientPINSession = ClientPINSession()
+        pendingEnumeration = nil
         try persist()
         logger.debug("Virtual key reset")
         return nil

@@ -36,6 +36,9 @@ extension VirtualKey {
         case U2FInstruction.version:
             guard request.data.isEmpty else { return U2FStatusWord.wrongLength }
             return Array("U2F_V2".utf8) + U2FStatusWord.noError
+        case U2FInstruction.register where alwaysUVEnabled, U2FInstruction.authenticate where alwaysUVEnabled:
+            // U2F cannot verify the user, so alwaysUv turns it off (CTAP 2.1 §6.11.2).
+            return U2FStatusWord.instructionNotSupported
         case U2FInstruction.register:
             return u2fRegister(request.data)
         case U2FInstruction.authenticate:

@@ -69,9 +69,11 @@ extension VirtualKey {
     ///     unsupported: INVALID_PARAMETER).
     ///   - message: what the platform authenticated (clientDataHash for mc and ga).
     ///   - rpID: the RP ID the request acts for, or nil for commands not bound to one.
+    ///   - bindsRP: whether a token without a permissions RP ID becomes bound to `rpID`
+    ///     (makeCredential and getAssertion; credential management only checks).
     func verifyPinUvAuthParam(
         _ param: [UInt8], protocol pinProtocol: UInt64?, message: [UInt8],
-        permission: PINUVAuthPermissions, rpID: String?
+        permission: PINUVAuthPermissions, rpID: String?, bindsRP: Bool = true
     ) throws(VirtualKeyError) {
         let chosen = try PINProtocol.negotiate(pinProtocol, supported: configuration.pinUvAuthProtocols)
         clientPINSession.tokenState.observe(now: now, limits: configuration.tokenLimits)
@@ -92,7 +94,7 @@ extension VirtualKey {
             throw .rejected(.pinAuthInvalid, "The pinUvAuthToken no longer carries user verification.")
         }
         clientPINSession.tokenState.markUsed()
-        if let rpID { clientPINSession.tokenState.bind(rpID: rpID) }
+        if bindsRP, let rpID { clientPINSession.tokenState.bind(rpID: rpID) }
     }
 
     /// How makeCredential and getAssertion established the user's verification and presence.

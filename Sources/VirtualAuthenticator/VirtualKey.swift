@@ -22,6 +22,12 @@ public actor VirtualKey: CTAPMessageHandler {
     /// The attestation certificate (DER), as sent in `x5c` by packed attestation.
     public nonisolated let attestationCertificateDER: [UInt8]
 
+    /// The enterprise attestation certificate (DER) of an enterprise-attestation-capable key
+    /// (configuration option `ep` present), sent in `x5c` when enterprise attestation is given.
+    public nonisolated let enterpriseAttestationCertificateDER: [UInt8]?
+    /// The root CA certificate (DER) that issued ``enterpriseAttestationCertificateDER``.
+    public nonisolated let enterpriseAttestationRootCertificateDER: [UInt8]?
+
     /// The root CA certificate as PEM text.
     public nonisolated var attestationRootCertificatePEM: String {
         AttestationIdentity.pem(attestationRootCertificateDER)
@@ -37,6 +43,7 @@ public actor VirtualKey: CTAPMessageHandler {
     var state: VirtualKeyState
     let stateFile: VirtualKeyStateFile?
     let attestationKey: P256.Signing.PrivateKey
+    let enterpriseAttestationKey: P256.Signing.PrivateKey?
     let logger: Logger
     /// The assertions left for getNextAssertion, if any.
     var pendingAssertions: PendingAssertions?
@@ -49,6 +56,9 @@ public actor VirtualKey: CTAPMessageHandler {
     var u2fPresenceRequested: ContinuousClock.Instant?
     /// Key-agreement keys, pinUvAuthTokens and the PIN-mismatch count of this power-up.
     var clientPINSession = ClientPINSession()
+    /// What credential management's enumerateRPsGetNextRP or
+    /// enumerateCredentialsGetNextCredential continues with, if anything.
+    var pendingEnumeration: PendingEnumeration?
 
     /// Creates a virtual key.
     ///
@@ -81,8 +91,16 @@ public actor VirtualKey: CTAPMessageHandler {
         } else if let file, stateFileAccess == .readOnly {
             throw VirtualKeyError(.stateFileIO, "The read-only state file \(file.path) does not exist.")
         } else {
-            loaded = try AttestationIdentity.newState(aaguid: configuration.aaguid ?? randomBytes(16))
+            loaded = try AttestationIdentity.newState(
+                aaguid: configuration.aaguid ?? randomBytes(16),
+                enterpriseAttestation: configuration.supportsEnterpriseAttestation)
             try file?.write(loaded.encoded())
+        }
+        if configuration.supportsEnterpriseAttestation, loaded.enterpriseAttestation == nil {
+            // A state made before the key was enterprise attestation capable gets its identity now.
+            loaded.enterpriseAttestation = try AttestationIdentity.newEnterpriseIdentity(
+                aaguid: loaded.aaguid)
+            if stateFileAccess == .readWrite { try file?.write(loaded.encoded()) }
         }
         if try Self.applyConfiguredPIN(configuration, to: &loaded), stateFileAccess == .readWrite {
             try file?.write(loaded.encoded())
@@ -93,8 +111,22 @@ public actor VirtualKey: CTAPMessageHandler {
         } catch {
             throw VirtualKeyError(.stateFileCorrupt, "The state file's attestation key is not a P-256 key.")
         }
+        let enterpriseIdentity =
+            configuration.supportsEnterpriseAttestation ? loaded.enterpriseAttestation : nil
+        var enterpriseKey: P256.Signing.PrivateKey?
+        if let enterpriseIdentity {
+            do {
+                enterpriseKey = try P256.Signing.PrivateKey(rawRepresentation: enterpriseIdentity.key)
+            } catch {
+                throw VirtualKeyError(
+                    .stateFileCorrupt, "The state file's enterprise attestation key is not a P-256 key.")
+            }
+        }
         self.configuration = configuration
         self.aaguid = loaded.aaguid
+        self.enterpriseAttestationCertificateDER = enterpriseIdentity?.certificate
+        self.enterpriseAttestationRootCertificateDER = enterpriseIdentity?.rootCertificate
+        self.enterpriseAttestationKey = enterpriseKey
         self.attestationRootCertificateDER = loaded.rootCertificate
         self.attestationCertificateDER = loaded.attestationCertificate
         self.state = loaded
@@ -142,6 +174,9 @@ public actor VirtualKey: CTAPMessageHandler {
         let command = CTAPCommand(rawValue: first)
         let parameters = message[1...]
         if command != .getNextAssertion { pendingAssertions = nil }
+        if command != .credentialManagement && command != .credentialManagementPreview {
+            pendingEnumeration = nil
+        }
         do throws(VirtualKeyError) {
             // maxMsgSize bounds the whole message, command byte included (CTAP 2.1 §6.4).
             guard message.count <= configuration.maxMsgSize else {
@@ -159,6 +194,12 @@ public actor VirtualKey: CTAPMessageHandler {
             case .selection: response = try await selection(keepalive: keepalive)
             case .clientPIN where configuration.supportsClientPIN:
                 response = try await clientPIN(parameters, keepalive: keepalive)
+            case .credentialManagement where configuration.options["credMgmt"] == true:
+                response = try credentialManagement(parameters, preview: false)
+            case .credentialManagementPreview where configuration.options["credentialMgmtPreview"] == true:
+                response = try credentialManagement(parameters, preview: true)
+            case .config where configuration.supportsAuthenticatorConfig:
+                response = try authenticatorConfig(parameters)
             default:
                 throw VirtualKeyError.rejected(.invalidCommand, "Command \(command) is not supported.")
             }
@@ -175,11 +216,12 @@ public actor VirtualKey: CTAPMessageHandler {
     }
 
     /// Tells the key it was powered off and on: the reset window opens again, getNextAssertion
-    /// state is lost, and the clientPIN state starts afresh (new key-agreement keys, no token,
+    /// and credential enumeration state is lost, and the clientPIN state starts afresh (new key-agreement keys, no token,
     /// PIN entry unblocked after three wrong PINs; CTAP 2.1 §6.5.4 `initialize`).
     public func powerCycle() async {
         poweredUp = now
         pendingAssertions = nil
+        pendingEnumeration = nil
         clientPINSession = ClientPINSession()
     }
 

@@ -33,6 +33,28 @@ struct VirtualKeyState: Sendable, Equatable {
     var uvRetries: Int? = nil
     /// Whether a PIN change is demanded before tokens are issued (§6.4 forcePINChange).
     var forcePINChange = false
+    /// The current PIN's length in code points, when known (setMinPINLength compares it).
+    var pinLength: Int? = nil
+    /// The minimum PIN length set by authenticatorConfig; nil means the configured one.
+    var minPINLength: Int? = nil
+    /// RP IDs that may read the minimum PIN length (the minPinLength extension, §6.11.4).
+    var minPINLengthRPIDs: [String] = []
+    /// The alwaysUv setting toggled by authenticatorConfig; nil means the configured one.
+    var alwaysUV: Bool? = nil
+    /// Whether enterprise attestation was enabled; nil means the configured `ep` value.
+    var enterpriseAttestationEnabled: Bool? = nil
+    /// The enterprise attestation identity, made once for an enterprise-attestation-capable key.
+    var enterpriseAttestation: EnterpriseAttestationIdentity? = nil
+}
+
+/// The key and certificates that sign enterprise attestations (CTAP 2.1 §7.1).
+struct EnterpriseAttestationIdentity: Sendable, Equatable {
+    /// The P-256 private key (raw scalar).
+    var key: [UInt8]
+    /// The enterprise attestation certificate (DER).
+    var certificate: [UInt8]
+    /// The root CA certificate (DER) that issued it.
+    var rootCertificate: [UInt8]
 }
 
 /// A stored discoverable credential (CTAP 2.1 §6.1.2 step 17).
@@ -67,6 +89,15 @@ extension VirtualKeyState {
         static let pinRetries = "pinRetries"
         static let uvRetries = "uvRetries"
         static let forcePINChange = "forcePINChange"
+        // Added with CTAP 2.1 configuration; files without them load with the defaults.
+        static let pinLength = "pinLength"
+        static let minPINLength = "minPINLength"
+        static let minPINLengthRPIDs = "minPINLengthRPIDs"
+        static let alwaysUV = "alwaysUv"
+        static let enterpriseAttestationEnabled = "epEnabled"
+        static let enterpriseAttestationKey = "epKey"
+        static let enterpriseAttestationCertificate = "epCertificate"
+        static let enterpriseAttestationRootCertificate = "epRootCertificate"
     }
 
     /// The canonical CBOR encoding written to the state file.
@@ -89,6 +120,21 @@ extension VirtualKeyState {
         map[Field.pinRetries] = .int(pinRetries)
         if let uvRetries { map[Field.uvRetries] = .int(uvRetries) }
         if forcePINChange { map[Field.forcePINChange] = .boolean(true) }
+        if let pinLength { map[Field.pinLength] = .int(pinLength) }
+        if let minPINLength { map[Field.minPINLength] = .int(minPINLength) }
+        if !minPINLengthRPIDs.isEmpty {
+            map[Field.minPINLengthRPIDs] = .array(minPINLengthRPIDs.map { .textString($0) })
+        }
+        if let alwaysUV { map[Field.alwaysUV] = .boolean(alwaysUV) }
+        if let enterpriseAttestationEnabled {
+            map[Field.enterpriseAttestationEnabled] = .boolean(enterpriseAttestationEnabled)
+        }
+        if let enterpriseAttestation {
+            map[Field.enterpriseAttestationKey] = .byteString(enterpriseAttestation.key)
+            map[Field.enterpriseAttestationCertificate] = .byteString(enterpriseAttestation.certificate)
+            map[Field.enterpriseAttestationRootCertificate] = .byteString(
+                enterpriseAttestation.rootCertificate)
+        }
         return CBOREncoder.encode(.map(map))
     }
 
@@ -183,6 +229,46 @@ extension VirtualKeyState {
                 throw VirtualKeyError(.stateFileCorrupt, "The state file's forcePINChange is not a Boolean.")
             }
             forcePINChange = flag
+        }
+        try decodeConfigurationFields(map)
+    }
+
+    /// The fields authenticatorConfig and enterprise attestation added; each is optional.
+    private mutating func decodeConfigurationFields(_ map: CBORMap) throws(VirtualKeyError) {
+        func damaged(_ name: String) -> VirtualKeyError {
+            VirtualKeyError(.stateFileCorrupt, "The state file's \(name) field is damaged.")
+        }
+        func length(_ name: String) throws(VirtualKeyError) -> Int? {
+            guard let v = map[name] else { return nil }
+            guard let n = v.intValue, (0...PINPolicy.maxLength).contains(n) else { throw damaged(name) }
+            return n
+        }
+        func flag(_ name: String) throws(VirtualKeyError) -> Bool? {
+            guard let v = map[name] else { return nil }
+            guard let b = v.boolValue else { throw damaged(name) }
+            return b
+        }
+        pinLength = try length(Field.pinLength)
+        minPINLength = try length(Field.minPINLength)
+        if let v = map[Field.minPINLengthRPIDs] {
+            // A real list holds a handful of RP IDs; cap what a damaged file can make us keep.
+            guard let list = v.arrayValue, list.count <= 1024 else { throw damaged(Field.minPINLengthRPIDs) }
+            minPINLengthRPIDs = []
+            for item in list {
+                guard let text = item.stringValue else { throw damaged(Field.minPINLengthRPIDs) }
+                minPINLengthRPIDs.append(text)
+            }
+        }
+        alwaysUV = try flag(Field.alwaysUV)
+        enterpriseAttestationEnabled = try flag(Field.enterpriseAttestationEnabled)
+        let key = map[Field.enterpriseAttestationKey]
+        let certificate = map[Field.enterpriseAttestationCertificate]
+        let root = map[Field.enterpriseAttestationRootCertificate]
+        if key != nil || certificate != nil || root != nil {
+            guard let k = key?.bytesValue, k.count == 32, let c = certificate?.bytesValue, !c.isEmpty,
+                let r = root?.bytesValue, !r.isEmpty
+            else { throw damaged("enterprise attestation") }
+            enterpriseAttestation = EnterpriseAttestationIdentity(key: k, certificate: c, rootCertificate: r)
         }
     }
 }

@@ -27,6 +27,17 @@ struct VirtualServeCommand: ReportingCommand {
             State (AAGUID, attestation identity, credentials, PIN) is kept in --state FILE, written \
             atomically after every change; without --state it lives in memory only. With --json one line \
             describing the key is printed on standard output once it serves.
+
+            --profile picks what the key implements: ctap20 (the default: FIDO_2_0 with clientPIN), \
+            ctap21 (FIDO_2_1: credential management, authenticatorConfig with setMinPINLength and \
+            alwaysUv, makeCredUvNotRqd, pinUvAuthToken permissions, and an enterprise attestation \
+            certificate of its own, off until enabled) or ctap21-pre (FIDO_2_1_PRE with \
+            credentialMgmtPreview only, as keys shipped before CTAP 2.1 was final).
+
+            Power-up: authenticatorReset works only within 10 s of a power-up. A vpcd card insertion \
+            (--pcsc) and a new uhid device (--uhid) are power-ups, as is the start of the process; \
+            over --udp, send SIGUSR1 to this process (kill -USR1 PID) to power-cycle the key: the reset \
+            window opens again and PIN-entry blocks, tokens and pending enumerations are cleared.
             """)
 
     @Flag(name: .long, help: "Serve the key as a card to vpcd (PC/SC).")
@@ -81,6 +92,27 @@ struct VirtualServeCommand: ReportingCommand {
             "Write the attestation root certificate (PEM) here, for verifiers.", valueName: "file"))
     var attestationRoot: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp("What the key implements: ctap20, ctap21 or ctap21-pre.", valueName: "profile"))
+    var profile: String = "ctap20"
+
+    @Flag(
+        name: .long,
+        help: "With --profile ctap21: start with enterprise attestation enabled."
+    )
+    var enterpriseAttestation = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --profile ctap21: an RP ID that gets an enterprise attestation for enterpriseAttestation 1 (repeatable).",
+            valueName: "rp-id"))
+    var enterpriseAttestationRP: [String] = []
+
+    @Flag(name: .long, help: "With --profile ctap21: start with alwaysUv on.")
+    var alwaysUV = false
+
     @Flag(name: .long, help: "Print a JSON line describing the served key on standard output.")
     var json = false
 
@@ -98,6 +130,14 @@ struct VirtualServeCommand: ReportingCommand {
         if uhid, address != nil { throw ValidationError("--uhid takes no address.") }
         if !uhid, serial != nil { throw ValidationError("--serial goes with --uhid.") }
         _ = try parsePresence()
+        guard ["ctap20", "ctap21", "ctap21-pre"].contains(profile) else {
+            throw ValidationError("--profile takes ctap20, ctap21 or ctap21-pre, not \"\(profile)\".")
+        }
+        if profile != "ctap21", enterpriseAttestation || alwaysUV || !enterpriseAttestationRP.isEmpty {
+            throw ValidationError(
+                "--enterprise-attestation, --enterprise-attestation-rp and --always-uv need --profile ctap21."
+            )
+        }
     }
 
     func parsePresence() throws(CLIError) -> UserPresencePolicy {
@@ -129,7 +169,14 @@ struct VirtualServeCommand: ReportingCommand {
         LogBootstrap.bootstrapOnce()
         var logger = Logger(label: "securitykey.virtual")
         logger.logLevel = verbose >= 2 ? .trace : (verbose == 1 ? .debug : .notice)
-        var configuration = VirtualKey.Configuration()
+        var configuration: VirtualKey.Configuration
+        switch profile {
+        case "ctap21":
+            configuration = .ctap21(alwaysUV: alwaysUV, enterpriseAttestationEnabled: enterpriseAttestation)
+            configuration.enterpriseAttestationRPIDs = enterpriseAttestationRP
+        case "ctap21-pre": configuration = .ctap21Preview()
+        default: configuration = VirtualKey.Configuration()
+        }
         if let aaguid {
             guard let parsed = AAGUID(uuidString: aaguid) else {
                 throw CLIError.usage("--aaguid takes a UUID such as 01234567-89ab-cdef-0123-456789abcdef.")
@@ -227,30 +274,61 @@ struct VirtualServeCommand: ReportingCommand {
             body = { await server.run() }
             announce("pcsc", ("vpcd", "\(target.host):\(target.port)"), "to vpcd at \(target.host):\(target.port)")
         }
-        let signal = await Self.serveUntilSignal(body)
+        let signal = await Self.serveUntilSignal(body, powerCycle: { await key.powerCycle() })
         if let error = failure.error { throw error }
         Console.err(
             "securitykey: \(signal) received; the virtual key stopped\(state.map { ", state saved in \($0)" } ?? "")."
         )
     }
 
-    /// Runs `body` until SIGINT or SIGTERM arrives, then cancels it and waits for it to finish.
-    static func serveUntilSignal(_ body: @escaping @Sendable () async -> Void) async -> String {
+    /// Runs `body` until SIGINT or SIGTERM arrives, then cancels it and waits for it to finish;
+    /// each SIGUSR1 meanwhile runs `powerCycle`.
+    static func serveUntilSignal(
+        _ body: @escaping @Sendable () async -> Void, powerCycle: @escaping @Sendable () async -> Void = {}
+    ) async -> String {
         let (stream, stop) = SignalCancellation.signalNames()
         defer { stop() }
+        let (powerUps, stopPowerUps) = powerCycleSignals()
+        defer { stopPowerUps() }
         return await withTaskGroup(of: String?.self) { group in
             group.addTask {
                 await body()
                 return nil
             }
             group.addTask {
+                for await _ in powerUps {
+                    await powerCycle()
+                    Console.err("securitykey: SIGUSR1 received; the virtual key was power-cycled.")
+                }
+                return nil
+            }
+            group.addTask {
                 for await name in stream { return name }
                 return nil
             }
+            // The power-cycle watcher runs until cancelled, so the first child to end is the
+            // body or the signal watcher.
             let first = await group.next() ?? nil
             group.cancelAll()
             return first ?? "end"
         }
+    }
+
+    /// SIGUSR1 as it arrives (its default action, ending the process, is off meanwhile);
+    /// `stop` ends the stream and the watching.
+    static func powerCycleSignals() -> (stream: AsyncStream<Void>, stop: () -> Void) {
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        signal(SIGUSR1, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        source.setEventHandler { continuation.yield() }
+        source.resume()
+        return (
+            stream,
+            {
+                source.cancel()
+                continuation.finish()
+            }
+        )
     }
 }
 
