@@ -57,11 +57,13 @@ extension AuthenticatorDirectory {
         let descriptor = original.descriptor
         let aaguid = await original.info.aaguid
         let (inputs, feed) = AsyncStream<ReinsertInput>.makeStream()
+        // Subscribed before the user is told to remove the key, so the removal cannot be missed.
+        let events = discovery.events()
         let logger = self.logger
         let outcome = await withTaskGroup(of: Void.self, returning: Result<Authenticator, AuthenticatorError>.self) {
             group in
             group.addTask {
-                for await event in discovery.events() { feed.yield(.event(event)) }
+                for await event in events { feed.yield(.event(event)) }
             }
             group.addTask {
                 try? await Task.sleep(until: deadline.instant, clock: .continuous)
