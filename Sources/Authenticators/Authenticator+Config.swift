@@ -20,7 +20,8 @@ extension Authenticator {
     public func toggleAlwaysUV(interaction: (any AuthenticatorInteraction)?, deadline: Deadline)
         async throws(AuthenticatorError) -> Bool
     {
-        _ = try await withConfig(interaction: interaction, deadline: deadline) { (config) throws(CTAP2Error) in
+        _ = try await withConfig(interaction: interaction, deadline: deadline) {
+            (config) throws(CTAP2Error) in
             try await config.toggleAlwaysUV(deadline: deadline)
         }
         return info.options.isEnabled(.alwaysUV)
@@ -70,9 +71,12 @@ extension Authenticator {
         let pinSet = info.options.isEnabled(.clientPIN)
         let uvReady = info.options.isEnabled(.userVerification)
         if !pinSet && !uvReady { return nil }
-        if uvReady && info.options.isEnabled(.uvAuthenticatorConfig) && info.options.isEnabled(.pinUVAuthToken) {
+        if uvReady && info.options.isEnabled(.uvAuthenticatorConfig)
+            && info.options.isEnabled(.pinUVAuthToken)
+        {
             if case .token(let token) = try await verifyUser(
-                permissions: [.authenticatorConfiguration], rpID: nil, interaction: interaction, deadline: deadline)
+                permissions: [.authenticatorConfiguration], rpID: nil, interaction: interaction,
+                deadline: deadline)
             {
                 return token
             }
@@ -84,6 +88,7 @@ extension Authenticator {
                 deviceURI: uri)
         }
         return try await pinToken(
-            permissions: [.authenticatorConfiguration], rpID: nil, interaction: interaction, deadline: deadline)
+            permissions: [.authenticatorConfiguration], rpID: nil, interaction: interaction,
+            deadline: deadline)
     }
 }

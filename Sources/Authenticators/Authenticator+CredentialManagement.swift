@@ -9,7 +9,9 @@ public struct RelyingPartyCredentials: Hashable, Sendable {
     public var credentials: [CredentialManagement.Credential]
 
     /// Creates a listing.
-    public init(relyingParty: CredentialManagement.RelyingParty, credentials: [CredentialManagement.Credential]) {
+    public init(
+        relyingParty: CredentialManagement.RelyingParty, credentials: [CredentialManagement.Credential]
+    ) {
         self.relyingParty = relyingParty
         self.credentials = credentials
     }
@@ -39,7 +41,8 @@ extension Authenticator {
             throw AuthenticatorError(
                 .notSupported, "The security key does not support credential management.", deviceURI: uri)
         }
-        let token = try await credentialManagementToken(rpID: rpID, interaction: interaction, deadline: deadline)
+        let token = try await credentialManagementToken(
+            rpID: rpID, interaction: interaction, deadline: deadline)
         defer { token.wipe() }
         do throws(CTAP2Error) {
             let manager = try CredentialManagement(session: session, info: info, token: token, logger: logger)
@@ -99,7 +102,8 @@ extension Authenticator {
     /// Replaces the user name and display name stored with a discoverable credential
     /// (updateUserInformation; keys with only the preview command cannot).
     public func updateUserInformation(
-        credentialID: [UInt8], user: UserEntity, rpID: String? = nil, interaction: (any AuthenticatorInteraction)?,
+        credentialID: [UInt8], user: UserEntity, rpID: String? = nil,
+        interaction: (any AuthenticatorInteraction)?,
         deadline: Deadline
     ) async throws(AuthenticatorError) {
         guard CredentialManagementRequest.command(for: info) != .credentialManagementPreview else {
@@ -110,7 +114,8 @@ extension Authenticator {
         }
         try await withCredentialManagement(rpID: rpID, interaction: interaction, deadline: deadline) {
             (manager) throws(CTAP2Error) in
-            try await manager.updateUserInformation(credentialID: credentialID, user: user, deadline: deadline)
+            try await manager.updateUserInformation(
+                credentialID: credentialID, user: user, deadline: deadline)
         }
     }
 
@@ -123,12 +128,14 @@ extension Authenticator {
         // A permissions RP ID only means something with getPinUvAuthTokenUsing…WithPermissions.
         let boundRPID = info.options.isEnabled(.pinUVAuthToken) ? rpID : nil
         switch try await verifyUser(
-            permissions: [.credentialManagement], rpID: boundRPID, interaction: interaction, deadline: deadline)
+            permissions: [.credentialManagement], rpID: boundRPID, interaction: interaction,
+            deadline: deadline)
         {
         case .token(let token): return token
         case .uvOption, .none:
             return try await pinToken(
-                permissions: [.credentialManagement], rpID: boundRPID, interaction: interaction, deadline: deadline)
+                permissions: [.credentialManagement], rpID: boundRPID, interaction: interaction,
+                deadline: deadline)
         }
     }
 }

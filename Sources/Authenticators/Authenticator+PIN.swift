@@ -102,8 +102,9 @@ extension Authenticator {
         try requirePINSet()
         _ = try await checkedPINRetries(deadline: deadline)
         let clientPIN = try clientPIN()
-        do throws(CTAP2Error) { try await clientPIN.changePIN(from: currentPIN, to: newPIN, deadline: deadline) }
-        catch {
+        do throws(CTAP2Error) {
+            try await clientPIN.changePIN(from: currentPIN, to: newPIN, deadline: deadline)
+        } catch {
             throw AuthenticatorError(error, deviceURI: uri)
         }
         try await refreshInfo(deadline: deadline)
@@ -123,10 +124,12 @@ extension Authenticator {
 
     private func requirePINSet() throws(AuthenticatorError) {
         guard info.options.isSupported(.clientPIN) else {
-            throw AuthenticatorError(.pinUVNotSupported, "The security key does not support a PIN.", deviceURI: uri)
+            throw AuthenticatorError(
+                .pinUVNotSupported, "The security key does not support a PIN.", deviceURI: uri)
         }
         guard info.options.isEnabled(.clientPIN) else {
-            throw AuthenticatorError(.pinNotSet, "No PIN is set on the security key: set one first.", deviceURI: uri)
+            throw AuthenticatorError(
+                .pinNotSet, "No PIN is set on the security key: set one first.", deviceURI: uri)
         }
     }
 }

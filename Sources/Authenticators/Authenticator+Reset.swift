@@ -70,6 +70,8 @@ extension Authenticator {
         }
         return AuthenticatorInstruction(
             kind: .touchToReset, deviceURI: uri,
-            message: "Touch the security key to confirm the reset, which erases every credential on it and its PIN.")
+            message:
+                "Touch the security key to confirm the reset, which erases every credential on it and its PIN."
+        )
     }
 }

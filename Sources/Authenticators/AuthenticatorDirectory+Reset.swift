@@ -28,12 +28,13 @@ extension AuthenticatorDirectory {
         do throws(AuthenticatorError) {
             try await authenticator.reset(interaction: interaction, deadline: deadline)
             return authenticator
-        } catch where error.code == .notAllowed {
+        } catch  where error.code == .notAllowed {
             guard let interaction, interaction.canPrompt else { throw error }
             logger.info(
                 "the key refused reset outside its power-up window; asking for re-insertion",
                 metadata: ["device": "\(authenticator.uri)"])
-            let returned = try await waitForReinsertion(of: authenticator, interaction: interaction, deadline: deadline)
+            let returned = try await waitForReinsertion(
+                of: authenticator, interaction: interaction, deadline: deadline)
             do throws(AuthenticatorError) {
                 try await returned.reset(interaction: interaction, deadline: deadline)
                 return returned
@@ -60,7 +61,9 @@ extension AuthenticatorDirectory {
         // Subscribed before the user is told to remove the key, so the removal cannot be missed.
         let events = discovery.events()
         let logger = self.logger
-        let outcome = await withTaskGroup(of: Void.self, returning: Result<Authenticator, AuthenticatorError>.self) {
+        let outcome = await withTaskGroup(
+            of: Void.self, returning: Result<Authenticator, AuthenticatorError>.self
+        ) {
             group in
             group.addTask {
                 for await event in events { feed.yield(.event(event)) }
@@ -78,7 +81,8 @@ extension AuthenticatorDirectory {
             var removed = false
             var outcome: Result<Authenticator, AuthenticatorError> = .failure(
                 AuthenticatorError(
-                    .timeout, "The security key was not removed and inserted again before the deadline; nothing was erased.",
+                    .timeout,
+                    "The security key was not removed and inserted again before the deadline; nothing was erased.",
                     deviceURI: original.uri))
             loop: for await input in inputs {
                 switch input {

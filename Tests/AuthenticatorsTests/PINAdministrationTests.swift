@@ -7,7 +7,8 @@ import VirtualAuthenticator
 /// PIN status, verification and the blocked-PIN path, against the virtual key's clientPIN.
 @Suite struct PINAdministrationTests {
     func open(_ key: VirtualKey) async throws -> Authenticator {
-        try await Authenticator.open(InProcessConnection(handler: key, uri: "test:key"), deadline: .after(.seconds(5)))
+        try await Authenticator.open(
+            InProcessConnection(handler: key, uri: "test:key"), deadline: .after(.seconds(5)))
     }
 
     @Test func verifyingTheRightPINReportsTheFullCount() async throws {
@@ -67,7 +68,8 @@ import VirtualAuthenticator
         let authenticator = try await open(try VirtualKey(configuration: UserVerificationTests.pinKey))
         let interaction = RecordingInteraction(pins: ["1234"])
         let cm = await #expect(throws: AuthenticatorError.self) {
-            _ = try await authenticator.credentialMetadata(interaction: interaction, deadline: .after(.seconds(5)))
+            _ = try await authenticator.credentialMetadata(
+                interaction: interaction, deadline: .after(.seconds(5)))
         }
         #expect(cm?.code == .notSupported)
         let config = await #expect(throws: AuthenticatorError.self) {

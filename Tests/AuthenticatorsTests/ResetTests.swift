@@ -75,7 +75,8 @@ final class FakeResetKey: AuthenticatorConnection {
         let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(5)))
         #expect(await authenticator.info.options[.clientPIN] == true)
         let interaction = RecordingInteraction()
-        let result = try await directory.reset(authenticator, interaction: interaction, deadline: .after(.seconds(10)))
+        let result = try await directory.reset(
+            authenticator, interaction: interaction, deadline: .after(.seconds(10)))
         #expect(result === authenticator)
         // The key itself, asked again, has no PIN any more (CTAP 2.1 §6.6 erases it).
         #expect(await result.info.options[.clientPIN] == false)
@@ -90,7 +91,8 @@ final class FakeResetKey: AuthenticatorConnection {
         let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(5)))
         try await Task.sleep(for: Self.window + .milliseconds(200))
         let interaction = RecordingInteraction()
-        async let reset = directory.reset(authenticator, interaction: interaction, deadline: .after(.seconds(10)))
+        async let reset = directory.reset(
+            authenticator, interaction: interaction, deadline: .after(.seconds(10)))
         try await Self.waitForReinsertInstruction(interaction)
         discovery.remove("key")
         try await Task.sleep(for: .milliseconds(50))
@@ -111,7 +113,8 @@ final class FakeResetKey: AuthenticatorConnection {
         let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(5)))
         try await Task.sleep(for: Self.window + .milliseconds(200))
         let interaction = RecordingInteraction()
-        async let reset = directory.reset(authenticator, interaction: interaction, deadline: .after(.seconds(10)))
+        async let reset = directory.reset(
+            authenticator, interaction: interaction, deadline: .after(.seconds(10)))
         try await Self.waitForReinsertInstruction(interaction)
         discovery.remove("key")
         await other.powerCycle()
@@ -160,7 +163,8 @@ final class FakeResetKey: AuthenticatorConnection {
 
     @Test func aTransportMissingFromTransportsForResetIsRefusedBeforeSending() async throws {
         // getInfo transportsForReset (0x1A): ["usb"]; the key is reached over NFC.
-        let fake = FakeResetKey(transport: .nfc, extra: [0x18, 0x1A, 0x81, 0x63] + Array("usb".utf8), extraCount: 1)
+        let fake = FakeResetKey(
+            transport: .nfc, extra: [0x18, 0x1A, 0x81, 0x63] + Array("usb".utf8), extraCount: 1)
         let authenticator = try await Authenticator.open(fake, deadline: .after(.seconds(5)))
         let error = await #expect(throws: AuthenticatorError.self) {
             try await authenticator.reset(interaction: nil, deadline: .after(.seconds(5)))

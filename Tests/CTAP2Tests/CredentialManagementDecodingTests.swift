@@ -42,7 +42,9 @@ import Transport
     static let hostileRPReplies: [Hostile] = [
         Hostile(name: "rp is a text string", body: [3: "example.com", 4: hash, 5: 1]),
         Hostile(name: "rp without id", body: [3: .map(["name": "x"]), 4: hash, 5: 1]),
-        Hostile(name: "rpIDHash of 31 bytes", body: [3: rp, 4: .byteString([UInt8](repeating: 0, count: 31)), 5: 1]),
+        Hostile(
+            name: "rpIDHash of 31 bytes",
+            body: [3: rp, 4: .byteString([UInt8](repeating: 0, count: 31)), 5: 1]),
         Hostile(name: "rpIDHash is text", body: [3: rp, 4: "hash", 5: 1]),
         Hostile(name: "totalRPs negative", body: [3: rp, 4: hash, 5: -1]),
         Hostile(name: "totalRPs missing", body: [3: rp, 4: hash]),
@@ -50,16 +52,23 @@ import Transport
     ]
 
     static let hostileCredentialReplies: [Hostile] = [
-        Hostile(name: "user is an array", body: [6: [1], 7: credential, 8: CredentialManagementScript.coseKey, 9: 1]),
         Hostile(
-            name: "credentialID is bytes", body: [6: user, 7: .byteString([1]), 8: CredentialManagementScript.coseKey]),
+            name: "user is an array",
+            body: [6: [1], 7: credential, 8: CredentialManagementScript.coseKey, 9: 1]),
+        Hostile(
+            name: "credentialID is bytes",
+            body: [6: user, 7: .byteString([1]), 8: CredentialManagementScript.coseKey]),
         Hostile(name: "publicKey is bytes", body: [6: user, 7: credential, 8: .byteString([1])]),
         Hostile(name: "publicKey without kty", body: [6: user, 7: credential, 8: .map([3: -7])]),
         Hostile(
             name: "largeBlobKey of 5 bytes",
-            body: [6: user, 7: credential, 8: CredentialManagementScript.coseKey, 11: .byteString([1, 2, 3, 4, 5])]),
+            body: [
+                6: user, 7: credential, 8: CredentialManagementScript.coseKey,
+                11: .byteString([1, 2, 3, 4, 5]),
+            ]),
         Hostile(
-            name: "credProtect is text", body: [6: user, 7: credential, 8: CredentialManagementScript.coseKey, 10: "3"]),
+            name: "credProtect is text",
+            body: [6: user, 7: credential, 8: CredentialManagementScript.coseKey, 10: "3"]),
         Hostile(name: "publicKey missing", body: [6: user, 7: credential, 9: 1]),
     ]
 
@@ -73,7 +82,9 @@ import Transport
     @Test(arguments: hostileCredentialReplies)
     func hostileCredentialRepliesAreMalformed(_ hostile: Hostile) async throws {
         let (manager, _) = try Self.manager { _, _ in CredentialManagementScript.reply(hostile.body) }
-        let error = await #expect(throws: CTAP2Error.self) { _ = try await manager.credentials(rpID: "example.com") }
+        let error = await #expect(throws: CTAP2Error.self) {
+            _ = try await manager.credentials(rpID: "example.com")
+        }
         #expect(error?.code == .malformedResponse)
     }
 
@@ -89,11 +100,16 @@ import Transport
         let (manager, connection) = try Self.manager { _, sub in
             sub == 2
                 ? CredentialManagementScript.reply([3: Self.rp, 4: Self.hash, 5: .unsigned(total)])
-                : CredentialManagementScript.reply([6: Self.user, 7: Self.credential, 8: CredentialManagementScript.coseKey, 9: .unsigned(total)])
+                : CredentialManagementScript.reply([
+                    6: Self.user, 7: Self.credential, 8: CredentialManagementScript.coseKey,
+                    9: .unsigned(total),
+                ])
         }
         let rpError = await #expect(throws: CTAP2Error.self) { _ = try await manager.relyingParties() }
         #expect(rpError?.code == .malformedResponse)
-        let credError = await #expect(throws: CTAP2Error.self) { _ = try await manager.credentials(rpID: "example.com") }
+        let credError = await #expect(throws: CTAP2Error.self) {
+            _ = try await manager.credentials(rpID: "example.com")
+        }
         #expect(credError?.code == .malformedResponse)
         #expect(connection.requests.count == 2, "no getNext request followed either begin")
     }
@@ -128,13 +144,17 @@ import Transport
     @Test func anRPBoundTokenIsCheckedBeforeTheKeyIsAsked() async throws {
         let bound = Self.token(rpID: "example.com")
         let (manager, connection) = try Self.manager(token: bound) { _, _ in
-            CredentialManagementScript.reply([6: Self.user, 7: Self.credential, 8: CredentialManagementScript.coseKey, 9: 1])
+            CredentialManagementScript.reply([
+                6: Self.user, 7: Self.credential, 8: CredentialManagementScript.coseKey, 9: 1,
+            ])
         }
         let metadata = await #expect(throws: CTAP2Error.self) { _ = try await manager.metadata() }
         #expect(metadata?.code == .unauthorizedPermission)
         let parties = await #expect(throws: CTAP2Error.self) { _ = try await manager.relyingParties() }
         #expect(parties?.code == .unauthorizedPermission)
-        let other = await #expect(throws: CTAP2Error.self) { _ = try await manager.credentials(rpID: "example.org") }
+        let other = await #expect(throws: CTAP2Error.self) {
+            _ = try await manager.credentials(rpID: "example.org")
+        }
         #expect(other?.code == .unauthorizedPermission)
         #expect(connection.requests.isEmpty)
         #expect(try await manager.credentials(rpID: "example.com").count == 1)
@@ -145,7 +165,9 @@ import Transport
     }
 
     @Test func aTokenWithoutTheCMPermissionIsRefused() async throws {
-        let (manager, connection) = try Self.manager(token: Self.token(permissions: [.getAssertion])) { _, _ in [0] }
+        let (manager, connection) = try Self.manager(token: Self.token(permissions: [.getAssertion])) {
+            _, _ in [0]
+        }
         let error = await #expect(throws: CTAP2Error.self) { _ = try await manager.metadata() }
         #expect(error?.code == .unauthorizedPermission)
         #expect(connection.requests.isEmpty)
@@ -164,10 +186,13 @@ import Transport
 
     @Test func getNextRequestsCarryNoPINUVAuthParam() throws {
         // §6.8.3 / §6.8.4: the "next" subcommands are sent with the subCommand alone.
-        #expect(try CredentialManagementRequest.enumerateRPsGetNextRP().encoded() == [0x0A, 0xA1, 0x01, 0x03])
         #expect(
-            try CredentialManagementRequest.enumerateCredentialsGetNextCredential(command: .credentialManagementPreview)
-                .encoded() == [0x41, 0xA1, 0x01, 0x05])
+            try CredentialManagementRequest.enumerateRPsGetNextRP().encoded() == [0x0A, 0xA1, 0x01, 0x03])
+        #expect(
+            try CredentialManagementRequest.enumerateCredentialsGetNextCredential(
+                command: .credentialManagementPreview
+            )
+            .encoded() == [0x41, 0xA1, 0x01, 0x05])
     }
 
     // MARK: authenticatorConfig
@@ -175,7 +200,10 @@ import Transport
     static func configInfo(extra: CBORMap = [:]) throws -> AuthenticatorInfo {
         var map: CBORMap = [
             1: ["FIDO_2_1"], 3: .byteString([UInt8](repeating: 0, count: 16)),
-            4: .map(["clientPin": true, "pinUvAuthToken": true, "authnrCfg": true, "alwaysUv": false, "setMinPINLength": true]),
+            4: .map([
+                "clientPin": true, "pinUvAuthToken": true, "authnrCfg": true, "alwaysUv": false,
+                "setMinPINLength": true,
+            ]),
             0x0D: 6, 0x10: 1,
         ]
         for entry in extra { map[entry.key] = entry.value }

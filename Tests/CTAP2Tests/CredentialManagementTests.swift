@@ -43,9 +43,13 @@ enum CredentialManagementScript {
         1: 2, 3: -7, -1: 1, -2: .byteString([UInt8](repeating: 0x21, count: 32)),
         -3: .byteString([UInt8](repeating: 0x22, count: 32)),
     ])
-    static let credentialIDs: [[UInt8]] = [[UInt8](repeating: 0xC1, count: 48), [UInt8](repeating: 0xC2, count: 48)]
+    static let credentialIDs: [[UInt8]] = [
+        [UInt8](repeating: 0xC1, count: 48), [UInt8](repeating: 0xC2, count: 48),
+    ]
 
-    static func reply(_ map: CBORMap?) -> [UInt8] { [0x00] + (map.map { CBOREncoder.encode(.map($0)) } ?? []) }
+    static func reply(_ map: CBORMap?) -> [UInt8] {
+        [0x00] + (map.map { CBOREncoder.encode(.map($0)) } ?? [])
+    }
 
     /// Replies by subcommand: metadata 3 + 22, two RPs, two credentials per RP.
     static func replies(_ subCommand: UInt64?) -> [UInt8] {
@@ -53,7 +57,8 @@ enum CredentialManagementScript {
         case 1: return reply([1: 3, 2: 22])
         case 2:
             return reply([
-                3: .map(["id": .textString(rpIDs[0]), "name": "Example"]), 4: .byteString(hash(rpIDs[0])), 5: 2,
+                3: .map(["id": .textString(rpIDs[0]), "name": "Example"]), 4: .byteString(hash(rpIDs[0])),
+                5: 2,
             ])
         case 3: return reply([3: .map(["id": .textString(rpIDs[1])]), 4: .byteString(hash(rpIDs[1]))])
         case 4:
@@ -75,7 +80,8 @@ enum CredentialManagementScript {
         var options: CBORMap = ["clientPin": true, "pinUvAuthToken": true]
         options[preview ? "credentialMgmtPreview" : "credMgmt"] = true
         return try AuthenticatorInfo(map: [
-            1: .array((preview ? ["FIDO_2_0", "FIDO_2_1_PRE"] : ["FIDO_2_0", "FIDO_2_1"]).map { .textString($0) }),
+            1: .array(
+                (preview ? ["FIDO_2_0", "FIDO_2_1_PRE"] : ["FIDO_2_0", "FIDO_2_1"]).map { .textString($0) }),
             3: .byteString([UInt8](repeating: 0, count: 16)), 4: .map(options), 5: 2048,
             6: .array([.int(version)]),
         ])
@@ -91,9 +97,13 @@ enum CredentialManagementScript {
         var preview: Bool
         var testDescription: String { "protocol \(version)\(preview ? ", preview 0x41" : "")" }
     }
-    static let cases = [1, 2].flatMap { v in [Case(version: v, preview: false), Case(version: v, preview: true)] }
+    static let cases = [1, 2].flatMap { v in
+        [Case(version: v, preview: false), Case(version: v, preview: true)]
+    }
 
-    static func token(_ version: Int, permissions: PINUVAuthTokenPermissions, rpID: String? = nil) -> PINUVAuthToken {
+    static func token(_ version: Int, permissions: PINUVAuthTokenPermissions, rpID: String? = nil)
+        -> PINUVAuthToken
+    {
         PINUVAuthToken(
             token: ClientPINTestsAuthenticator.token,
             pinUVAuthProtocol: version == 2 ? PINUVAuthProtocolTwo() : PINUVAuthProtocolOne(),
@@ -114,11 +124,13 @@ enum CredentialManagementScript {
         var listed: [[String]] = []
         let parties = try await manager.relyingParties()
         for party in parties {
-            listed.append(try await manager.credentials(rpIDHash: party.rpIDHash).map { hexString($0.credentialID.id) })
+            listed.append(
+                try await manager.credentials(rpIDHash: party.rpIDHash).map { hexString($0.credentialID.id) })
         }
         try await manager.deleteCredential(id: CredentialManagementScript.credentialIDs[0])
         if !c.preview {
-            try await manager.updateUserInformation(credentialID: CredentialManagementScript.credentialIDs[1], user: Self.user)
+            try await manager.updateUserInformation(
+                credentialID: CredentialManagementScript.credentialIDs[1], user: Self.user)
         }
 
         let output = try runPython(Self.credmanHarness, [try Self.arguments(info: info, c)])
@@ -137,9 +149,12 @@ enum CredentialManagementScript {
         let replies = (1...7).map { hexString(CredentialManagementScript.replies(UInt64($0))) }
         let config: [String: Any] = [
             "info": hexString(CBOREncoder.encode(.map(info.fields))), "replies": replies,
-            "token": hexString(ClientPINTestsAuthenticator.token), "protocol": c.version, "preview": c.preview,
+            "token": hexString(ClientPINTestsAuthenticator.token), "protocol": c.version,
+            "preview": c.preview,
             "credentialIDs": CredentialManagementScript.credentialIDs.map(hexString),
-            "user": ["id": hexString(user.id), "name": user.name ?? "", "displayName": user.displayName ?? ""],
+            "user": [
+                "id": hexString(user.id), "name": user.name ?? "", "displayName": user.displayName ?? "",
+            ],
         ]
         return String(decoding: try JSONSerialization.data(withJSONObject: config), as: UTF8.self)
     }
@@ -193,10 +208,12 @@ enum CredentialManagementScript {
         let connection = ScriptedCTAPConnection { _, _ in [0x00] }
         let session = CTAP2Session(connection: connection)
         let config = try AuthenticatorConfig(
-            session: session, info: info, token: Self.token(version, permissions: [.authenticatorConfiguration]))
+            session: session, info: info,
+            token: Self.token(version, permissions: [.authenticatorConfiguration]))
         try await config.enableEnterpriseAttestation()
         try await config.toggleAlwaysUV()
-        try await config.setMinPINLength(8, minPINLengthRPIDs: ["example.com", "example.org"], forceChangePIN: true)
+        try await config.setMinPINLength(
+            8, minPINLengthRPIDs: ["example.com", "example.org"], forceChangePIN: true)
         try await config.setMinPINLength()
         try await config.vendorPrototype(vendorCommandID: 42)
         // A key with neither PIN nor built-in UV takes the command without a token.
@@ -207,7 +224,8 @@ enum CredentialManagementScript {
             "token": hexString(ClientPINTestsAuthenticator.token), "protocol": version,
         ]
         let output = try runPython(
-            Self.configHarness, [String(decoding: try JSONSerialization.data(withJSONObject: arguments), as: UTF8.self)])
+            Self.configHarness,
+            [String(decoding: try JSONSerialization.data(withJSONObject: arguments), as: UTF8.self)])
         let theirs = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String])
         #expect(theirs.count == 6)
         #expect(connection.requests.map(hexString) == theirs)

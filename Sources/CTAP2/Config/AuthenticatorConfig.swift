@@ -40,7 +40,8 @@ public struct AuthenticatorConfig: Sendable {
     /// enableEnterpriseAttestation.
     public func enableEnterpriseAttestation(deadline: Deadline? = nil) async throws(CTAP2Error) {
         guard info.options.isSupported(.enterpriseAttestation) else {
-            throw CTAP2Error(.unsupportedOption, "The key does not support enterprise attestation (no ep option).")
+            throw CTAP2Error(
+                .unsupportedOption, "The key does not support enterprise attestation (no ep option).")
         }
         try await send(.enableEnterpriseAttestation(token: token), deadline)
     }
@@ -68,7 +69,8 @@ public struct AuthenticatorConfig: Sendable {
             guard newMinPINLength >= current else {
                 throw CTAP2Error(
                     .pinPolicyViolation,
-                    "The minimum PIN length can only be raised: it is \(current) now, and \(newMinPINLength) is lower.")
+                    "The minimum PIN length can only be raised: it is \(current) now, and \(newMinPINLength) is lower."
+                )
             }
             guard newMinPINLength <= Self.longestMinimumPINLength else {
                 throw CTAP2Error(
@@ -81,7 +83,8 @@ public struct AuthenticatorConfig: Sendable {
             guard UInt64(rpIDs.count) <= allowed else {
                 throw CTAP2Error(
                     .invalidRequest,
-                    "The key accepts at most \(allowed) relying parties for the minPinLength extension, not \(rpIDs.count).")
+                    "The key accepts at most \(allowed) relying parties for the minPinLength extension, not \(rpIDs.count)."
+                )
             }
         }
         do throws(CTAP2Error) {
@@ -90,9 +93,10 @@ public struct AuthenticatorConfig: Sendable {
                     newMinPINLength, minPINLengthRPIDs: minPINLengthRPIDs, forceChangePIN: forceChangePIN,
                     token: token),
                 deadline)
-        } catch where error.code == .pinPolicyViolation {
+        } catch  where error.code == .pinPolicyViolation {
             var explained = error
-            explained.message = "The key refused the new minimum PIN length: it can only be raised, never lowered."
+            explained.message =
+                "The key refused the new minimum PIN length: it can only be raised, never lowered."
             throw explained
         }
     }
@@ -105,19 +109,24 @@ public struct AuthenticatorConfig: Sendable {
             throw CTAP2Error(
                 .unsupportedOption, "The key does not list vendor config command \(vendorCommandID).")
         }
-        try await send(.vendorPrototype(vendorCommandID: vendorCommandID, extra: extra, token: token), deadline)
+        try await send(
+            .vendorPrototype(vendorCommandID: vendorCommandID, extra: extra, token: token), deadline)
     }
 
     private func send(_ request: AuthenticatorConfigRequest, _ deadline: Deadline?) async throws(CTAP2Error) {
-        if let listed = info.authenticatorConfigCommands, !listed.contains(UInt64(request.subCommand.rawValue)) {
-            throw CTAP2Error(.unsupportedOption, "The key does not offer the config command \(request.subCommand).")
+        if let listed = info.authenticatorConfigCommands,
+            !listed.contains(UInt64(request.subCommand.rawValue))
+        {
+            throw CTAP2Error(
+                .unsupportedOption, "The key does not offer the config command \(request.subCommand).")
         }
         logger.debug("authenticatorConfig", metadata: ["subCommand": "\(request.subCommand)"])
         do throws(CTAP2Error) {
             _ = try await session.send(request, deadline: deadline)
         } catch {
             logger.debug(
-                "authenticatorConfig failed", metadata: ["subCommand": "\(request.subCommand)", "code": "\(error.code)"])
+                "authenticatorConfig failed",
+                metadata: ["subCommand": "\(request.subCommand)", "code": "\(error.code)"])
             throw error
         }
     }

@@ -88,7 +88,8 @@ public struct AuthenticatorConfigRequest: CTAP2Request, Hashable {
         self.init(subCommand: subCommand, subCommandParams: subCommandParams)
         if let token {
             pinUVAuthProtocol = UInt64(token.pinUVAuthProtocol.version)
-            pinUVAuthParam = try token.configParam(subCommand: subCommand.rawValue, parameters: subCommandParams)
+            pinUVAuthParam = try token.configParam(
+                subCommand: subCommand.rawValue, parameters: subCommandParams)
         }
     }
 
@@ -103,7 +104,8 @@ public struct AuthenticatorConfigRequest: CTAP2Request, Hashable {
 
     /// toggleAlwaysUv: flips whether every makeCredential and getAssertion needs user
     /// verification (getInfo `alwaysUv`).
-    public static func toggleAlwaysUV(token: PINUVAuthToken?) throws(CTAP2Error) -> AuthenticatorConfigRequest {
+    public static func toggleAlwaysUV(token: PINUVAuthToken?) throws(CTAP2Error) -> AuthenticatorConfigRequest
+    {
         try AuthenticatorConfigRequest(subCommand: .toggleAlwaysUV, token: token)
     }
 
@@ -123,7 +125,8 @@ public struct AuthenticatorConfigRequest: CTAP2Request, Hashable {
             params[ParameterKey.minPINLengthRPIDs] = .array(minPINLengthRPIDs.map { .textString($0) })
         }
         if pinComplexityPolicy { params[ParameterKey.pinComplexityPolicy] = .boolean(true) }
-        return try AuthenticatorConfigRequest(subCommand: .setMinPINLength, subCommandParams: params, token: token)
+        return try AuthenticatorConfigRequest(
+            subCommand: .setMinPINLength, subCommandParams: params, token: token)
     }
 
     /// vendorPrototype: a vendor command named by `vendorCommandID` (one of getInfo's
@@ -133,7 +136,8 @@ public struct AuthenticatorConfigRequest: CTAP2Request, Hashable {
     {
         var params = extra
         params[ParameterKey.vendorCommandID] = .unsigned(vendorCommandID)
-        return try AuthenticatorConfigRequest(subCommand: .vendorPrototype, subCommandParams: params, token: token)
+        return try AuthenticatorConfigRequest(
+            subCommand: .vendorPrototype, subCommandParams: params, token: token)
     }
 
     // MARK: CTAP2Request

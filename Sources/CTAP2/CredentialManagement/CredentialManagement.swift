@@ -101,7 +101,7 @@ public struct CredentialManagement: Sendable {
         let first: CredentialManagementResponse
         do throws(CTAP2Error) {
             first = try await send(.enumerateRPsBegin(token: token, command: command), deadline)
-        } catch where error.code == .noCredentials {
+        } catch  where error.code == .noCredentials {
             return []
         }
         guard let total = first.totalRPs else {
@@ -128,7 +128,7 @@ public struct CredentialManagement: Sendable {
         do throws(CTAP2Error) {
             first = try await send(
                 .enumerateCredentialsBegin(rpIDHash: rpIDHash, token: token, command: command), deadline)
-        } catch where error.code == .noCredentials {
+        } catch  where error.code == .noCredentials {
             return []
         }
         // Some keys leave totalCredentials out when there is one; python-fido2 reads it as 1.
@@ -140,13 +140,15 @@ public struct CredentialManagement: Sendable {
         out.append(try credential(first))
         for _ in 1..<count {
             out.append(
-                try credential(try await send(.enumerateCredentialsGetNextCredential(command: command), deadline)))
+                try credential(
+                    try await send(.enumerateCredentialsGetNextCredential(command: command), deadline)))
         }
         return out
     }
 
     /// The discoverable credentials of the relying party `rpID`.
-    public func credentials(rpID: String, deadline: Deadline? = nil) async throws(CTAP2Error) -> [Credential] {
+    public func credentials(rpID: String, deadline: Deadline? = nil) async throws(CTAP2Error) -> [Credential]
+    {
         try await credentials(rpIDHash: Array(SHA256.hash(data: Array(rpID.utf8))), deadline: deadline)
     }
 
@@ -155,7 +157,8 @@ public struct CredentialManagement: Sendable {
     /// deleteCredential: removes the discoverable credential with this ID.
     public func deleteCredential(id: [UInt8], deadline: Deadline? = nil) async throws(CTAP2Error) {
         _ = try await send(
-            .deleteCredential(PublicKeyCredentialDescriptor(id: id), token: token, command: command), deadline)
+            .deleteCredential(PublicKeyCredentialDescriptor(id: id), token: token, command: command), deadline
+        )
         logger.debug("credential deleted")
     }
 
@@ -176,7 +179,8 @@ public struct CredentialManagement: Sendable {
     private func bounded(_ total: UInt64, _ what: String) throws(CTAP2Error) -> Int {
         guard total <= UInt64(limit) else {
             throw CTAP2Error.malformed(
-                "The key claims \(total) \(what), more than the \(limit) this library reads; it is not listed.")
+                "The key claims \(total) \(what), more than the \(limit) this library reads; it is not listed."
+            )
         }
         return Int(total)
     }
@@ -190,7 +194,8 @@ public struct CredentialManagement: Sendable {
 
     private func credential(_ response: CredentialManagementResponse) throws(CTAP2Error) -> Credential {
         guard let user = response.user, let id = response.credentialID, let key = response.publicKey else {
-            throw CTAP2Error.malformed("A credential in the enumeration lacks its user, credentialID or publicKey.")
+            throw CTAP2Error.malformed(
+                "A credential in the enumeration lacks its user, credentialID or publicKey.")
         }
         return Credential(
             user: user, credentialID: id, publicKey: key, credProtect: response.credProtect,

@@ -150,7 +150,8 @@ public struct CredentialManagementRequest: CTAP2Request, Hashable {
         if let bound = token.rpID, Array(SHA256.hash(data: Array(bound.utf8))) != rpIDHash {
             throw CTAP2Error(
                 .unauthorizedPermission,
-                "The PIN/UV token is bound to the relying party \(bound); it cannot list another one's credentials.")
+                "The PIN/UV token is bound to the relying party \(bound); it cannot list another one's credentials."
+            )
         }
         return try CredentialManagementRequest(
             command: command, subCommand: .enumerateCredentialsBegin,
@@ -183,7 +184,8 @@ public struct CredentialManagementRequest: CTAP2Request, Hashable {
         guard command != .credentialManagementPreview else {
             throw CTAP2Error(
                 .unsupportedOption,
-                "This key offers only the preview of credential management, which cannot update user information.")
+                "This key offers only the preview of credential management, which cannot update user information."
+            )
         }
         return try CredentialManagementRequest(
             command: command, subCommand: .updateUserInformation,

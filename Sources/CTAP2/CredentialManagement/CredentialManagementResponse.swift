@@ -96,7 +96,8 @@ public struct CredentialManagementResponse: CTAP2Response, Hashable {
         credProtect = try r.uint(Key.credProtect, "credProtect")
         largeBlobKey = try r.bytes(Key.largeBlobKey, "largeBlobKey")
         if let largeBlobKey, largeBlobKey.count != 32 {
-            throw CTAP2Error.malformed("The largeBlobKey of the \(context) is \(largeBlobKey.count) bytes, not 32.")
+            throw CTAP2Error.malformed(
+                "The largeBlobKey of the \(context) is \(largeBlobKey.count) bytes, not 32.")
         }
         thirdPartyPayment = try r.bool(Key.thirdPartyPayment, "thirdPartyPayment")
     }
