@@ -130,10 +130,7 @@ extension Authenticator {
     func checkedPINRetries(deadline: Deadline) async throws(AuthenticatorError) -> Int? {
         let retries = try await pinRetries(deadline: deadline)
         if retries.retries == 0 {
-            throw AuthenticatorError(
-                .pinBlocked,
-                "The PIN is blocked: no attempts are left, and only resetting the key (which erases all its credentials) makes it usable again.",
-                deviceURI: uri)
+            throw AuthenticatorError.pinBlocked(deviceURI: uri)
         }
         return retries.retries
     }

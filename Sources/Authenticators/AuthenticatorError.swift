@@ -38,6 +38,16 @@ public struct AuthenticatorError: Error, Hashable, Sendable, CustomStringConvert
         public static let pinUVNotSupported = Code(rawValue: CTAP2Error.Code.pinUVNotSupported.rawValue)
         /// Built-in user verification is blocked and the key has no PIN to fall back to.
         public static let uvBlocked = Code(rawValue: CTAP2Error.Code.uvBlocked.rawValue)
+        /// The key refused the command in its current state; for a reset: it was plugged in too
+        /// long ago.
+        public static let notAllowed = Code(rawValue: CTAP2Error.Code.notAllowed.rawValue)
+        /// The user declined on the key.
+        public static let operationDenied = Code(rawValue: CTAP2Error.Code.operationDenied.rawValue)
+        /// The user did not act on the key in time.
+        public static let userActionTimeout = Code(rawValue: CTAP2Error.Code.userActionTimeout.rawValue)
+        /// The key that arrived is not the one the operation was started with (another AAGUID
+        /// or another port), so the operation was not sent to it.
+        public static let differentDevice = Code(rawValue: "different-device")
 
         public var description: String { rawValue }
     }
@@ -68,6 +78,11 @@ public struct AuthenticatorError: Error, Hashable, Sendable, CustomStringConvert
             underlying = error
             return
         }
+        if error.code == .pinBlocked {
+            // One sentence for a blocked PIN wherever it is found: what a reset erases.
+            self = .pinBlocked(deviceURI: deviceURI, underlying: error)
+            return
+        }
         self.init(Code(rawValue: error.code.rawValue), error.message, deviceURI: deviceURI, underlying: error)
     }
 
@@ -81,6 +96,16 @@ public struct AuthenticatorError: Error, Hashable, Sendable, CustomStringConvert
 
     /// PIN or UV attempts left, when the key reported them with the failure.
     public var retriesLeft: Int? { ctap2Error?.retriesLeft }
+
+    /// The PIN is blocked: explains that a reset is the only way back and what it erases.
+    public static func pinBlocked(deviceURI: String? = nil, underlying: (any Error & Sendable)? = nil)
+        -> AuthenticatorError
+    {
+        AuthenticatorError(
+            .pinBlocked,
+            "The PIN is blocked: no attempts are left. Only a reset makes the key usable again, and a reset erases every credential on it (passkeys and second-factor registrations) and its PIN.",
+            deviceURI: deviceURI, underlying: underlying)
+    }
 
     static func timedOut(_ what: String, deviceURI: String? = nil) -> AuthenticatorError {
         AuthenticatorError(.timeout, "\(what) did not happen before the deadline.", deviceURI: deviceURI)

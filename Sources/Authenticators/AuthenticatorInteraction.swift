@@ -59,6 +59,9 @@ public protocol AuthenticatorInteraction: Sendable {
     func pin(_ prompt: PINPrompt) async -> String?
     /// Called (from any thread) each time an operation starts waiting on the user.
     func activity(_ activity: AuthenticatorActivity)
+    /// Called (from any thread) when the user must do something specific with the key (hold
+    /// the touch, remove and re-insert it); the interface shows ``AuthenticatorInstruction/message``.
+    func instruct(_ instruction: AuthenticatorInstruction)
 }
 
 extension AuthenticatorInteraction {
@@ -67,4 +70,38 @@ extension AuthenticatorInteraction {
 
     /// Default: activities are not shown.
     public func activity(_ activity: AuthenticatorActivity) {}
+
+    /// Default: instructions are not shown.
+    public func instruct(_ instruction: AuthenticatorInstruction) {}
+}
+
+/// Something the user must do with a key for an operation to go on, with the sentence to show.
+public struct AuthenticatorInstruction: Hashable, Sendable {
+    /// What is asked of the user; a set that can grow.
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// Touch the key to confirm the reset.
+        public static let touchToReset = Kind(rawValue: "touch-to-reset")
+        /// Touch the key and hold it (longTouchForReset) to confirm the reset.
+        public static let holdTouchToReset = Kind(rawValue: "hold-touch-to-reset")
+        /// Remove the key and insert it again (or lift the card and put it back): it accepts a
+        /// reset only just after power-up.
+        public static let reinsertToReset = Kind(rawValue: "reinsert-to-reset")
+        public var description: String { rawValue }
+    }
+
+    /// What is asked.
+    public var kind: Kind
+    /// The key concerned.
+    public var deviceURI: String
+    /// One sentence for the user.
+    public var message: String
+
+    /// Creates an instruction.
+    public init(kind: Kind, deviceURI: String, message: String) {
+        self.kind = kind
+        self.deviceURI = deviceURI
+        self.message = message
+    }
 }

@@ -6,6 +6,7 @@ final class RecordingInteraction: AuthenticatorInteraction {
     private let answers: Mutex<[String]>
     let prompts = Mutex<[PINPrompt]>([])
     let activities = Mutex<[AuthenticatorActivity]>([])
+    let instructions = Mutex<[AuthenticatorInstruction]>([])
     let canPrompt: Bool
 
     init(pins: [String] = [], canPrompt: Bool = true) {
@@ -21,6 +22,13 @@ final class RecordingInteraction: AuthenticatorInteraction {
     func activity(_ activity: AuthenticatorActivity) {
         activities.withLock { $0.append(activity) }
     }
+
+    func instruct(_ instruction: AuthenticatorInstruction) {
+        instructions.withLock { $0.append(instruction) }
+    }
+
+    /// The kinds of instruction given, in order.
+    var instructionKinds: [AuthenticatorInstruction.Kind] { instructions.withLock { $0.map(\.kind) } }
 
     /// The URIs of keys that left a choice, with the code they left with.
     var departures: [(String, AuthenticatorError.Code)] {

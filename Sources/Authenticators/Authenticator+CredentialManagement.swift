@@ -1,0 +1,141 @@
+import CTAP2
+import Transport
+
+/// A relying party with its discoverable credentials on a key.
+public struct RelyingPartyCredentials: Hashable, Sendable {
+    /// The relying party.
+    public var relyingParty: CredentialManagement.RelyingParty
+    /// Its credentials.
+    public var credentials: [CredentialManagement.Credential]
+
+    /// Creates a listing.
+    public init(
+        relyingParty: CredentialManagement.RelyingParty, credentials: [CredentialManagement.Credential]
+    ) {
+        self.relyingParty = relyingParty
+        self.credentials = credentials
+    }
+}
+
+/// Discoverable credentials (CTAP 2.1 §6.8) through the device layer: each method verifies the
+/// user for a token with the cm permission, runs its whole sequence with that one token and
+/// wipes it.
+///
+/// Where the caller names a relying party and the key issues tokens with permissions
+/// (`pinUvAuthToken`), the token is bound to that RP ID (§6.5.5.7: a cm token with a
+/// permissions RP ID can only enumerate, delete and update that RP's credentials), so a
+/// token that leaks cannot touch other accounts. Listing every RP, and deleting by ID alone,
+/// need an unbound token.
+extension Authenticator {
+    /// Whether the key offers credential management (full or FIDO_2_1_PRE preview).
+    public var supportsCredentialManagement: Bool { CredentialManagementRequest.command(for: info) != nil }
+
+    /// Runs `body` with a ``CredentialManagement`` holding a fresh cm token (bound to `rpID`
+    /// where given and supported), then wipes the token, whatever `body` did.
+    @discardableResult
+    public func withCredentialManagement<T: Sendable>(
+        rpID: String? = nil, interaction: (any AuthenticatorInteraction)?, deadline: Deadline,
+        _ body: @Sendable (CredentialManagement) async throws(CTAP2Error) -> T
+    ) async throws(AuthenticatorError) -> T {
+        guard supportsCredentialManagement else {
+            throw AuthenticatorError(
+                .notSupported, "The security key does not support credential management.", deviceURI: uri)
+        }
+        let token = try await credentialManagementToken(
+            rpID: rpID, interaction: interaction, deadline: deadline)
+        defer { token.wipe() }
+        do throws(CTAP2Error) {
+            let manager = try CredentialManagement(session: session, info: info, token: token, logger: logger)
+            return try await body(manager)
+        } catch {
+            throw AuthenticatorError(error, deviceURI: uri)
+        }
+    }
+
+    /// How many discoverable credentials the key holds and how many more fit.
+    public func credentialMetadata(interaction: (any AuthenticatorInteraction)?, deadline: Deadline)
+        async throws(AuthenticatorError) -> CredentialManagement.Metadata
+    {
+        try await withCredentialManagement(interaction: interaction, deadline: deadline) {
+            (manager) throws(CTAP2Error) in
+            try await manager.metadata(deadline: deadline)
+        }
+    }
+
+    /// Every relying party on the key with its discoverable credentials, read with one token.
+    public func discoverableCredentials(interaction: (any AuthenticatorInteraction)?, deadline: Deadline)
+        async throws(AuthenticatorError) -> [RelyingPartyCredentials]
+    {
+        try await withCredentialManagement(interaction: interaction, deadline: deadline) {
+            (manager) throws(CTAP2Error) in
+            var out: [RelyingPartyCredentials] = []
+            for party in try await manager.relyingParties(deadline: deadline) {
+                let credentials = try await manager.credentials(rpIDHash: party.rpIDHash, deadline: deadline)
+                out.append(RelyingPartyCredentials(relyingParty: party, credentials: credentials))
+            }
+            return out
+        }
+    }
+
+    /// The discoverable credentials of one relying party, with a token bound to it where the
+    /// key allows.
+    public func discoverableCredentials(
+        rpID: String, interaction: (any AuthenticatorInteraction)?, deadline: Deadline
+    ) async throws(AuthenticatorError) -> [CredentialManagement.Credential] {
+        try await withCredentialManagement(rpID: rpID, interaction: interaction, deadline: deadline) {
+            (manager) throws(CTAP2Error) in
+            try await manager.credentials(rpID: rpID, deadline: deadline)
+        }
+    }
+
+    /// Deletes the discoverable credential with this ID; `rpID`, where known, binds the token
+    /// to its relying party.
+    public func deleteCredential(
+        id: [UInt8], rpID: String? = nil, interaction: (any AuthenticatorInteraction)?, deadline: Deadline
+    ) async throws(AuthenticatorError) {
+        try await withCredentialManagement(rpID: rpID, interaction: interaction, deadline: deadline) {
+            (manager) throws(CTAP2Error) in
+            try await manager.deleteCredential(id: id, deadline: deadline)
+        }
+    }
+
+    /// Replaces the user name and display name stored with a discoverable credential
+    /// (updateUserInformation; keys with only the preview command cannot).
+    public func updateUserInformation(
+        credentialID: [UInt8], user: UserEntity, rpID: String? = nil,
+        interaction: (any AuthenticatorInteraction)?,
+        deadline: Deadline
+    ) async throws(AuthenticatorError) {
+        guard CredentialManagementRequest.command(for: info) != .credentialManagementPreview else {
+            throw AuthenticatorError(
+                .notSupported,
+                "The security key offers only the preview of credential management, which cannot update user information.",
+                deviceURI: uri)
+        }
+        try await withCredentialManagement(rpID: rpID, interaction: interaction, deadline: deadline) {
+            (manager) throws(CTAP2Error) in
+            try await manager.updateUserInformation(
+                credentialID: credentialID, user: user, deadline: deadline)
+        }
+    }
+
+    /// A cm token: built-in UV or the PIN as ``verifyUser(permissions:rpID:interaction:deadline:)``
+    /// chooses; a key with built-in UV but no token support is asked for its PIN instead, since
+    /// credential management needs a token.
+    func credentialManagementToken(
+        rpID: String?, interaction: (any AuthenticatorInteraction)?, deadline: Deadline
+    ) async throws(AuthenticatorError) -> PINUVAuthToken {
+        // A permissions RP ID only means something with getPinUvAuthTokenUsing…WithPermissions.
+        let boundRPID = info.options.isEnabled(.pinUVAuthToken) ? rpID : nil
+        switch try await verifyUser(
+            permissions: [.credentialManagement], rpID: boundRPID, interaction: interaction,
+            deadline: deadline)
+        {
+        case .token(let token): return token
+        case .uvOption, .none:
+            return try await pinToken(
+                permissions: [.credentialManagement], rpID: boundRPID, interaction: interaction,
+                deadline: deadline)
+        }
+    }
+}
