@@ -32,6 +32,14 @@ extension GlobalOptions {
 func withAuthenticator<T: Sendable>(
     _ global: GlobalOptions, _ body: (Authenticator, Deadline) async throws -> T
 ) async throws -> T {
+    try await withAuthenticator(global) { key, deadline, _ in try await body(key, deadline) }
+}
+
+/// ``withAuthenticator(_:_:)`` that also hands `body` the directory the key came from (reset
+/// watches it for the key's re-insertion).
+func withAuthenticator<T: Sendable>(
+    _ global: GlobalOptions, _ body: (Authenticator, Deadline, AuthenticatorDirectory) async throws -> T
+) async throws -> T {
     let logger = global.makeLogger()
     let directory = try global.directory(logger: logger)
     let deadline = global.deadline()
@@ -55,7 +63,7 @@ func withAuthenticator<T: Sendable>(
         authenticator = first
     }
     do {
-        let result = try await body(authenticator, deadline)
+        let result = try await body(authenticator, deadline, directory)
         await authenticator.close()
         return result
     } catch {

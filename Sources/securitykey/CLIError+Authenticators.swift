@@ -7,8 +7,10 @@ extension CLIError {
     /// status and code; the device layer's own conditions get theirs.
     init(_ error: AuthenticatorError) {
         if let ctap = error.ctap2Error {
+            // The CTAP2 error's status and code, with the device layer's sentence (it may say
+            // more, as for a blocked PIN).
             let mapped = CLIError(ctap)
-            self.init(mapped.status, code: mapped.code, mapped.message)
+            self.init(mapped.status, code: mapped.code, error.message)
             return
         }
         if let transport = error.underlying as? TransportError {
@@ -18,7 +20,7 @@ extension CLIError {
         let status: CLIExitStatus
         switch error.code {
         case .noDevice, .removed: status = .noDevice
-        case .timeout, .cancelled: status = .cancelled
+        case .timeout, .cancelled, .operationDenied, .userActionTimeout: status = .cancelled
         case .invalidURI: status = .usage
         case .notSupported, .pinUVNotSupported: status = .notSupported
         case .pinBlocked, .pinNotSet, .uvBlocked: status = .pinProblem

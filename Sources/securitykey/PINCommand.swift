@@ -6,7 +6,7 @@ import CTAP2
 struct PINCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pin", abstract: "Set, change or inspect the key's PIN.",
-        subcommands: [PINStatusCommand.self, PINSetCommand.self, PINChangeCommand.self])
+        subcommands: [PINStatusCommand.self, PINSetCommand.self, PINChangeCommand.self, PINVerifyCommand.self])
 }
 
 struct PINStatusCommand: ReportingCommand {
@@ -24,32 +24,36 @@ struct PINStatusCommand: ReportingCommand {
             let info = await key.info
             let supported = info.options.isSupported(.clientPIN)
             let isSet = info.options.isEnabled(.clientPIN)
-            var retries: ClientPIN.PINRetries?
-            if supported { retries = try await key.pinRetries(deadline: deadline) }
+            let status = supported ? try await key.pinStatus(deadline: deadline) : nil
             if global.json {
                 Console.json(
                     .members([
                         ("device", .string(key.uri)),
                         ("pinSupported", .bool(supported)),
                         ("pinSet", .bool(isSet)),
-                        ("pinRetries", retries.map { .integer(Int64($0.retries)) } ?? .null),
-                        ("powerCycleRequired", retries?.powerCycleRequired.map(JSONValue.bool)),
+                        ("pinRetries", status?.retries.map { .integer(Int64($0)) } ?? .null),
+                        ("powerCycleRequired", status?.powerCycleRequired.map(JSONValue.bool)),
+                        ("pinBlocked", .bool(status?.isBlocked ?? false)),
+                        ("uvRetries", status?.uvRetries.map { .integer(Int64($0)) }),
                         ("minPINLength", .integer(Int64(info.minPINLength ?? 4))),
                         ("forcePINChange", .bool(info.forcePINChange ?? false)),
                     ]))
                 return
             }
-            guard supported else {
+            guard supported, let status else {
                 Console.out("This key does not support a PIN.")
                 return
             }
             Console.out(isSet ? "A PIN is set." : "No PIN is set; set one with `securitykey pin set`.")
-            if let retries {
-                Console.out("\(retries.retries) PIN attempt(s) left before the key blocks its PIN.")
-                if retries.powerCycleRequired == true {
+            if status.isBlocked {
+                Console.out(AuthenticatorError.pinBlocked(deviceURI: key.uri).message)
+            } else if let retries = status.retries {
+                Console.out("\(retries) PIN attempt(s) left before the key blocks its PIN.")
+                if status.powerCycleRequired == true {
                     Console.out("Remove and re-insert the key before the next PIN attempt.")
                 }
             }
+            if let uv = status.uvRetries { Console.out("\(uv) built-in user verification attempt(s) left.") }
             if info.forcePINChange == true {
                 Console.out("The key demands a new PIN: run `securitykey pin change`.")
             }
@@ -125,6 +129,38 @@ struct PINChangeCommand: ReportingCommand {
                     .object([("device", .string(key.uri)), ("pinChanged", true)]))
             } else {
                 Console.out("The PIN is changed.")
+            }
+        }
+    }
+}
+
+struct PINVerifyCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify", abstract: "Check a PIN against the key (a wrong one costs an attempt, as any use would).",
+        discussion: """
+            The PIN is checked by asking the key for a PIN token, which is thrown away at once. A \
+            wrong PIN is asked again while attempts remain (with --pin-stdin, the next line). When \
+            the key demands a new PIN, the new PIN is asked first, then the current one. With \
+            --json: {device, verified, pinRetries}.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .long, help: "Read PINs from standard input instead of the terminal.")
+    var pinStdin = false
+    var wantsJSON: Bool { global.json }
+
+    func execute() async throws {
+        let interaction = CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: pinStdin))
+        try await withAuthenticator(global) { key, deadline in
+            let retries: Int
+            do { retries = try await key.verifyPIN(interaction: interaction, deadline: deadline) } catch {
+                throw interaction.explain(error)
+            }
+            if global.json {
+                Console.json(
+                    .members([("device", .string(key.uri)), ("verified", .bool(true)), ("pinRetries", .integer(Int64(retries)))]))
+            } else {
+                Console.out("The PIN is right; \(retries) attempt(s) available.")
             }
         }
     }

@@ -1,0 +1,132 @@
+import Authenticators
+import Foundation
+import Synchronization
+import Transport
+
+/// The device layer's user on the command line: PINs from the terminal (or standard input with
+/// `--pin-stdin`), prompts and instructions on standard error.
+final class CLIAuthenticatorInteraction: AuthenticatorInteraction {
+    let reader: PINReader
+    private let touch = TouchPrompt()
+    private let state = Mutex<(asked: Int, unanswered: CLIError?)>((0, nil))
+
+    init(reader: PINReader) { self.reader = reader }
+
+    /// Why the last prompt got no answer (no terminal, no more input after a wrong PIN).
+    var unanswered: CLIError? { state.withLock { $0.unanswered } }
+
+    func pin(_ prompt: PINPrompt) async -> String? {
+        let asked = state.withLock { state in
+            state.asked += 1
+            return state.asked
+        }
+        let left = prompt.attemptsLeft.map { " (\($0) attempt(s) left)" } ?? ""
+        let text: String
+        let isNew: Bool
+        switch prompt.purpose {
+        case .newPIN:
+            text = "The security key demands a new PIN (at least \(prompt.minimumLength) characters). New PIN: "
+            isNew = true
+        case .currentForChange:
+            text = asked > 2 ? "Wrong PIN\(left). Current PIN: " : "Current PIN: "
+            isNew = false
+        default:
+            text = asked > 1 ? "Wrong PIN\(left). PIN for the security key: " : "PIN for the security key: "
+            isNew = false
+        }
+        // The terminal read blocks: a thread of its own, never a cooperative one.
+        let reader = self.reader
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<String, CLIError>, Never>) in
+            Thread.detachNewThread {
+                continuation.resume(
+                    returning: Result { () throws(CLIError) in
+                        isNew ? try reader.readNew(text) : try reader.read(text)
+                    })
+            }
+        }
+        switch result {
+        case .success(let pin): return pin
+        case .failure(let error):
+            // After a wrong PIN, running out of input means the PIN was wrong.
+            let reason =
+                prompt.purpose != .newPIN && prompt.attemptsLeft != nil && asked > 1
+                ? CLIError(.pinProblem, code: "pin-invalid", "The PIN is wrong.\(left)") : error
+            state.withLock { $0.unanswered = reason }
+            return nil
+        }
+    }
+
+    func activity(_ activity: AuthenticatorActivity) {
+        switch activity {
+        case .touchNeeded: touch.keepalive(.userPresenceNeeded)
+        case .fallingBackToPIN: Console.err("Built-in user verification is blocked; using the PIN.")
+        case .userVerificationRetry(_, let left):
+            Console.err("Not recognised\(left.map { "; \($0) attempt(s) left" } ?? ""). Try again.")
+        default: break
+        }
+    }
+
+    func instruct(_ instruction: AuthenticatorInstruction) {
+        Console.err(instruction.message)
+    }
+
+    /// `error`, or the reason the user could not answer when the operation ended as cancelled
+    /// because a prompt got no answer.
+    func explain(_ error: any Error) -> any Error {
+        if let failure = error as? AuthenticatorError, failure.code == .cancelled, let reason = unanswered {
+            return reason
+        }
+        return error
+    }
+}
+
+/// Asks the user to confirm a destructive operation on the terminal, or takes `--yes`.
+enum Confirmation {
+    /// Returns when the user confirmed; throws otherwise. Without a terminal and without
+    /// `--yes` nothing is changed.
+    static func ask(_ question: String, assumeYes: Bool) throws(CLIError) {
+        if assumeYes { return }
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw CLIError.usage("\(question) There is no terminal to confirm on; pass --yes to confirm.")
+        }
+        defer { close(fd) }
+        let prompt = Array("\(question) [y/N] ".utf8)
+        _ = prompt.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while line.count < 16 {
+            let n = read(fd, &byte, 1)
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 || byte == 0x0A { break }
+            line.append(byte)
+        }
+        let answer = String(decoding: line, as: UTF8.self).lowercased()
+        guard answer == "y" || answer == "yes" else {
+            throw CLIError(.cancelled, code: "declined", "Nothing was changed.")
+        }
+    }
+}
+
+extension Authenticator {
+    /// One line naming the key for a confirmation: URI, transport and AAGUID.
+    var identification: String {
+        get async {
+            let aaguid = info.aaguid.description.lowercased()
+            var text = "the security key at \(uri) (\(transport)"
+            if let product = descriptor.product, product != uri { text += ", \(product)" }
+            return text + ", AAGUID \(aaguid))"
+        }
+    }
+
+    /// Reads getInfo again and checks the key is still the one the user confirmed (same AAGUID).
+    func reidentify(as aaguid: String, deadline: Deadline) async throws {
+        let now = try await refreshInfo(deadline: deadline).aaguid.description.lowercased()
+        guard now == aaguid else {
+            throw AuthenticatorError(
+                .differentDevice, "The key at \(uri) is no longer the one confirmed; nothing was changed.",
+                deviceURI: uri)
+        }
+    }
+}

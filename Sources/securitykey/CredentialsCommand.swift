@@ -1,0 +1,237 @@
+import ArgumentParser
+import Authenticators
+import CTAP2
+import SecurityKeys
+import Transport
+
+/// `securitykey credentials info|list|delete|update`: discoverable credentials (CTAP 2.1 §6.8).
+struct CredentialsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "credentials",
+        abstract: "List, delete and rename the discoverable credentials (passkeys) stored on the key.",
+        discussion: """
+            Needs the key's PIN (or built-in user verification) for a token with the credential \
+            management permission. Credential IDs are printed and taken in base64url, as WebAuthn \
+            relying parties store them.
+            """,
+        subcommands: [
+            CredentialsInfoCommand.self, CredentialsListCommand.self, CredentialsDeleteCommand.self,
+            CredentialsUpdateCommand.self,
+        ])
+}
+
+/// Options of every credentials subcommand.
+struct CredentialsOptions: ParsableArguments {
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .long, help: "Read PINs from standard input instead of the terminal.")
+    var pinStdin = false
+
+    func interaction() -> CLIAuthenticatorInteraction {
+        CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: pinStdin))
+    }
+}
+
+/// Decodes a credential ID given on the command line.
+func credentialID(_ text: String) throws(CLIError) -> [UInt8] {
+    guard let id = Base64URL.decode(text), !id.isEmpty else {
+        throw CLIError.usage("\"\(text)\" is not a credential ID in base64url.")
+    }
+    return id
+}
+
+struct CredentialsInfoCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info", abstract: "How many discoverable credentials the key holds, and how many more fit.",
+        discussion: "With --json: {device, existing, remaining}.")
+
+    @OptionGroup var options: CredentialsOptions
+    var wantsJSON: Bool { options.global.json }
+
+    func execute() async throws {
+        let interaction = options.interaction()
+        try await withAuthenticator(options.global) { key, deadline in
+            let metadata: CredentialManagement.Metadata
+            do { metadata = try await key.credentialMetadata(interaction: interaction, deadline: deadline) } catch {
+                throw interaction.explain(error)
+            }
+            if wantsJSON {
+                Console.json(
+                    .members([
+                        ("device", .string(key.uri)), ("existing", .integer(Int64(clamping: metadata.existingCount))),
+                        ("remaining", .integer(Int64(clamping: metadata.maxRemaining))),
+                    ]))
+            } else {
+                Console.out("Discoverable credentials: \(metadata.existingCount) stored, room for about \(metadata.maxRemaining) more.")
+            }
+        }
+    }
+}
+
+struct CredentialsListCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List the discoverable credentials, by relying party.",
+        discussion: """
+            With --json: an array with one object per credential: rpId, rpName, userId (base64url), \
+            userName, displayName, credentialId (base64url), credProtect (1-3, or null), \
+            largeBlobKey (whether the credential has one).
+            """)
+
+    @OptionGroup var options: CredentialsOptions
+    @Option(name: .long, help: ArgumentHelp("Only this relying party's credentials.", valueName: "rp-id"))
+    var rp: String?
+    var wantsJSON: Bool { options.global.json }
+
+    func execute() async throws {
+        let interaction = options.interaction()
+        try await withAuthenticator(options.global) { key, deadline in
+            var parties: [Party]
+            do {
+                if let rp {
+                    let credentials = try await key.discoverableCredentials(
+                        rpID: rp, interaction: interaction, deadline: deadline)
+                    parties = [Party(entity: RelyingPartyEntity(id: rp), credentials: credentials)]
+                } else {
+                    parties = try await key.discoverableCredentials(interaction: interaction, deadline: deadline)
+                        .map { Party(entity: $0.relyingParty.entity, credentials: $0.credentials) }
+                }
+            } catch {
+                throw interaction.explain(error)
+            }
+            parties.sort { $0.entity.id < $1.entity.id }
+            if wantsJSON {
+                Console.json(.array(parties.flatMap { party in party.credentials.map { Self.json(party, $0) } }))
+                return
+            }
+            if parties.allSatisfy(\.credentials.isEmpty) {
+                Console.out(rp.map { "No discoverable credential for \($0)." } ?? "No discoverable credential is stored.")
+                return
+            }
+            for party in parties where !party.credentials.isEmpty {
+                Console.out(party.entity.id)
+                for credential in party.credentials {
+                    var line = "  \(Base64URL.encode(credential.credentialID.id))  \(credential.user.name ?? "(no name)")"
+                    if let display = credential.user.displayName, display != credential.user.name {
+                        line += " (\(display))"
+                    }
+                    if let level = credential.credProtect { line += "  credProtect \(level)" }
+                    if credential.largeBlobKey != nil { line += "  largeBlobKey" }
+                    Console.out(line)
+                }
+            }
+        }
+    }
+
+    /// One relying party and its credentials, as listed.
+    struct Party {
+        var entity: RelyingPartyEntity
+        var credentials: [CredentialManagement.Credential]
+    }
+
+    static func json(_ party: Party, _ credential: CredentialManagement.Credential) -> JSONValue {
+        .members([
+            ("rpId", .string(party.entity.id)),
+            ("rpName", party.entity.name.map(JSONValue.string) ?? .null),
+            ("userId", .string(Base64URL.encode(credential.user.id))),
+            ("userName", credential.user.name.map(JSONValue.string) ?? .null),
+            ("displayName", credential.user.displayName.map(JSONValue.string) ?? .null),
+            ("credentialId", .string(Base64URL.encode(credential.credentialID.id))),
+            ("credProtect", credential.credProtect.map { .integer(Int64(clamping: $0)) } ?? .null),
+            ("largeBlobKey", .bool(credential.largeBlobKey != nil)),
+        ])
+    }
+}
+
+struct CredentialsDeleteCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete a discoverable credential from the key (asks first).",
+        discussion: "With --json: {device, deleted}. The account can no longer sign in with this key.")
+
+    @OptionGroup var options: CredentialsOptions
+    @Argument(help: ArgumentHelp("The credential ID (base64url, as `credentials list` shows).", valueName: "id"))
+    var id: String
+    @Option(name: .long, help: ArgumentHelp("The credential's relying party (binds the PIN token to it).", valueName: "rp-id"))
+    var rp: String?
+    @Flag(name: .long, help: "Do not ask for confirmation.")
+    var yes = false
+    var wantsJSON: Bool { options.global.json }
+
+    func execute() async throws {
+        let target = try credentialID(id)
+        let interaction = options.interaction()
+        try await withAuthenticator(options.global) { key, deadline in
+            let aaguid = await key.info.aaguid.description.lowercased()
+            try Confirmation.ask(
+                "Delete credential \(id) from \(await key.identification)? Its account can no longer sign in with this key.",
+                assumeYes: yes)
+            try await key.reidentify(as: aaguid, deadline: deadline)
+            do {
+                try await key.deleteCredential(id: target, rpID: rp, interaction: interaction, deadline: deadline)
+            } catch {
+                throw interaction.explain(error)
+            }
+            if wantsJSON {
+                Console.json(.members([("device", .string(key.uri)), ("deleted", .string(id))]))
+            } else {
+                Console.out("The credential \(id) is deleted.")
+            }
+        }
+    }
+}
+
+struct CredentialsUpdateCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "update", abstract: "Change the user name or display name stored with a credential.",
+        discussion: "With --json: {device, updated, userName, displayName}.")
+
+    @OptionGroup var options: CredentialsOptions
+    @Argument(help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
+    var id: String
+    @Option(name: .long, help: "The new user name.")
+    var name: String?
+    @Option(name: .long, help: "The new display name.")
+    var displayName: String?
+    var wantsJSON: Bool { options.global.json }
+
+    func validate() throws {
+        guard name != nil || displayName != nil else {
+            throw ValidationError("Give --name, --display-name or both.")
+        }
+    }
+
+    func execute() async throws {
+        let target = try credentialID(id)
+        let interaction = options.interaction()
+        let name = self.name, displayName = self.displayName
+        try await withAuthenticator(options.global) { key, deadline in
+            let user: UserEntity
+            do {
+                // One token: find the credential's user (the key needs its user ID), then update.
+                user = try await key.withCredentialManagement(interaction: interaction, deadline: deadline) {
+                    (manager) throws(CTAP2Error) -> UserEntity in
+                    for party in try await manager.relyingParties(deadline: deadline) {
+                        let credentials = try await manager.credentials(rpIDHash: party.rpIDHash, deadline: deadline)
+                        guard let found = credentials.first(where: { $0.credentialID.id == target }) else { continue }
+                        let updated = UserEntity(
+                            id: found.user.id, name: name ?? found.user.name,
+                            displayName: displayName ?? found.user.displayName)
+                        try await manager.updateUserInformation(credentialID: target, user: updated, deadline: deadline)
+                        return updated
+                    }
+                    throw CTAP2Error(.noCredentials, "The key holds no discoverable credential with the ID \(self.id).")
+                }
+            } catch {
+                throw interaction.explain(error)
+            }
+            if wantsJSON {
+                Console.json(
+                    .members([
+                        ("device", .string(key.uri)), ("updated", .string(id)),
+                        ("userName", user.name.map(JSONValue.string) ?? .null),
+                        ("displayName", user.displayName.map(JSONValue.string) ?? .null),
+                    ]))
+            } else {
+                Console.out("The credential \(id) now stores \(user.name ?? "no name") (\(user.displayName ?? "no display name")).")
+            }
+        }
+    }
+}
