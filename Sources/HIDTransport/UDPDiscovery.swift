@@ -38,7 +38,7 @@ public struct UDPDiscovery: DeviceDiscovery {
         var found: [DeviceDescriptor] = []
         for endpoint in endpoints {
             switch await probe(endpoint) {
-            case .answered(let descriptor): found.append(descriptor)
+            case .answered(let descriptor, _): found.append(descriptor)
             case .cancelled: throw TransportError(.cancelled, "The operation was cancelled.")
             case .absent, .unknown: break
             }
@@ -80,8 +80,9 @@ public struct UDPDiscovery: DeviceDiscovery {
 
     /// What one probe learned.
     enum ProbeOutcome: Sendable {
-        /// The endpoint answered CTAPHID_INIT.
-        case answered(DeviceDescriptor)
+        /// The endpoint answered CTAPHID_INIT; `toSender` when the probe came from a port
+        /// other than 7112, so the device answers whoever asks (as our virtual keys do).
+        case answered(DeviceDescriptor, toSender: Bool)
         /// Nothing answers there: no INIT answer on the port the device replies to, a closed
         /// port, or an unknown host.
         case absent
@@ -101,7 +102,7 @@ public struct UDPDiscovery: DeviceDiscovery {
             let connection = try await CTAPHIDConnection.open(
                 pipe: opened, descriptor: descriptor(endpoint), timeout: deadline.remaining, logger: logger)
             await connection.close()
-            return .answered(connection.descriptor)
+            return .answered(connection.descriptor, toSender: opened.localPort != UDPEndpoint.defaultLocalPort)
         } catch {
             logger.debug("No UDP device answers", metadata: ["uri": "\(endpoint.uri)", "error": "\(error)"])
             if error.code == .cancelled || Task.isCancelled { return .cancelled }
@@ -140,18 +141,24 @@ public struct UDPDiscovery: DeviceDiscovery {
 /// The state of ``UDPDiscovery/events()``: which endpoints answered, and the events not yet taken.
 struct ProbeRounds: Sendable {
     var present: [UDPEndpoint: DeviceDescriptor] = [:]
+    /// Endpoints seen answering a probe from a fallback port: for them, silence on such a port
+    /// means absence, not an emulator that only answers 7112.
+    var answerSender: Set<UDPEndpoint> = []
     var queue: ArraySlice<DeviceEvent> = []
     var started = false
 
     /// Queues the arrival or removal a probe outcome means.
     mutating func record(_ outcome: UDPDiscovery.ProbeOutcome, for endpoint: UDPEndpoint) {
         switch outcome {
-        case .answered(let descriptor):
+        case .answered(let descriptor, let toSender):
+            if toSender { answerSender.insert(endpoint) }
             if present[endpoint] == nil {
                 present[endpoint] = descriptor
                 queue.append(.arrived(descriptor))
             }
         case .absent:
+            if let gone = present.removeValue(forKey: endpoint) { queue.append(.removed(uri: gone.uri)) }
+        case .unknown where answerSender.contains(endpoint):
             if let gone = present.removeValue(forKey: endpoint) { queue.append(.removed(uri: gone.uri)) }
         case .unknown, .cancelled:
             break

@@ -3,6 +3,7 @@
 #endif
 import CTAPHID
 import Logging
+import Synchronization
 import Transport
 
 /// Serves a ``CTAPMessageHandler`` as a CTAPHID device over UDP, one 64-byte report per
@@ -54,6 +55,8 @@ public final class UDPCTAPHIDServer: Sendable {
     // One IPv6 socket for both families: IPv4 peers appear as v4-mapped addresses.
     private let engine: CTAPHIDServerEngine<sockaddr_in6>
     private let logger: Logger
+    /// Until when the key is "out of its port": datagrams are dropped unanswered.
+    private let unpluggedUntil = Mutex<ContinuousClock.Instant?>(nil)
 
     /// How long one receive waits before the server checks for cancellation and stalled messages.
     static let receiveSlice: Int32 = 100
@@ -154,7 +157,7 @@ public final class UDPCTAPHIDServer: Sendable {
                     group.cancelAll()
                     return error
                 }
-                if let received {
+                if let received, !isUnplugged {
                     engine.receive(received.report, from: received.peer, in: &group)
                 }
                 engine.expire()
@@ -163,6 +166,23 @@ public final class UDPCTAPHIDServer: Sendable {
             return nil
         }
         if let outcome { throw outcome }
+    }
+
+    /// Stops answering for `duration`, as a key pulled out of its port and put back would:
+    /// hosts see it go away (their probes time out) and come back. UDP has no other way to
+    /// show a re-insertion.
+    public func unplug(for duration: Duration) {
+        unpluggedUntil.withLock { $0 = .now + duration }
+    }
+
+    /// Whether the key is out of its port now.
+    private var isUnplugged: Bool {
+        unpluggedUntil.withLock { until in
+            guard let end = until else { return false }
+            if ContinuousClock.now < end { return true }
+            until = nil
+            return false
+        }
     }
 
     /// Waits one slice (`poll`) for a datagram (`recvfrom`). Runs on the server thread.

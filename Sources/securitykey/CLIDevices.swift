@@ -19,7 +19,15 @@ extension GlobalOptions {
     /// The directory of every key this invocation may use: USB HID, PC/SC and the configured
     /// UDP endpoints.
     func directory(logger: Logger) throws(CLIError) -> AuthenticatorDirectory {
-        AuthenticatorDirectory.system(udpEndpoints: try udpEndpoints(), logger: logger)
+        var endpoints = try udpEndpoints()
+        // A UDP key named with --device is watched like a configured one (reset sees it go and
+        // come back).
+        if let device, device.hasPrefix("udp:"), let named = try? UDPEndpoint(uri: device),
+            !endpoints.contains(where: { $0.uri == named.uri })
+        {
+            endpoints.append(named)
+        }
+        return AuthenticatorDirectory.system(udpEndpoints: endpoints, logger: logger)
     }
 
     /// The command's deadline, from `--timeout`.

@@ -36,7 +36,8 @@ struct VirtualServeCommand: ReportingCommand {
 
             Power-up: authenticatorReset works only within 10 s of a power-up. A vpcd card insertion \
             (--pcsc) and a new uhid device (--uhid) are power-ups, as is the start of the process; \
-            over --udp, send SIGUSR1 to this process (kill -USR1 PID) to power-cycle the key: the reset \
+            over --udp, send SIGUSR1 to this process (kill -USR1 PID) to pull the key out of its port \
+            for 2 s (it answers nothing, so hosts see it go) and plug it back in powered up: the reset \
             window opens again and PIN-entry blocks, tokens and pending enumerations are cleared.
             """)
 
@@ -217,6 +218,8 @@ struct VirtualServeCommand: ReportingCommand {
                     "securitykey: virtual key \(aaguidText) served \(whereText); SIGINT or SIGTERM stops it.")
             }
         let body: @Sendable () async -> Void
+        // What SIGUSR1 does beyond an immediate power cycle (UDP: a simulated re-insertion).
+        var replug: (@Sendable () async -> Void)?
         if uhid {
             let serialNumber = serial ?? "SKVIRTUAL-\(ProcessInfo.processInfo.processIdentifier)"
             guard !serialNumber.isEmpty, serialNumber.utf8.count < 64,
@@ -258,6 +261,12 @@ struct VirtualServeCommand: ReportingCommand {
             body = {
                 do throws(TransportError) { try await server.run() } catch { failure.set(CLIError(error)) }
             }
+            // SIGUSR1 over UDP: out of the port for 2 s (hosts see it go), then back, powered up.
+            replug = {
+                server.unplug(for: Self.unpluggedTime)
+                try? await Task.sleep(for: Self.unpluggedTime)
+                await key.powerCycle()
+            }
             announce(
                 "udp", ("uri", "udp:\(target.host):\(server.port)"),
                 "over CTAPHID/UDP at udp:\(target.host):\(server.port)")
@@ -274,12 +283,16 @@ struct VirtualServeCommand: ReportingCommand {
             body = { await server.run() }
             announce("pcsc", ("vpcd", "\(target.host):\(target.port)"), "to vpcd at \(target.host):\(target.port)")
         }
-        let signal = await Self.serveUntilSignal(body, powerCycle: { await key.powerCycle() })
+        let signal = await Self.serveUntilSignal(body, powerCycle: replug ?? { await key.powerCycle() })
         if let error = failure.error { throw error }
         Console.err(
             "securitykey: \(signal) received; the virtual key stopped\(state.map { ", state saved in \($0)" } ?? "")."
         )
     }
+
+    /// How long SIGUSR1 keeps a UDP key out of its port: long enough for a host's once-a-second
+    /// probe to see it gone.
+    static let unpluggedTime: Duration = .seconds(2)
 
     /// Runs `body` until SIGINT or SIGTERM arrives, then cancels it and waits for it to finish;
     /// each SIGUSR1 meanwhile runs `powerCycle`.
