@@ -218,7 +218,7 @@ import X509
         let packed = try Self.ceremony("sctn-test-vectors-packed-es256")
         let policy = Self.policy(packed.registrationChallenge, packed.registrationClientData)
         let trusted = try await RegistrationVerifier(
-            policy: policy, trustPolicy: DirectIssuerAttestationTrust(roots: [root])
+            policy: policy, trustPolicy: CertificatePathAttestationTrust(anchors: AttestationTrustAnchors([root]), validationTime: root.notValidBefore.addingTimeInterval(86_400))
         ).verify(packed.registration)
         #expect(trusted.attestation.trustAnchor == root)
         #expect(trusted.attestation.type == .basic)
@@ -229,7 +229,7 @@ import X509
             ).bytes)
         let untrusted = await #expect(throws: WebAuthnVerificationError.self) {
             try await RegistrationVerifier(
-                policy: policy, trustPolicy: DirectIssuerAttestationTrust(roots: [other])
+                policy: policy, trustPolicy: CertificatePathAttestationTrust(anchors: AttestationTrustAnchors([other]), validationTime: root.notValidBefore.addingTimeInterval(86_400))
             )
             .verify(packed.registration)
         }
@@ -238,7 +238,7 @@ import X509
         let missing = await #expect(throws: WebAuthnVerificationError.self) {
             try await RegistrationVerifier(
                 policy: Self.policy(none.registrationChallenge, none.registrationClientData),
-                trustPolicy: DirectIssuerAttestationTrust(roots: [root])
+                trustPolicy: CertificatePathAttestationTrust(anchors: AttestationTrustAnchors([root]), validationTime: root.notValidBefore.addingTimeInterval(86_400))
             ).verify(none.registration)
         }
         #expect(missing?.code == .attestationCertificateMissing)
