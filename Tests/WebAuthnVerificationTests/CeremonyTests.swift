@@ -12,7 +12,9 @@ import X509
 @Suite struct CeremonyTests {
     static let rpID = "example.org"
     static let origin = "https://example.org"
-    static let verifiable: Set<String> = ["none", "packed", "fido-u2f"]
+    static let verifiable: Set<String> = [
+        "none", "packed", "fido-u2f", "tpm", "android-key", "android-safetynet", "apple",
+    ]
 
     /// The W3C groups whose attestation statements this module verifies.
     static var verifiableGroups: [String] {

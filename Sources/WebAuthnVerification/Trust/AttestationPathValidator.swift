@@ -70,12 +70,18 @@ public struct AttestationPathValidator: Sendable {
 struct FIDOAttestationCertificatePolicy: VerifierPolicy {
     let format: AttestationFormat
 
+    /// certificatePolicies (RFC 5280 §4.2.1.4).
+    static let certificatePolicies: ASN1ObjectIdentifier = [2, 5, 29, 32]
+
     /// A tpm AIK certificate with an empty subject carries a critical subject alternative
-    /// name (RFC 5280 §4.2.1.6) and may mark its extended key usage critical; both are
-    /// checked here.
+    /// name (RFC 5280 §4.2.1.6; its TPM attributes are checked with the statement), may mark
+    /// its extended key usage critical (checked below), and Microsoft's mark their certificate
+    /// policies critical: WebAuthn sets no policy requirement, so any policy is accepted, as
+    /// an initial-policy-set of anyPolicy would.
     var verifyingCriticalExtensions: [ASN1ObjectIdentifier] {
         format == .tpm
-            ? [.X509ExtensionID.subjectAlternativeName, .X509ExtensionID.extendedKeyUsage] : []
+            ? [.X509ExtensionID.subjectAlternativeName, .X509ExtensionID.extendedKeyUsage, Self.certificatePolicies]
+            : []
     }
 
     func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) -> PolicyEvaluationResult {
