@@ -79,21 +79,35 @@ enum AttestationCertificates {
             throw WebAuthnVerificationError(
                 .invalidCertificate, "The attestation certificate must have basic constraints with CA false.")
         }
-        if let ext = certificate.extensions[oid: aaguidExtension] {
-            guard !ext.critical else {
-                throw WebAuthnVerificationError(
-                    .invalidCertificate, "The certificate's AAGUID extension must not be critical.")
-            }
-            // extnValue holds a DER OCTET STRING of the 16 AAGUID bytes.
-            let value = Array(ext.value)
-            guard value.count == 18, value[0] == 0x04, value[1] == 0x10 else {
-                throw WebAuthnVerificationError(
-                    .invalidCertificate, "The certificate's AAGUID extension is malformed.")
-            }
-            guard Array(value[2...]) == aaguid.bytes else {
-                throw WebAuthnVerificationError(
-                    .verificationFailed, "The certificate's AAGUID does not match the authenticator data.")
-            }
+        try checkAAGUIDExtension(certificate, aaguid: aaguid)
+    }
+
+    /// WebAuthn §8.2.1 / §8.3.1: an id-fido-gen-ce-aaguid extension, when present, is not
+    /// critical and names the AAGUID of the authenticator data.
+    static func checkAAGUIDExtension(_ certificate: Certificate, aaguid: AAGUID) throws(WebAuthnVerificationError) {
+        guard let ext = certificate.extensions[oid: aaguidExtension] else { return }
+        guard !ext.critical else {
+            throw WebAuthnVerificationError(
+                .invalidCertificate, "The certificate's AAGUID extension must not be critical.")
+        }
+        // extnValue holds a DER OCTET STRING of the 16 AAGUID bytes.
+        let value = Array(ext.value)
+        guard value.count == 18, value[0] == 0x04, value[1] == 0x10 else {
+            throw WebAuthnVerificationError(
+                .invalidCertificate, "The certificate's AAGUID extension is malformed.")
+        }
+        guard Array(value[2...]) == aaguid.bytes else {
+            throw WebAuthnVerificationError(
+                .verificationFailed, "The certificate's AAGUID does not match the authenticator data.")
+        }
+    }
+
+    /// WebAuthn §8.4, §8.8: the certificate's key is the credential public key.
+    static func checkCredentialKey(_ certificate: Certificate, _ key: COSEKey) throws(WebAuthnVerificationError) {
+        let certificateKey = try signatureKey(of: certificate)
+        guard try key.verificationKey().spkiDERRepresentation == certificateKey.spkiDERRepresentation else {
+            throw WebAuthnVerificationError(
+                .verificationFailed, "The attestation certificate's key is not the credential public key.")
         }
     }
 }

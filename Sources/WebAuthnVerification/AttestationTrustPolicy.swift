@@ -1,4 +1,5 @@
 import CTAP2
+import Foundation
 import X509
 
 /// What the trust policy is shown of a verified attestation statement: enough to look the
@@ -27,12 +28,23 @@ public struct AttestationTrust: Sendable, Hashable {
     public var trustPath: [Certificate]
     /// The trust anchor the trust path was found to lead to; `nil` when none was consulted.
     public var trustAnchor: Certificate?
+    /// The certificate path that was built and verified, attestation certificate first and
+    /// ``trustAnchor`` last; empty when no anchor was consulted.
+    public var certificatePath: [Certificate]
+    /// Whether the attestation is an enterprise attestation (see
+    /// ``AttestationVerification/isEnterprise``).
+    public var isEnterprise: Bool
 
     /// Creates a trust decision from its parts.
-    public init(type: AttestationType, trustPath: [Certificate], trustAnchor: Certificate? = nil) {
+    public init(
+        type: AttestationType, trustPath: [Certificate], trustAnchor: Certificate? = nil,
+        certificatePath: [Certificate] = [], isEnterprise: Bool = false
+    ) {
         self.type = type
         self.trustPath = trustPath
         self.trustAnchor = trustAnchor
+        self.certificatePath = certificatePath
+        self.isEnterprise = isEnterprise
     }
 }
 
@@ -55,36 +67,36 @@ public struct UnanchoredAttestationTrust: AttestationTrustPolicy {
     public func evaluate(_ evidence: AttestationEvidence) async throws(WebAuthnVerificationError)
         -> AttestationTrust
     {
-        AttestationTrust(type: evidence.statement.type, trustPath: evidence.statement.trustPath)
+        AttestationTrust(
+            type: evidence.statement.type, trustPath: evidence.statement.trustPath,
+            isEnterprise: evidence.statement.isEnterprise)
     }
 }
 
-/// Requires the attestation certificate to be issued directly by one of the given roots (its
-/// issuer is the root's subject and the root's key signed it). No chain building, validity
-/// period or revocation checks: those belong to a fuller policy.
-public struct DirectIssuerAttestationTrust: AttestationTrustPolicy {
-    /// The certificates an attestation certificate may be issued by.
-    public var roots: [Certificate]
+/// Requires the attestation trust path to lead to one of a set of trust anchors: the path is
+/// built and verified by an ``AttestationPathValidator`` (RFC 5280 and the FIDO rules of the
+/// statement's format, validity at ``validationTime``), and the anchor and path used are
+/// reported. Attestations without a certificate (none, self) are refused.
+public struct CertificatePathAttestationTrust: AttestationTrustPolicy {
+    /// The trust anchors.
+    public var anchors: AttestationTrustAnchors
+    /// The moment certificates must be valid at; `nil` checks as of now.
+    public var validationTime: Date?
 
-    /// Creates the policy with its roots.
-    public init(roots: [Certificate]) { self.roots = roots }
+    /// Creates the policy with its anchors and validation time.
+    public init(anchors: AttestationTrustAnchors, validationTime: Date? = nil) {
+        self.anchors = anchors
+        self.validationTime = validationTime
+    }
 
-    /// Finds the root that issued the attestation certificate.
+    /// Builds and verifies the path to an anchor.
     public func evaluate(_ evidence: AttestationEvidence) async throws(WebAuthnVerificationError)
         -> AttestationTrust
     {
-        guard let leaf = evidence.statement.trustPath.first else {
-            throw WebAuthnVerificationError(
-                .attestationCertificateMissing,
-                "The attestation carries no certificate to check against a root.")
-        }
-        for root in roots where leaf.issuer == root.subject {
-            if root.publicKey.isValidSignature(leaf.signature, for: leaf) {
-                return AttestationTrust(
-                    type: evidence.statement.type, trustPath: evidence.statement.trustPath, trustAnchor: root)
-            }
-        }
-        throw WebAuthnVerificationError(
-            .untrustedAttestation, "The attestation certificate was not issued by a trusted root.")
+        let path = try await AttestationPathValidator(validationTime: validationTime)
+            .validate(evidence, anchors: anchors.certificates)
+        return AttestationTrust(
+            type: evidence.statement.type, trustPath: evidence.statement.trustPath, trustAnchor: path.anchor,
+            certificatePath: path.certificates, isEnterprise: evidence.statement.isEnterprise)
     }
 }

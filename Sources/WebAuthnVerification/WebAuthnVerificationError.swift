@@ -55,6 +55,9 @@ public struct WebAuthnVerificationError: Error, Sendable, Hashable, CustomString
         /// The attestation trust path does not lead to a trust anchor (WebAuthn §7.1 step 23).
         public static let untrustedAttestation = Code(rawValue: "untrusted-attestation")
 
+        /// A trust anchor file or directory cannot be read or holds no certificate.
+        public static let invalidTrustAnchor = Code(rawValue: "invalid-trust-anchor")
+
         public var description: String { rawValue }
     }
 

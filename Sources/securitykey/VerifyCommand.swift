@@ -41,8 +41,16 @@ struct VerifyCommand: ReportingCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "A root certificate (PEM) the attestation certificate must be issued by.", valueName: "file"))
+            "Trust anchors the attestation certificate path must lead to: a PEM bundle, a DER certificate, or a directory of them.",
+            valueName: "path"))
     var trustRoot: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Check certificate validity as of this moment (ISO 8601, e.g. 2024-01-31T12:00:00Z) instead of now.",
+            valueName: "time"))
+    var verifyTime: String?
 
     @Flag(name: .long, help: "Print the result as JSON.")
     var json = false
@@ -86,10 +94,14 @@ struct VerifyCommand: ReportingCommand {
             let object = try AttestationObject(cbor: document.binary(["response", "attestationObject"]))
             let response = RegistrationResponse(
                 id: document.string("id"), clientData: try clientData(document), attestationObject: object)
-            let roots = try trustRoot.map { [try Self.certificate(readInput($0))] }
+            let validationTime = try verifyTime.map(Self.moment)
+            let anchors = try trustRoot.map { (path) throws -> AttestationTrustAnchors in
+                if path == "-" { return AttestationTrustAnchors(try AttestationTrustAnchors.parse(readInput(path))) }
+                return try AttestationTrustAnchors(contentsOf: path)
+            }
             let verifier = RegistrationVerifier(
                 policy: policy(rpID, expectedChallenge, document),
-                trustPolicy: roots.map { DirectIssuerAttestationTrust(roots: $0) }
+                trustPolicy: anchors.map { CertificatePathAttestationTrust(anchors: $0, validationTime: validationTime) }
                     ?? UnanchoredAttestationTrust())
             let verified: VerifiedRegistration
             do {
@@ -111,6 +123,11 @@ struct VerifyCommand: ReportingCommand {
                             .array(verified.attestation.trustPath.map { .string($0.subject.description) })
                         ),
                         ("trustRootVerified", trusted.map(JSONValue.bool)),
+                        (
+                            "certificatePath",
+                            .array(verified.attestation.certificatePath.map { .string($0.subject.description) })
+                        ),
+                        ("trustAnchor", verified.attestation.trustAnchor.map { .string($0.subject.description) }),
                         ("credentialId", .string(Base64URL.encode(verified.credentialID))),
                         ("aaguid", .string(verified.aaguid.description.lowercased())),
                         ("signCount", .integer(Int64(verified.signCount))),
@@ -120,7 +137,9 @@ struct VerifyCommand: ReportingCommand {
             var line =
                 "Registration: \(verified.attestationFormat) attestation (\(verified.attestation.type)) verifies"
             if let leaf = verified.attestation.trustPath.first { line += "; signed by \(leaf.subject)" }
-            if trusted == true { line += ", issued by the trust root" }
+            if let anchor = verified.attestation.trustAnchor {
+                line += ", chained to the trust anchor \(anchor.subject) (\(verified.attestation.certificatePath.count) certificates)"
+            }
             lines.append(line + ".")
         }
         if let assertion {
@@ -176,7 +195,9 @@ struct VerifyCommand: ReportingCommand {
         case .untrustedAttestation:
             CLIError(
                 .verificationFailed, code: "verification-failed",
-                "The attestation certificate was not issued by the --trust-root certificate.")
+                "The attestation certificate does not lead to a --trust-root anchor: \(error.message)")
+        case .invalidTrustAnchor:
+            CLIError.invalidInput(error.message)
         default: nil
         }
     }
@@ -204,6 +225,17 @@ struct VerifyCommand: ReportingCommand {
         return RelyingPartyPolicy(
             relyingPartyID: rpID, origins: hasClientData ? origin.map { [$0] } : nil,
             challenge: hasClientData ? challenge : nil, crossOrigin: .unchecked)
+    }
+
+    /// Parses --verify-time (ISO 8601 with a time zone; fractional seconds allowed).
+    static func moment(_ text: String) throws -> Date {
+        let plain = ISO8601DateFormatter()
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        guard let date = plain.date(from: text) ?? fractional.date(from: text) else {
+            throw CLIError.invalidInput("--verify-time \(text) is not an ISO 8601 time such as 2024-01-31T12:00:00Z.")
+        }
+        return date
     }
 
     static func certificate(_ bytes: [UInt8]) throws -> Certificate {

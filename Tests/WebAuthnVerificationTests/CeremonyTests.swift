@@ -12,7 +12,9 @@ import X509
 @Suite struct CeremonyTests {
     static let rpID = "example.org"
     static let origin = "https://example.org"
-    static let verifiable: Set<String> = ["none", "packed", "fido-u2f"]
+    static let verifiable: Set<String> = [
+        "none", "packed", "fido-u2f", "tpm", "android-key", "android-safetynet", "apple",
+    ]
 
     /// The W3C groups whose attestation statements this module verifies.
     static var verifiableGroups: [String] {
@@ -218,7 +220,7 @@ import X509
         let packed = try Self.ceremony("sctn-test-vectors-packed-es256")
         let policy = Self.policy(packed.registrationChallenge, packed.registrationClientData)
         let trusted = try await RegistrationVerifier(
-            policy: policy, trustPolicy: DirectIssuerAttestationTrust(roots: [root])
+            policy: policy, trustPolicy: CertificatePathAttestationTrust(anchors: AttestationTrustAnchors([root]), validationTime: root.notValidBefore.addingTimeInterval(86_400))
         ).verify(packed.registration)
         #expect(trusted.attestation.trustAnchor == root)
         #expect(trusted.attestation.type == .basic)
@@ -229,7 +231,7 @@ import X509
             ).bytes)
         let untrusted = await #expect(throws: WebAuthnVerificationError.self) {
             try await RegistrationVerifier(
-                policy: policy, trustPolicy: DirectIssuerAttestationTrust(roots: [other])
+                policy: policy, trustPolicy: CertificatePathAttestationTrust(anchors: AttestationTrustAnchors([other]), validationTime: root.notValidBefore.addingTimeInterval(86_400))
             )
             .verify(packed.registration)
         }
@@ -238,7 +240,7 @@ import X509
         let missing = await #expect(throws: WebAuthnVerificationError.self) {
             try await RegistrationVerifier(
                 policy: Self.policy(none.registrationChallenge, none.registrationClientData),
-                trustPolicy: DirectIssuerAttestationTrust(roots: [root])
+                trustPolicy: CertificatePathAttestationTrust(anchors: AttestationTrustAnchors([root]), validationTime: root.notValidBefore.addingTimeInterval(86_400))
             ).verify(none.registration)
         }
         #expect(missing?.code == .attestationCertificateMissing)
