@@ -16,8 +16,8 @@ public struct PINStatus: Hashable, Sendable {
     /// The shortest PIN the key accepts.
     public var minPINLength: Int
 
-    /// Whether the PIN is blocked: no attempts are left and only a reset helps.
-    public var isBlocked: Bool { retries == 0 }
+    /// Whether the PIN is blocked: a PIN is set, no attempts are left, and only a reset helps.
+    public var isBlocked: Bool { isSet == true && retries == 0 }
 
     /// Creates a status.
     public init(
@@ -42,7 +42,8 @@ extension Authenticator {
         var status = PINStatus(
             isSet: isSet, retries: nil, powerCycleRequired: nil, uvRetries: nil,
             forcePINChange: info.forcePINChange == true, minPINLength: Int(clamping: info.minPINLength ?? 4))
-        if isSet == true {
+        // getPINRetries answers with or without a PIN set (a fresh key reports its full count).
+        if isSet != nil {
             let retries = try await pinRetries(deadline: deadline)
             status.retries = retries.retries
             status.powerCycleRequired = retries.powerCycleRequired

@@ -34,7 +34,9 @@ import VirtualAuthenticator
         let authenticator = try await open(try VirtualKey())
         let status = try await authenticator.pinStatus(deadline: .after(.seconds(5)))
         #expect(status.isSet == false)
-        #expect(status.retries == nil)
+        // getPINRetries answers without a PIN too: a fresh key's full count (CTAP 2.1 §6.5.2.2).
+        #expect(status.retries == 8)
+        #expect(!status.isBlocked)
         let error = await #expect(throws: AuthenticatorError.self) {
             _ = try await authenticator.verifyPIN("1234", deadline: .after(.seconds(5)))
         }
