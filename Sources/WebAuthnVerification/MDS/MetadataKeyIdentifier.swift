@@ -9,8 +9,7 @@ import X509
 public enum MetadataKeyIdentifier {
     /// The identifier of `certificate`, lowercase hex; nil if its key cannot be re-read.
     public static func of(_ certificate: Certificate) -> String? {
-        let spki = Array(certificate.publicKey.subjectPublicKeyInfoBytes)
-        guard let root = try? DER.parse(spki),
+        guard let spki = try? certificate.publicKey.serializeAsPEM().derBytes, let root = try? DER.parse(spki),
             let bits = try? DER.sequence(root, identifier: .sequence, { nodes -> ASN1BitString in
                 guard nodes.next() != nil else { throw ASN1Error.invalidASN1Object(reason: "no algorithm") }
                 return try ASN1BitString(derEncoded: &nodes)
