@@ -19,5 +19,6 @@ struct SecurityKeyCommand: AsyncParsableCommand {
         subcommands: [
             ListCommand.self, InfoCommand.self, RegisterCommand.self, AuthenticateCommand.self,
             VerifyCommand.self, PINCommand.self, WinkCommand.self, DecodeCommand.self, VirtualCommand.self,
+            MDSCommand.self,
         ])
 }
