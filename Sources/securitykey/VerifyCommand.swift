@@ -44,6 +44,9 @@ struct VerifyCommand: ReportingCommand {
             "A root certificate (PEM) the attestation certificate must be issued by.", valueName: "file"))
     var trustRoot: String?
 
+    @Flag(name: .long, help: "Check the attestation against the cached FIDO metadata (see `mds update`).")
+    var mds = false
+
     @Flag(name: .long, help: "Print the result as JSON.")
     var json = false
 
@@ -89,14 +92,17 @@ struct VerifyCommand: ReportingCommand {
             let roots = try trustRoot.map { [try Self.certificate(readInput($0))] }
             let verifier = RegistrationVerifier(
                 policy: policy(rpID, expectedChallenge, document),
-                trustPolicy: roots.map { DirectIssuerAttestationTrust(roots: $0) }
-                    ?? UnanchoredAttestationTrust())
+                trustPolicy: mds
+                    ? try MDSCLI.trustPolicy()
+                    : roots.map { DirectIssuerAttestationTrust(roots: $0) } ?? UnanchoredAttestationTrust())
             let verified: VerifiedRegistration
             do {
                 verified = try await verifier.verify(response)
             } catch {
+                if mds { throw MDSCLI.cliError(error) }
                 throw Self.trustRootFailure(error) ?? error
             }
+            let model = mds ? MDSCLI.entry(aaguid: verified.aaguid, attestationCertificate: verified.attestation.trustPath.first) : nil
             let trusted: Bool? = verified.attestation.trustAnchor != nil ? true : nil
             record = verified.credentialRecord
             result.append(
@@ -111,6 +117,9 @@ struct VerifyCommand: ReportingCommand {
                             .array(verified.attestation.trustPath.map { .string($0.subject.description) })
                         ),
                         ("trustRootVerified", trusted.map(JSONValue.bool)),
+                        ("model", mds ? model?.description.map(JSONValue.string) ?? .null : nil),
+                        ("certification", mds ? model?.certification.map { .string($0.status.rawValue) } ?? .null : nil),
+                        ("trustAnchor", mds ? verified.attestation.trustAnchor.map { .string($0.subject.description) } ?? .null : nil),
                         ("credentialId", .string(Base64URL.encode(verified.credentialID))),
                         ("aaguid", .string(verified.aaguid.description.lowercased())),
                         ("signCount", .integer(Int64(verified.signCount))),
@@ -120,7 +129,7 @@ struct VerifyCommand: ReportingCommand {
             var line =
                 "Registration: \(verified.attestationFormat) attestation (\(verified.attestation.type)) verifies"
             if let leaf = verified.attestation.trustPath.first { line += "; signed by \(leaf.subject)" }
-            if trusted == true { line += ", issued by the trust root" }
+            if trusted == true { line += mds ? ", chained to \(model?.description ?? "its") metadata root" : ", issued by the trust root" }
             lines.append(line + ".")
         }
         if let assertion {
