@@ -30,23 +30,30 @@ struct MDSUpdateCommand: ReportingCommand {
     /// Where FIDO publishes the BLOB.
     static let defaultURL = "https://mds3.fidoalliance.org/"
 
-    @Option(name: .long, help: ArgumentHelp("Fetch the BLOB from this URL (default: FIDO's).", valueName: "url"))
+    @Option(
+        name: .long, help: ArgumentHelp("Fetch the BLOB from this URL (default: FIDO's).", valueName: "url"))
     var url: String?
 
-    @Option(name: .long, help: ArgumentHelp("Read the BLOB from this file (`-` for standard input).", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Read the BLOB from this file (`-` for standard input).", valueName: "file"))
     var file: String?
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Check certificates as of this moment (ISO 8601, or YYYY-MM-DD).", valueName: "time"))
+        help: ArgumentHelp(
+            "Check certificates as of this moment (ISO 8601, or YYYY-MM-DD).", valueName: "time"))
     var verifyTime: String?
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Trust these root certificates (PEM) instead of GlobalSign Root CA - R3.", valueName: "file"))
+        help: ArgumentHelp(
+            "Trust these root certificates (PEM) instead of GlobalSign Root CA - R3.", valueName: "file"))
     var anchor: String?
 
-    @Option(name: .long, help: ArgumentHelp("A CRL (DER or PEM) to check the signing chain against.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("A CRL (DER or PEM) to check the signing chain against.", valueName: "file"))
     var crl: [String] = []
 
     @Flag(name: .long, help: "Print the result as JSON.")
@@ -63,7 +70,9 @@ struct MDSUpdateCommand: ReportingCommand {
         let anchors = try anchor.map { try MDSCLI.certificates(readInput($0), from: $0) }
         let crls = try crl.map { path in
             let bytes = try readInput(path)
-            return try MDSCLI.mapped { () throws(WebAuthnVerificationError) in try CertificateRevocationList(bytes: bytes) }
+            return try MDSCLI.mapped { () throws(WebAuthnVerificationError) in
+                try CertificateRevocationList(bytes: bytes)
+            }
         }
         let cache = MDSCLI.cache
         let previous = try MDSCLI.mapped { () throws(WebAuthnVerificationError) in try cache.record() }
@@ -76,8 +85,12 @@ struct MDSUpdateCommand: ReportingCommand {
         }
         let verifier = MetadataBLOBVerifier(
             anchors: anchors, crls: crls, verifyTime: time, minimumSerialNumber: previous?.no)
-        let blob = try await MDSCLI.mapped { () async throws(WebAuthnVerificationError) in try await verifier.verify(bytes) }
-        _ = try MDSCLI.mapped { () throws(WebAuthnVerificationError) in try cache.store(blob, bytes: bytes, source: source) }
+        let blob = try await MDSCLI.mapped { () async throws(WebAuthnVerificationError) in
+            try await verifier.verify(bytes)
+        }
+        _ = try MDSCLI.mapped { () throws(WebAuthnVerificationError) in
+            try cache.store(blob, bytes: bytes, source: source)
+        }
         let stale = blob.isStale
         if json {
             Console.json(
@@ -100,7 +113,8 @@ struct MDSUpdateCommand: ReportingCommand {
         }
         if stale {
             Console.err(
-                "securitykey: warning: the BLOB's nextUpdate (\(blob.payload.nextUpdate)) has passed; a newer one should exist.")
+                "securitykey: warning: the BLOB's nextUpdate (\(blob.payload.nextUpdate)) has passed; a newer one should exist."
+            )
         }
     }
 }
@@ -108,14 +122,16 @@ struct MDSUpdateCommand: ReportingCommand {
 /// `securitykey mds show`.
 struct MDSShowCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
-        commandName: "show", abstract: "Print a model's metadata from the cache: name, certification, status, roots.")
+        commandName: "show",
+        abstract: "Print a model's metadata from the cache: name, certification, status, roots.")
 
     @Argument(help: ArgumentHelp("The model's AAGUID.", valueName: "aaguid"))
     var aaguid: String?
 
     @Option(
         name: .long,
-        help: ArgumentHelp("An attestation certificate key identifier (hex), for U2F models.", valueName: "hex"))
+        help: ArgumentHelp(
+            "An attestation certificate key identifier (hex), for U2F models.", valueName: "hex"))
     var key: String?
 
     @Flag(name: .long, help: "Print the result as JSON.")
@@ -124,7 +140,9 @@ struct MDSShowCommand: ReportingCommand {
     var wantsJSON: Bool { json }
 
     func validate() throws {
-        guard (aaguid == nil) != (key == nil) else { throw ValidationError("Give an AAGUID or --key, one of them.") }
+        guard (aaguid == nil) != (key == nil) else {
+            throw ValidationError("Give an AAGUID or --key, one of them.")
+        }
         if let aaguid, AAGUID(uuidString: aaguid) == nil { throw ValidationError("\(aaguid) is not a UUID.") }
         if let key, key.count != 40 || !key.allSatisfy(\.isHexDigit) {
             throw ValidationError("--key takes 40 hex digits (a SHA-1 key identifier).")
@@ -155,14 +173,20 @@ struct MDSShowCommand: ReportingCommand {
         if let c = entry.certification {
             Console.out("Certification: \(c.status)\(c.effectiveDate.map { " (since \($0))" } ?? "")")
         }
-        if let v = entry.metadataStatement?.authenticatorVersion { Console.out("Authenticator version: \(v)") }
+        if let v = entry.metadataStatement?.authenticatorVersion {
+            Console.out("Authenticator version: \(v)")
+        }
         Console.out("Status history:")
         for r in entry.statusHistory {
-            Console.out("  \(r.effectiveDate ?? "----------")  \(r.status)\(r.certificationDescriptor.map { "  \($0)" } ?? "")")
+            Console.out(
+                "  \(r.effectiveDate ?? "----------")  \(r.status)\(r.certificationDescriptor.map { "  \($0)" } ?? "")"
+            )
         }
         Console.out("Attestation roots:")
         for root in entry.attestationRoots { Console.out("  \(root.subject)") }
-        Console.out("From BLOB no \(blob.payload.no), next update \(blob.payload.nextUpdate)\(stale ? " (passed)" : "").")
+        Console.out(
+            "From BLOB no \(blob.payload.no), next update \(blob.payload.nextUpdate)\(stale ? " (passed)" : "")."
+        )
     }
 }
 
@@ -197,7 +221,8 @@ enum MDSCLI {
     /// The metadata entry `verify --mds` names the model by.
     static func entry(aaguid: AAGUID, attestationCertificate: Certificate?) -> MetadataBLOBPayloadEntry? {
         guard let payload = try? cache.load()?.payload else { return nil }
-        return payload.entry(aaguid: aaguid) ?? attestationCertificate.flatMap { payload.entry(attestationCertificate: $0) }
+        return payload.entry(aaguid: aaguid)
+            ?? attestationCertificate.flatMap { payload.entry(attestationCertificate: $0) }
     }
 
     /// ISO 8601 with or without fractional seconds, or a bare `YYYY-MM-DD` (UTC midnight).
@@ -208,7 +233,8 @@ enum MDSCLI {
         fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         if let d = fractional.date(from: text) { return d }
         if let d = full.date(from: text + "T00:00:00Z"), text.count == 10 { return d }
-        throw CLIError.usage("--verify-time takes an ISO 8601 time (2024-12-16T00:00:00Z) or a date (2024-12-16).")
+        throw CLIError.usage(
+            "--verify-time takes an ISO 8601 time (2024-12-16T00:00:00Z) or a date (2024-12-16).")
     }
 
     /// Every certificate of a PEM bundle, or one DER certificate.
@@ -218,7 +244,9 @@ enum MDSCLI {
             let end = "-----END CERTIFICATE-----"
             let blocks = text.components(separatedBy: end).dropLast().map { $0 + end }
             let certificates = blocks.compactMap { try? Certificate(pemEncoded: $0) }
-            guard !certificates.isEmpty else { throw CLIError.invalidInput("\(path) holds no readable certificate.") }
+            guard !certificates.isEmpty else {
+                throw CLIError.invalidInput("\(path) holds no readable certificate.")
+            }
             return certificates
         }
         guard let certificate = try? Certificate(derEncoded: bytes) else {
@@ -276,9 +304,15 @@ enum MDSCLI {
                 "attestationCertificateKeyIdentifiers",
                 .array((entry.attestationCertificateKeyIdentifiers ?? []).map { .string($0.lowercased()) })
             ),
-            ("authenticatorVersion", entry.metadataStatement?.authenticatorVersion.map { .integer(Int64(clamping: $0)) } ?? .null),
+            (
+                "authenticatorVersion",
+                entry.metadataStatement?.authenticatorVersion.map { .integer(Int64(clamping: $0)) } ?? .null
+            ),
             ("protocolFamily", entry.metadataStatement?.protocolFamily.map(JSONValue.string) ?? .null),
-            ("attestationTypes", .array((entry.metadataStatement?.attestationTypes ?? []).map(JSONValue.string))),
+            (
+                "attestationTypes",
+                .array((entry.metadataStatement?.attestationTypes ?? []).map(JSONValue.string))
+            ),
             ("certification", entry.certification.map(report) ?? .null),
             ("status", entry.latestStatus.map { .string($0.status.rawValue) } ?? .null),
             ("statusHistory", .array(entry.statusHistory.map(report))),
@@ -292,7 +326,13 @@ enum MDSCLI {
                         ])
                     })
             ),
-            ("blob", .object([("no", .integer(Int64(blob.payload.no))), ("nextUpdate", .string(blob.payload.nextUpdate)), ("stale", .bool(stale))])),
+            (
+                "blob",
+                .object([
+                    ("no", .integer(Int64(blob.payload.no))),
+                    ("nextUpdate", .string(blob.payload.nextUpdate)), ("stale", .bool(stale)),
+                ])
+            ),
         ])
     }
 }
@@ -301,7 +341,8 @@ enum MDSCLI {
 /// cancels the transfer as soon as it is exceeded.
 enum MDSFetch {
     static func get(_ text: String, limit: Int, timeout: TimeInterval) async throws -> [UInt8] {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https"
         else { throw CLIError.usage("--url takes an http or https URL.") }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
@@ -340,7 +381,8 @@ enum MDSFetch {
         ) {
             if let http = response as? HTTPURLResponse, http.statusCode != 200 {
                 lock.withLock {
-                    failure = CLIError(.failure, code: "http", "The server answered HTTP \(http.statusCode), not the BLOB.")
+                    failure = CLIError(
+                        .failure, code: "http", "The server answered HTTP \(http.statusCode), not the BLOB.")
                 }
                 completionHandler(.cancel)
                 return
@@ -365,17 +407,25 @@ enum MDSFetch {
             if over { dataTask.cancel() }
         }
 
-        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-            let (continuation, result): (CheckedContinuation<[UInt8], any Error>?, Result<[UInt8], any Error>) =
-                lock.withLock {
-                    let c = self.continuation
-                    self.continuation = nil
-                    if let failure { return (c, .failure(failure)) }
-                    if let error {
-                        return (c, .failure(CLIError(.failure, code: "network", "Cannot fetch the BLOB: \(error.localizedDescription)")))
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)
+        {
+            let (continuation, result):
+                (CheckedContinuation<[UInt8], any Error>?, Result<[UInt8], any Error>) =
+                    lock.withLock {
+                        let c = self.continuation
+                        self.continuation = nil
+                        if let failure { return (c, .failure(failure)) }
+                        if let error {
+                            return (
+                                c,
+                                .failure(
+                                    CLIError(
+                                        .failure, code: "network",
+                                        "Cannot fetch the BLOB: \(error.localizedDescription)"))
+                            )
+                        }
+                        return (c, .success(body))
                     }
-                    return (c, .success(body))
-                }
             continuation?.resume(with: result)
         }
     }

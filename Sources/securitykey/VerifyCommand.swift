@@ -102,7 +102,11 @@ struct VerifyCommand: ReportingCommand {
                 if mds { throw MDSCLI.cliError(error) }
                 throw Self.trustRootFailure(error) ?? error
             }
-            let model = mds ? MDSCLI.entry(aaguid: verified.aaguid, attestationCertificate: verified.attestation.trustPath.first) : nil
+            let model =
+                mds
+                ? MDSCLI.entry(
+                    aaguid: verified.aaguid, attestationCertificate: verified.attestation.trustPath.first)
+                : nil
             let trusted: Bool? = verified.attestation.trustAnchor != nil ? true : nil
             record = verified.credentialRecord
             result.append(
@@ -118,8 +122,16 @@ struct VerifyCommand: ReportingCommand {
                         ),
                         ("trustRootVerified", trusted.map(JSONValue.bool)),
                         ("model", mds ? model?.description.map(JSONValue.string) ?? .null : nil),
-                        ("certification", mds ? model?.certification.map { .string($0.status.rawValue) } ?? .null : nil),
-                        ("trustAnchor", mds ? verified.attestation.trustAnchor.map { .string($0.subject.description) } ?? .null : nil),
+                        (
+                            "certification",
+                            mds ? model?.certification.map { .string($0.status.rawValue) } ?? .null : nil
+                        ),
+                        (
+                            "trustAnchor",
+                            mds
+                                ? verified.attestation.trustAnchor.map { .string($0.subject.description) }
+                                    ?? .null : nil
+                        ),
                         ("credentialId", .string(Base64URL.encode(verified.credentialID))),
                         ("aaguid", .string(verified.aaguid.description.lowercased())),
                         ("signCount", .integer(Int64(verified.signCount))),
@@ -129,7 +141,12 @@ struct VerifyCommand: ReportingCommand {
             var line =
                 "Registration: \(verified.attestationFormat) attestation (\(verified.attestation.type)) verifies"
             if let leaf = verified.attestation.trustPath.first { line += "; signed by \(leaf.subject)" }
-            if trusted == true { line += mds ? ", chained to \(model?.description ?? "its") metadata root" : ", issued by the trust root" }
+            if trusted == true {
+                line +=
+                    mds
+                    ? ", chained to \(model?.description ?? "its") metadata root"
+                    : ", issued by the trust root"
+            }
             lines.append(line + ".")
         }
         if let assertion {

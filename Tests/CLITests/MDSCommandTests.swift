@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// The shared MDS3 data (../shared/vectors/mds3, described in its README.md).
-private let mdsVectors: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+private let mdsVectors: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors")
 
 /// A Python http.server on loopback serving the MDS3 vectors directory, for `mds update --url`.
@@ -64,8 +65,10 @@ private func temporaryCache() -> (URL, [String: String]) {
 }
 
 private func base64URL(_ bytes: [UInt8]) -> String {
-    Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        .replacingOccurrences(of: "=", with: "")
+    Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+        of: "/", with: "_"
+    )
+    .replacingOccurrences(of: "=", with: "")
 }
 
 @Suite("securitykey mds", .serialized)
@@ -79,11 +82,18 @@ struct MDSCommandTests {
         let today = try CLIRunner.run(
             ["mds", "update", "--url", server.url("mds3-blob-no122.jwt"), "--json"], environment: env)
         #expect(today.status == 2)
-        #expect((try today.object()["error"] as? [String: Any])?["code"] as? String == "metadata-certificate-expired")
-        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("securitykey/mds3-blob.jwt").path))
+        #expect(
+            (try today.object()["error"] as? [String: Any])?["code"] as? String
+                == "metadata-certificate-expired")
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: dir.appendingPathComponent("securitykey/mds3-blob.jwt").path))
 
         let update = try CLIRunner.run(
-            ["mds", "update", "--url", server.url("mds3-blob-no122.jwt"), "--verify-time", "2024-12-16", "--json"],
+            [
+                "mds", "update", "--url", server.url("mds3-blob-no122.jwt"), "--verify-time", "2024-12-16",
+                "--json",
+            ],
             environment: env)
         #expect(update.status == 0, "\(update.stderr)")
         let result = try update.object()
@@ -93,7 +103,8 @@ struct MDSCommandTests {
         #expect(result["stale"] as? Bool == false)
         #expect(result["trustAnchor"] as? String == "CN=GlobalSign,O=GlobalSign,OU=GlobalSign Root CA - R3")
 
-        let show = try CLIRunner.run(["mds", "show", "cb69481e-8ff7-4039-93ec-0a2729a154a8", "--json"], environment: env)
+        let show = try CLIRunner.run(
+            ["mds", "show", "cb69481e-8ff7-4039-93ec-0a2729a154a8", "--json"], environment: env)
         #expect(show.status == 0, "\(show.stderr)")
         let entry = try show.object()
         #expect(entry["model"] as? String == "YubiKey 5 Series")
@@ -105,9 +116,11 @@ struct MDSCommandTests {
         #expect((entry["statusHistory"] as? [Any])?.count == 2)
         #expect((entry["attestationRoots"] as? [[String: Any]])?.count == 1)
 
-        let hypr = try CLIRunner.run(["mds", "show", "0076631b-d4a0-427f-5773-0ec71c9e0279"], environment: env)
+        let hypr = try CLIRunner.run(
+            ["mds", "show", "0076631b-d4a0-427f-5773-0ec71c9e0279"], environment: env)
         #expect(hypr.stdout.contains("Model: HYPR FIDO2 Authenticator"))
-        let absent = try CLIRunner.run(["mds", "show", "244eb29e-e090-4e49-81fe-1f20f8d3b8f4", "--json"], environment: env)
+        let absent = try CLIRunner.run(
+            ["mds", "show", "244eb29e-e090-4e49-81fe-1f20f8d3b8f4", "--json"], environment: env)
         #expect(absent.status == 1)
 
         // Rollback: the conformance BLOB (no 42, valid under its FAKE root) is older than 122.
@@ -118,7 +131,8 @@ struct MDSCommandTests {
             ], environment: env)
         #expect(older.status == 2)
         #expect((try older.object()["error"] as? [String: Any])?["code"] as? String == "metadata-rollback")
-        let still = try CLIRunner.run(["mds", "show", "cb69481e-8ff7-4039-93ec-0a2729a154a8", "--json"], environment: env)
+        let still = try CLIRunner.run(
+            ["mds", "show", "cb69481e-8ff7-4039-93ec-0a2729a154a8", "--json"], environment: env)
         #expect((try still.object()["blob"] as? [String: Any])?["no"] as? Int == 122)
     }
 
@@ -140,13 +154,26 @@ struct MDSCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let test = mdsVectors.appendingPathComponent("mds3/test")
         let cases: [([String], String)] = [
-            (["--file", test.appendingPathComponent("BAD-SIGNATURE-tampered-real-no257.jwt").path, "--verify-time", "2026-05-31"],
-             "metadata-signature-invalid"),
-            (["--file", test.appendingPathComponent("BAD-CHAIN-mds2-conformance-toc.jwt").path,
-              "--anchor", test.appendingPathComponent("mds2-conformance-root-FAKE.pem").path], "metadata-chain-invalid"),
-            (["--file", test.appendingPathComponent("BAD-REVOKED-SIGNER-mds2-conformance-toc.jwt").path,
-              "--anchor", test.appendingPathComponent("mds2-conformance-root-FAKE.pem").path,
-              "--crl", test.appendingPathComponent("mds2-conformance-CA-1-FAKE.crl.pem").path], "metadata-signer-revoked"),
+            (
+                [
+                    "--file", test.appendingPathComponent("BAD-SIGNATURE-tampered-real-no257.jwt").path,
+                    "--verify-time", "2026-05-31",
+                ],
+                "metadata-signature-invalid"
+            ),
+            (
+                [
+                    "--file", test.appendingPathComponent("BAD-CHAIN-mds2-conformance-toc.jwt").path,
+                    "--anchor", test.appendingPathComponent("mds2-conformance-root-FAKE.pem").path,
+                ], "metadata-chain-invalid"
+            ),
+            (
+                [
+                    "--file", test.appendingPathComponent("BAD-REVOKED-SIGNER-mds2-conformance-toc.jwt").path,
+                    "--anchor", test.appendingPathComponent("mds2-conformance-root-FAKE.pem").path,
+                    "--crl", test.appendingPathComponent("mds2-conformance-CA-1-FAKE.crl.pem").path,
+                ], "metadata-signer-revoked"
+            ),
         ]
         for (arguments, code) in cases {
             let run = try CLIRunner.run(["mds", "update"] + arguments + ["--json"], environment: env)
@@ -159,12 +186,15 @@ struct MDSCommandTests {
     @Test func verifyRegistrationAgainstMDS() throws {
         let (dir, env) = temporaryCache()
         defer { try? FileManager.default.removeItem(at: dir) }
-        guard let data = FileManager.default.contents(
-            atPath: mdsVectors.appendingPathComponent("third-party/py_webauthn.json").path),
+        guard
+            let data = FileManager.default.contents(
+                atPath: mdsVectors.appendingPathComponent("third-party/py_webauthn.json").path),
             let list = try JSONSerialization.jsonObject(with: data) as? [[String: Any]]
         else { throw CLITestError("missing py_webauthn.json") }
         func bytes(_ name: String) throws -> [UInt8] {
-            let id = "py_webauthn/tests/test_verify_registration_response_packed.py/test_verify_attestation_from_yubikey_firefox/" + name
+            let id =
+                "py_webauthn/tests/test_verify_registration_response_packed.py/test_verify_attestation_from_yubikey_firefox/"
+                + name
             guard let hex = list.first(where: { $0["id"] as? String == id })?["hex"] as? String else {
                 throw CLITestError("missing \(id)")
             }
@@ -189,13 +219,16 @@ struct MDSCommandTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try JSONSerialization.data(withJSONObject: registration).write(to: file)
 
-        let none = try CLIRunner.run(["verify", "--registration", file.path, "--rp", "localhost", "--mds"], environment: env)
+        let none = try CLIRunner.run(
+            ["verify", "--registration", file.path, "--rp", "localhost", "--mds"], environment: env)
         #expect(none.status == 1)
         #expect(none.stderr.contains("mds update"))
 
         let update = try CLIRunner.run(
-            ["mds", "update", "--file", mdsVectors.appendingPathComponent("mds3/mds3-blob-no122.jwt").path,
-             "--verify-time", "2024-12-16"], environment: env)
+            [
+                "mds", "update", "--file", mdsVectors.appendingPathComponent("mds3/mds3-blob-no122.jwt").path,
+                "--verify-time", "2024-12-16",
+            ], environment: env)
         #expect(update.status == 0, "\(update.stderr)")
         let run = try CLIRunner.run(
             ["verify", "--registration", file.path, "--rp", "localhost", "--mds", "--json"], environment: env)

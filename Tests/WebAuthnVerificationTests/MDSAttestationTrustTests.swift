@@ -71,9 +71,13 @@ struct MDSAttestationTrustTests {
         // Give the YubiKey's entry the HYPR authenticator's roots.
         let hyprAAGUID = try #require(AAGUID(uuidString: "0076631b-d4a0-427f-5773-0ec71c9e0279"))
         let hypr = try #require(payload.entry(aaguid: hyprAAGUID))
-        let index = try #require(payload.entries.firstIndex { $0.aaguid == "6d44ba9b-f6ec-2e49-b930-0c8fe920cb73" })
-        payload.entries[index].metadataStatement?.attestationRootCertificates = hypr.metadataStatement?.attestationRootCertificates
-        await expectCode(.untrustedAttestation) { try await MetadataAttestationTrust(metadata: payload).evaluate(evidence) }
+        let index = try #require(
+            payload.entries.firstIndex { $0.aaguid == "6d44ba9b-f6ec-2e49-b930-0c8fe920cb73" })
+        payload.entries[index].metadataStatement?.attestationRootCertificates =
+            hypr.metadataStatement?.attestationRootCertificates
+        await expectCode(.untrustedAttestation) {
+            try await MetadataAttestationTrust(metadata: payload).evaluate(evidence)
+        }
     }
 
     @Test func unlistedModelIsRefused() async throws {
@@ -88,14 +92,17 @@ struct MDSAttestationTrustTests {
 
     @Test func worksAsARegistrationVerifiersTrustPolicy() async throws {
         let payload = try await MDSLookupTests.payload122()
-        let prefix = "py_webauthn/tests/\(YubiKeyVectors.packed)/test_verify_attestation_from_yubikey_firefox/"
+        let prefix =
+            "py_webauthn/tests/\(YubiKeyVectors.packed)/test_verify_attestation_from_yubikey_firefox/"
         let response = RegistrationResponse(
             id: nil, clientData: .json(try YubiKeyVectors.hex(prefix + "clientDataJSON")),
             attestationObject: try AttestationObject(cbor: YubiKeyVectors.hex(prefix + "attestationObject")))
         let verifier = RegistrationVerifier(
-            policy: RelyingPartyPolicy(relyingPartyID: "localhost", origins: nil, challenge: nil, crossOrigin: .unchecked),
+            policy: RelyingPartyPolicy(
+                relyingPartyID: "localhost", origins: nil, challenge: nil, crossOrigin: .unchecked),
             trustPolicy: MetadataAttestationTrust(metadata: payload))
         let verified = try await verifier.verify(response)
-        #expect(verified.attestation.trustAnchor?.subject.description == "CN=Yubico U2F Root CA Serial 457200631")
+        #expect(
+            verified.attestation.trustAnchor?.subject.description == "CN=Yubico U2F Root CA Serial 457200631")
     }
 }

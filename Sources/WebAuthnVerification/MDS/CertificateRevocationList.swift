@@ -35,7 +35,8 @@ public struct CertificateRevocationList: Sendable, Hashable {
             guard let document = try? PEMDocument(pemString: String(decoding: bytes, as: UTF8.self)),
                 document.discriminator == "X509 CRL"
             else {
-                throw WebAuthnVerificationError(.metadataCRLInvalid, "The CRL is neither DER nor an X509 CRL PEM block.")
+                throw WebAuthnVerificationError(
+                    .metadataCRLInvalid, "The CRL is neither DER nor an X509 CRL PEM block.")
             }
             der = document.derBytes
         }
@@ -50,7 +51,8 @@ public struct CertificateRevocationList: Sendable, Hashable {
     }
 
     private init(
-        issuer: DistinguishedName, thisUpdate: Date, nextUpdate: Date?, revoked: Set<Certificate.SerialNumber>,
+        issuer: DistinguishedName, thisUpdate: Date, nextUpdate: Date?,
+        revoked: Set<Certificate.SerialNumber>,
         toBeSigned: [UInt8], signatureAlgorithm: Certificate.SignatureAlgorithm?, signature: [UInt8]
     ) {
         self.issuer = issuer
@@ -65,14 +67,20 @@ public struct CertificateRevocationList: Sendable, Hashable {
     private static func parse(_ der: [UInt8]) throws -> CertificateRevocationList {
         let root = try DER.parse(der)
         return try DER.sequence(root, identifier: .sequence) { nodes in
-            guard let tbsNode = nodes.next() else { throw ASN1Error.invalidASN1Object(reason: "no tbsCertList") }
+            guard let tbsNode = nodes.next() else {
+                throw ASN1Error.invalidASN1Object(reason: "no tbsCertList")
+            }
             let algorithm = try Self.algorithm(&nodes)
             let signature = try ASN1BitString(derEncoded: &nodes)
             let parts = try DER.sequence(tbsNode, identifier: .sequence) { fields in
                 // version INTEGER OPTIONAL (v2 = 1)
-                _ = try DER.decodeDefault(&fields, identifier: .integer, defaultValue: 0) { try Int(derEncoded: $0) }
+                _ = try DER.decodeDefault(&fields, identifier: .integer, defaultValue: 0) {
+                    try Int(derEncoded: $0)
+                }
                 _ = try Self.algorithm(&fields)
-                guard let issuerNode = fields.next() else { throw ASN1Error.invalidASN1Object(reason: "no issuer") }
+                guard let issuerNode = fields.next() else {
+                    throw ASN1Error.invalidASN1Object(reason: "no issuer")
+                }
                 let issuer = try DistinguishedName(derEncoded: issuerNode)
                 let thisUpdate = try Self.time(&fields)
                 var nextUpdate: Date?
@@ -96,7 +104,9 @@ public struct CertificateRevocationList: Sendable, Hashable {
                     pending = fields.next()
                 }
                 // crlExtensions [0] may follow; nothing else may.
-                if let node = pending, node.identifier != ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
+                if let node = pending,
+                    node.identifier != ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
+                {
                     throw ASN1Error.invalidASN1Object(reason: "unexpected field in tbsCertList")
                 }
                 return (issuer, thisUpdate, nextUpdate, revoked)
@@ -109,8 +119,12 @@ public struct CertificateRevocationList: Sendable, Hashable {
     }
 
     /// Reads an AlgorithmIdentifier and maps its OID to the algorithms swift-certificates verifies.
-    private static func algorithm(_ nodes: inout ASN1NodeCollection.Iterator) throws -> Certificate.SignatureAlgorithm? {
-        guard let node = nodes.next() else { throw ASN1Error.invalidASN1Object(reason: "no AlgorithmIdentifier") }
+    private static func algorithm(_ nodes: inout ASN1NodeCollection.Iterator) throws -> Certificate
+        .SignatureAlgorithm?
+    {
+        guard let node = nodes.next() else {
+            throw ASN1Error.invalidASN1Object(reason: "no AlgorithmIdentifier")
+        }
         let oid = try DER.sequence(node, identifier: .sequence) { fields in
             let oid = try ASN1ObjectIdentifier(derEncoded: &fields)
             while fields.next() != nil {}
@@ -118,7 +132,8 @@ public struct CertificateRevocationList: Sendable, Hashable {
         }
         let known: [(ASN1ObjectIdentifier, Certificate.SignatureAlgorithm)] = [
             ([1, 2, 840, 10045, 4, 3, 2], .ecdsaWithSHA256), ([1, 2, 840, 10045, 4, 3, 3], .ecdsaWithSHA384),
-            ([1, 2, 840, 10045, 4, 3, 4], .ecdsaWithSHA512), ([1, 2, 840, 113549, 1, 1, 11], .sha256WithRSAEncryption),
+            ([1, 2, 840, 10045, 4, 3, 4], .ecdsaWithSHA512),
+            ([1, 2, 840, 113549, 1, 1, 11], .sha256WithRSAEncryption),
             ([1, 2, 840, 113549, 1, 1, 12], .sha384WithRSAEncryption),
             ([1, 2, 840, 113549, 1, 1, 13], .sha512WithRSAEncryption),
         ]
@@ -134,14 +149,18 @@ public struct CertificateRevocationList: Sendable, Hashable {
         var parts = DateComponents()
         if node.identifier == .utcTime {
             let t = try UTCTime(derEncoded: node)
-            parts = DateComponents(year: t.year, month: t.month, day: t.day, hour: t.hours, minute: t.minutes, second: t.seconds)
+            parts = DateComponents(
+                year: t.year, month: t.month, day: t.day, hour: t.hours, minute: t.minutes, second: t.seconds)
         } else {
             let t = try GeneralizedTime(derEncoded: node)
-            parts = DateComponents(year: t.year, month: t.month, day: t.day, hour: t.hours, minute: t.minutes, second: t.seconds)
+            parts = DateComponents(
+                year: t.year, month: t.month, day: t.day, hour: t.hours, minute: t.minutes, second: t.seconds)
         }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        guard let date = calendar.date(from: parts) else { throw ASN1Error.invalidASN1Object(reason: "bad time") }
+        guard let date = calendar.date(from: parts) else {
+            throw ASN1Error.invalidASN1Object(reason: "bad time")
+        }
         return date
     }
 
@@ -149,6 +168,7 @@ public struct CertificateRevocationList: Sendable, Hashable {
     /// the signature.
     public func isSigned(by issuer: Certificate) -> Bool {
         guard issuer.subject == self.issuer, let signatureAlgorithm else { return false }
-        return issuer.publicKey.isValidSignature(signature, for: toBeSigned, signatureAlgorithm: signatureAlgorithm)
+        return issuer.publicKey.isValidSignature(
+            signature, for: toBeSigned, signatureAlgorithm: signatureAlgorithm)
     }
 }

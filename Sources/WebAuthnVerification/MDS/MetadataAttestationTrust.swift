@@ -23,7 +23,8 @@ public struct MetadataAttestationTrust: AttestationTrustPolicy {
     /// Creates the policy over verified metadata.
     public init(
         metadata: MetadataBLOBPayload, additionalAnchors: [Certificate] = [],
-        refusedStatuses: Set<AuthenticatorStatus> = AuthenticatorStatus.refusedByDefault, verifyTime: Date? = nil,
+        refusedStatuses: Set<AuthenticatorStatus> = AuthenticatorStatus.refusedByDefault,
+        verifyTime: Date? = nil,
         requiresMetadataEntry: Bool = false
     ) {
         self.metadata = metadata
@@ -41,7 +42,9 @@ public struct MetadataAttestationTrust: AttestationTrustPolicy {
     }
 
     /// Judges `evidence` against the metadata.
-    public func evaluate(_ evidence: AttestationEvidence) async throws(WebAuthnVerificationError) -> AttestationTrust {
+    public func evaluate(_ evidence: AttestationEvidence) async throws(WebAuthnVerificationError)
+        -> AttestationTrust
+    {
         let entry = entry(for: evidence)
         if let entry {
             try checkStatus(entry, trustPath: evidence.statement.trustPath)
@@ -53,7 +56,8 @@ public struct MetadataAttestationTrust: AttestationTrustPolicy {
         guard let leaf = evidence.statement.trustPath.first else {
             throw WebAuthnVerificationError(
                 .attestationCertificateMissing,
-                "The attestation (\(evidence.statement.type)) carries no certificate to chain to the model's roots.")
+                "The attestation (\(evidence.statement.type)) carries no certificate to chain to the model's roots."
+            )
         }
         let anchors = (entry?.attestationRoots ?? []) + additionalAnchors
         let outcome = await MetadataPathBuilder.build(
@@ -62,22 +66,27 @@ public struct MetadataAttestationTrust: AttestationTrustPolicy {
         switch outcome {
         case .valid(let path):
             return AttestationTrust(
-                type: evidence.statement.type, trustPath: evidence.statement.trustPath, trustAnchor: path.last)
+                type: evidence.statement.type, trustPath: evidence.statement.trustPath, trustAnchor: path.last
+            )
         case .expired(let certificate):
             throw WebAuthnVerificationError(
                 .untrustedAttestation,
-                "The attestation certificate chain is outside its validity period at the verification time (\(certificate.subject)).")
+                "The attestation certificate chain is outside its validity period at the verification time (\(certificate.subject))."
+            )
         case .invalid(let reason):
             let model = entry?.description.map { " of \($0)" } ?? ""
             throw WebAuthnVerificationError(
                 .untrustedAttestation,
-                "The attestation certificate does not chain to the metadata's attestation roots\(model): \(reason).")
+                "The attestation certificate does not chain to the metadata's attestation roots\(model): \(reason)."
+            )
         }
     }
 
     /// Refuses the model when a refused status applies. A report naming a certificate (a
     /// compromised attestation key) applies only when that certificate is in the trust path.
-    private func checkStatus(_ entry: MetadataBLOBPayloadEntry, trustPath: [Certificate]) throws(WebAuthnVerificationError) {
+    private func checkStatus(_ entry: MetadataBLOBPayloadEntry, trustPath: [Certificate])
+        throws(WebAuthnVerificationError)
+    {
         for report in entry.statusHistory where refusedStatuses.contains(report.status) {
             if let named = report.certificate {
                 guard let der = Base64Strict.decodeStandard(Array(named.utf8)),
@@ -87,7 +96,8 @@ public struct MetadataAttestationTrust: AttestationTrustPolicy {
             let model = entry.description ?? "the authenticator"
             let since = report.effectiveDate.map { " since \($0)" } ?? ""
             throw WebAuthnVerificationError(
-                .authenticatorStatusRefused, "The FIDO metadata reports \(report.status) for \(model)\(since).")
+                .authenticatorStatusRefused,
+                "The FIDO metadata reports \(report.status) for \(model)\(since).")
         }
     }
 }

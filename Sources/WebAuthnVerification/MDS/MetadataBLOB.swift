@@ -27,7 +27,8 @@ public struct MetadataBLOB: Sendable {
     public func isStale(at date: Date) -> Bool { payload.nextUpdateDate.map { date >= $0 } ?? true }
 
     init(
-        payload: MetadataBLOBPayload, algorithm: String, signingChain: [Certificate], trustAnchor: Certificate?,
+        payload: MetadataBLOBPayload, algorithm: String, signingChain: [Certificate],
+        trustAnchor: Certificate?,
         verificationTime: Date, sha256: [UInt8]
     ) {
         self.payload = payload
@@ -61,14 +62,17 @@ struct JWSCompact {
         while end > bytes.startIndex, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
         let text = bytes[..<end]
         let dots = text.indices.filter { text[$0] == UInt8(ascii: ".") }
-        guard dots.count == 2 else { throw Self.malformed("The metadata BLOB is not a JWS (three dot-separated parts).") }
+        guard dots.count == 2 else {
+            throw Self.malformed("The metadata BLOB is not a JWS (three dot-separated parts).")
+        }
         let headerText = text[..<dots[0]]
         let payloadText = text[(dots[0] + 1)..<dots[1]]
         let signatureText = text[(dots[1] + 1)...]
         guard headerText.count <= Self.maximumHeaderSize else {
             throw Self.malformed("The metadata BLOB's JWS header is larger than 64 KiB.")
         }
-        guard let header = Base64Strict.decodeURL(headerText), let payload = Base64Strict.decodeURL(payloadText),
+        guard let header = Base64Strict.decodeURL(headerText),
+            let payload = Base64Strict.decodeURL(payloadText),
             let signature = Base64Strict.decodeURL(signatureText)
         else { throw Self.malformed("The metadata BLOB's JWS parts are not strict base64url.") }
         guard let object = try? JSONSerialization.jsonObject(with: Data(header)) as? [String: Any] else {
@@ -77,7 +81,8 @@ struct JWSCompact {
         guard let alg = object["alg"] as? String else { throw Self.malformed("The JWS header has no alg.") }
         // RFC 7515 §4.1.11: extensions a verifier does not understand must make it refuse.
         guard object["crit"] == nil else { throw Self.malformed("The JWS header has critical extensions.") }
-        guard let chain = object["x5c"] as? [String], (1...Self.maximumChainLength).contains(chain.count) else {
+        guard let chain = object["x5c"] as? [String], (1...Self.maximumChainLength).contains(chain.count)
+        else {
             throw Self.malformed("The JWS header has no x5c chain of 1 to 8 certificates.")
         }
         var certificates: [Certificate] = []
@@ -100,13 +105,16 @@ struct JWSCompact {
 
     /// Verifies the JWS signature with the public key of x5c[0] (RFC 7518 §3.3-3.5).
     func verifySignature() throws(WebAuthnVerificationError) {
-        guard let key = x5c.first?.publicKey else { throw Self.malformed("The JWS has no signing certificate.") }
+        guard let key = x5c.first?.publicKey else {
+            throw Self.malformed("The JWS has no signing certificate.")
+        }
         let valid: Bool
         switch algorithm {
         case "RS256", "PS256":
             guard let rsa = _RSA.Signing.PublicKey(key) else {
                 throw WebAuthnVerificationError(
-                    .metadataSignatureInvalid, "The metadata BLOB's signing certificate has no RSA key for \(algorithm).")
+                    .metadataSignatureInvalid,
+                    "The metadata BLOB's signing certificate has no RSA key for \(algorithm).")
             }
             let padding: _RSA.Signing.Padding = algorithm == "RS256" ? .insecurePKCS1v1_5 : .PSS
             valid = rsa.isValidSignature(
@@ -118,16 +126,19 @@ struct JWSCompact {
                 let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
             else {
                 throw WebAuthnVerificationError(
-                    .metadataSignatureInvalid, "The metadata BLOB's ES256 signature is not a P-256 r||s pair.")
+                    .metadataSignatureInvalid, "The metadata BLOB's ES256 signature is not a P-256 r||s pair."
+                )
             }
             valid = p256.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))
         default:
             throw WebAuthnVerificationError(
-                .unsupportedAlgorithm, "The metadata BLOB is signed with \(algorithm), not RS256, ES256 or PS256.")
+                .unsupportedAlgorithm,
+                "The metadata BLOB is signed with \(algorithm), not RS256, ES256 or PS256.")
         }
         guard valid else {
             throw WebAuthnVerificationError(
-                .metadataSignatureInvalid, "The metadata BLOB's signature does not verify: it is not what FIDO signed.")
+                .metadataSignatureInvalid,
+                "The metadata BLOB's signature does not verify: it is not what FIDO signed.")
         }
     }
 }

@@ -35,7 +35,9 @@ public struct MetadataBLOBPayload: Sendable, Hashable, Decodable {
     /// The entry listing this attestation certificate key identifier (hex, case-insensitive).
     public func entry(attestationCertificateKeyIdentifier identifier: String) -> MetadataBLOBPayloadEntry? {
         let wanted = identifier.lowercased()
-        return entries.first { ($0.attestationCertificateKeyIdentifiers ?? []).contains { $0.lowercased() == wanted } }
+        return entries.first {
+            ($0.attestationCertificateKeyIdentifiers ?? []).contains { $0.lowercased() == wanted }
+        }
     }
 
     /// The entry for an attestation certificate: by the SHA-1 of its public key (the

@@ -37,7 +37,8 @@ public struct MetadataBLOBVerifier: Sendable {
         if let minimumSerialNumber, payload.no < minimumSerialNumber {
             throw WebAuthnVerificationError(
                 .metadataRollback,
-                "The metadata BLOB is number \(payload.no), older than number \(minimumSerialNumber) already trusted.")
+                "The metadata BLOB is number \(payload.no), older than number \(minimumSerialNumber) already trusted."
+            )
         }
         return MetadataBLOB(
             payload: payload, algorithm: jws.algorithm, signingChain: jws.x5c, trustAnchor: anchor,
@@ -46,11 +47,13 @@ public struct MetadataBLOBVerifier: Sendable {
 
     /// Verifies a signing chain (leaf first, as in x5c) to one of ``anchors`` at `time`, then
     /// against ``crls``; returns the anchor.
-    public func verifySigningChain(_ chain: [Certificate], at time: Date? = nil) async throws(WebAuthnVerificationError)
+    public func verifySigningChain(_ chain: [Certificate], at time: Date? = nil)
+        async throws(WebAuthnVerificationError)
         -> Certificate
     {
         guard let leaf = chain.first else {
-            throw WebAuthnVerificationError(.metadataChainInvalid, "The metadata BLOB carries no signing certificate.")
+            throw WebAuthnVerificationError(
+                .metadataChainInvalid, "The metadata BLOB carries no signing certificate.")
         }
         let time = time ?? verifyTime ?? Date()
         let built = await MetadataPathBuilder.build(
@@ -69,11 +72,13 @@ public struct MetadataBLOBVerifier: Sendable {
                     + "give a verification time inside that period to check an old BLOB.")
         case .invalid(let reason):
             throw WebAuthnVerificationError(
-                .metadataChainInvalid, "The metadata BLOB's signing certificates do not chain to a trusted root: \(reason).")
+                .metadataChainInvalid,
+                "The metadata BLOB's signing certificates do not chain to a trusted root: \(reason).")
         }
         try checkRevocation(path)
         guard let anchor = path.last else {
-            throw WebAuthnVerificationError(.metadataChainInvalid, "The metadata BLOB's signing chain is empty.")
+            throw WebAuthnVerificationError(
+                .metadataChainInvalid, "The metadata BLOB's signing chain is empty.")
         }
         return anchor
     }
@@ -84,12 +89,14 @@ public struct MetadataBLOBVerifier: Sendable {
             for crl in crls where crl.issuer == issuer.subject {
                 guard crl.isSigned(by: issuer) else {
                     throw WebAuthnVerificationError(
-                        .metadataCRLInvalid, "A CRL naming \(issuer.subject) as its issuer is not signed by it.")
+                        .metadataCRLInvalid,
+                        "A CRL naming \(issuer.subject) as its issuer is not signed by it.")
                 }
                 if crl.revokedSerialNumbers.contains(certificate.serialNumber) {
                     throw WebAuthnVerificationError(
                         .metadataSignerRevoked,
-                        "The metadata BLOB's signing certificate \(certificate.subject) (serial \(certificate.serialNumber)) is revoked.")
+                        "The metadata BLOB's signing certificate \(certificate.subject) (serial \(certificate.serialNumber)) is revoked."
+                    )
                 }
             }
         }

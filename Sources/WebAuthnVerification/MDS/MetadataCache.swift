@@ -19,11 +19,14 @@ public struct MetadataCache: Sendable {
     public init(directory: URL) { self.directory = directory }
 
     /// `$XDG_CACHE_HOME/securitykey`, or `~/.cache/securitykey`.
-    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> URL
+    {
         if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
             return URL(fileURLWithPath: xdg).appendingPathComponent("securitykey")
         }
-        let home = environment["HOME"].map { URL(fileURLWithPath: $0) }
+        let home =
+            environment["HOME"].map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser
         return home.appendingPathComponent(".cache").appendingPathComponent("securitykey")
     }
@@ -55,25 +58,30 @@ public struct MetadataCache: Sendable {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         do { return try decoder.decode(Record.self, from: data) } catch {
-            throw Self.failure("The metadata cache record \(recordURL.path) is damaged; run `mds update` again.")
+            throw Self.failure(
+                "The metadata cache record \(recordURL.path) is damaged; run `mds update` again.")
         }
     }
 
     /// Stores a verified BLOB, refusing one older than the stored one (no rollback).
     @discardableResult
-    public func store(_ blob: MetadataBLOB, bytes: [UInt8], source: String? = nil) throws(WebAuthnVerificationError)
+    public func store(_ blob: MetadataBLOB, bytes: [UInt8], source: String? = nil)
+        throws(WebAuthnVerificationError)
         -> Record
     {
         if let current = try record(), blob.payload.no < current.no {
             throw WebAuthnVerificationError(
                 .metadataRollback,
-                "The metadata BLOB is number \(blob.payload.no), older than number \(current.no) in the cache.")
+                "The metadata BLOB is number \(blob.payload.no), older than number \(current.no) in the cache."
+            )
         }
         guard Array(SHA256.hash(data: bytes)) == blob.sha256 else {
-            throw WebAuthnVerificationError(.metadataMalformed, "These are not the bytes of the verified BLOB.")
+            throw WebAuthnVerificationError(
+                .metadataMalformed, "These are not the bytes of the verified BLOB.")
         }
         let record = Record(
-            no: blob.payload.no, nextUpdate: blob.payload.nextUpdate, sha256: Self.hex(blob.sha256), storedAt: Date(),
+            no: blob.payload.no, nextUpdate: blob.payload.nextUpdate, sha256: Self.hex(blob.sha256),
+            storedAt: Date(),
             verificationTime: blob.verificationTime, source: source)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601

@@ -9,11 +9,16 @@ import X509
 public enum MetadataKeyIdentifier {
     /// The identifier of `certificate`, lowercase hex; nil if its key cannot be re-read.
     public static func of(_ certificate: Certificate) -> String? {
-        guard let spki = try? certificate.publicKey.serializeAsPEM().derBytes, let root = try? DER.parse(spki),
-            let bits = try? DER.sequence(root, identifier: .sequence, { nodes -> ASN1BitString in
-                guard nodes.next() != nil else { throw ASN1Error.invalidASN1Object(reason: "no algorithm") }
-                return try ASN1BitString(derEncoded: &nodes)
-            })
+        guard let spki = try? certificate.publicKey.serializeAsPEM().derBytes,
+            let root = try? DER.parse(spki),
+            let bits = try? DER.sequence(
+                root, identifier: .sequence,
+                { nodes -> ASN1BitString in
+                    guard nodes.next() != nil else {
+                        throw ASN1Error.invalidASN1Object(reason: "no algorithm")
+                    }
+                    return try ASN1BitString(derEncoded: &nodes)
+                })
         else { return nil }
         let digest = Insecure.SHA1.hash(data: Array(bits.bytes))
         return digest.map { byte in

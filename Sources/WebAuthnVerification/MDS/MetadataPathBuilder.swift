@@ -14,7 +14,8 @@ enum MetadataPathBuilder {
         case invalid(String)
     }
 
-    static func build(leaf: Certificate, intermediates: [Certificate], anchors: [Certificate], at time: Date) async
+    static func build(leaf: Certificate, intermediates: [Certificate], anchors: [Certificate], at time: Date)
+        async
         -> Outcome
     {
         var verifier = Verifier(rootCertificates: CertificateStore(anchors)) {
@@ -37,7 +38,8 @@ enum MetadataPathBuilder {
                 }
             }
             let reasons = failures.map { "\($0.policyFailureReason)" }
-            return .invalid(reasons.isEmpty ? "no issuer was found for a certificate" : reasons.joined(separator: "; "))
+            return .invalid(
+                reasons.isEmpty ? "no issuer was found for a certificate" : reasons.joined(separator: "; "))
         }
     }
 }
