@@ -52,6 +52,9 @@ struct VerifyCommand: ReportingCommand {
             valueName: "time"))
     var verifyTime: String?
 
+    @Flag(name: .long, help: "Check the attestation against the cached FIDO metadata (see `mds update`).")
+    var mds = false
+
     @Flag(name: .long, help: "Print the result as JSON.")
     var json = false
 
@@ -101,14 +104,22 @@ struct VerifyCommand: ReportingCommand {
             }
             let verifier = RegistrationVerifier(
                 policy: policy(rpID, expectedChallenge, document),
-                trustPolicy: anchors.map { CertificatePathAttestationTrust(anchors: $0, validationTime: validationTime) }
-                    ?? UnanchoredAttestationTrust())
+                trustPolicy: mds
+                    ? try MDSCLI.trustPolicy(verifyTime: validationTime)
+                    : anchors.map { CertificatePathAttestationTrust(anchors: $0, validationTime: validationTime) }
+                        ?? UnanchoredAttestationTrust())
             let verified: VerifiedRegistration
             do {
                 verified = try await verifier.verify(response)
             } catch {
+                if mds { throw MDSCLI.cliError(error) }
                 throw Self.trustRootFailure(error) ?? error
             }
+            let model =
+                mds
+                ? MDSCLI.entry(
+                    aaguid: verified.aaguid, attestationCertificate: verified.attestation.trustPath.first)
+                : nil
             let trusted: Bool? = verified.attestation.trustAnchor != nil ? true : nil
             record = verified.credentialRecord
             result.append(
@@ -128,6 +139,11 @@ struct VerifyCommand: ReportingCommand {
                             .array(verified.attestation.certificatePath.map { .string($0.subject.description) })
                         ),
                         ("trustAnchor", verified.attestation.trustAnchor.map { .string($0.subject.description) }),
+                        ("model", mds ? model?.description.map(JSONValue.string) ?? .null : nil),
+                        (
+                            "certification",
+                            mds ? model?.certification.map { .string($0.status.rawValue) } ?? .null : nil
+                        ),
                         ("credentialId", .string(Base64URL.encode(verified.credentialID))),
                         ("aaguid", .string(verified.aaguid.description.lowercased())),
                         ("signCount", .integer(Int64(verified.signCount))),
@@ -140,6 +156,7 @@ struct VerifyCommand: ReportingCommand {
             if let anchor = verified.attestation.trustAnchor {
                 line += ", chained to the trust anchor \(anchor.subject) (\(verified.attestation.certificatePath.count) certificates)"
             }
+            if mds, let name = model?.description { line += "; the model is \(name) in the FIDO metadata" }
             lines.append(line + ".")
         }
         if let assertion {

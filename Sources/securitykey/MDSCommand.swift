@@ -1,0 +1,432 @@
+import ArgumentParser
+import CTAP2
+import Foundation
+import WebAuthnVerification
+import X509
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `securitykey mds`: the FIDO Metadata Service (MDS3) BLOB, verified and cached.
+struct MDSCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mds",
+        abstract: "Fetch, verify and query the FIDO Metadata Service (MDS3).",
+        discussion: """
+            `mds update` verifies a metadata BLOB (its JWS signature, and its signing chain to GlobalSign \
+            Root CA - R3 or the --anchor given, at --verify-time or now) and stores it in \
+            $XDG_CACHE_HOME/securitykey (~/.cache/securitykey). A BLOB older than the cached one is \
+            refused. `mds show` prints a model's entry from the cache.
+            """,
+        subcommands: [MDSUpdateCommand.self, MDSShowCommand.self])
+}
+
+/// `securitykey mds update`.
+struct MDSUpdateCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "update", abstract: "Verify a metadata BLOB and store it in the cache.")
+
+    /// Where FIDO publishes the BLOB.
+    static let defaultURL = "https://mds3.fidoalliance.org/"
+
+    @Option(
+        name: .long, help: ArgumentHelp("Fetch the BLOB from this URL (default: FIDO's).", valueName: "url"))
+    var url: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Read the BLOB from this file (`-` for standard input).", valueName: "file"))
+    var file: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Check certificates as of this moment (ISO 8601, or YYYY-MM-DD).", valueName: "time"))
+    var verifyTime: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Trust these root certificates (PEM) instead of GlobalSign Root CA - R3.", valueName: "file"))
+    var anchor: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("A CRL (DER or PEM) to check the signing chain against.", valueName: "file"))
+    var crl: [String] = []
+
+    @Flag(name: .long, help: "Print the result as JSON.")
+    var json = false
+
+    var wantsJSON: Bool { json }
+
+    func validate() throws {
+        if url != nil, file != nil { throw ValidationError("Give --url or --file, not both.") }
+    }
+
+    func execute() async throws {
+        let time = try verifyTime.map(MDSCLI.parseTime)
+        let anchors = try anchor.map { try MDSCLI.certificates(readInput($0), from: $0) }
+        let crls = try crl.map { path in
+            let bytes = try readInput(path)
+            return try MDSCLI.mapped { () throws(WebAuthnVerificationError) in
+                try CertificateRevocationList(bytes: bytes)
+            }
+        }
+        let cache = MDSCLI.cache
+        let previous = try MDSCLI.mapped { () throws(WebAuthnVerificationError) in try cache.record() }
+        let source = file ?? url ?? Self.defaultURL
+        let bytes: [UInt8]
+        if let file {
+            bytes = try MDSCLI.readBLOB(file)
+        } else {
+            bytes = try await MDSFetch.get(source, limit: 64 << 20, timeout: 60)
+        }
+        let verifier = MetadataBLOBVerifier(
+            anchors: anchors, crls: crls, verifyTime: time, minimumSerialNumber: previous?.no)
+        let blob = try await MDSCLI.mapped { () async throws(WebAuthnVerificationError) in
+            try await verifier.verify(bytes)
+        }
+        _ = try MDSCLI.mapped { () throws(WebAuthnVerificationError) in
+            try cache.store(blob, bytes: bytes, source: source)
+        }
+        let stale = blob.isStale
+        if json {
+            Console.json(
+                .object([
+                    ("no", .integer(Int64(blob.payload.no))),
+                    ("nextUpdate", .string(blob.payload.nextUpdate)),
+                    ("entries", .integer(Int64(blob.payload.entries.count))),
+                    ("algorithm", .string(blob.algorithm)),
+                    ("signedBy", .string(blob.signingChain.first?.subject.description ?? "")),
+                    ("trustAnchor", blob.trustAnchor.map { .string($0.subject.description) } ?? .null),
+                    ("verificationTime", .string(ISO8601DateFormatter().string(from: blob.verificationTime))),
+                    ("stale", .bool(stale)),
+                    ("previousNo", previous.map { .integer(Int64($0.no)) } ?? .null),
+                    ("cache", .string(cache.blobURL.path)),
+                ]))
+        } else {
+            Console.out(
+                "Metadata BLOB no \(blob.payload.no) (\(blob.payload.entries.count) entries, next update "
+                    + "\(blob.payload.nextUpdate)) verifies and is cached in \(cache.directory.path).")
+        }
+        if stale {
+            Console.err(
+                "securitykey: warning: the BLOB's nextUpdate (\(blob.payload.nextUpdate)) has passed; a newer one should exist."
+            )
+        }
+    }
+}
+
+/// `securitykey mds show`.
+struct MDSShowCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Print a model's metadata from the cache: name, certification, status, roots.")
+
+    @Argument(help: ArgumentHelp("The model's AAGUID.", valueName: "aaguid"))
+    var aaguid: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "An attestation certificate key identifier (hex), for U2F models.", valueName: "hex"))
+    var key: String?
+
+    @Flag(name: .long, help: "Print the result as JSON.")
+    var json = false
+
+    var wantsJSON: Bool { json }
+
+    func validate() throws {
+        guard (aaguid == nil) != (key == nil) else {
+            throw ValidationError("Give an AAGUID or --key, one of them.")
+        }
+        if let aaguid, AAGUID(uuidString: aaguid) == nil { throw ValidationError("\(aaguid) is not a UUID.") }
+        if let key, key.count != 40 || !key.allSatisfy(\.isHexDigit) {
+            throw ValidationError("--key takes 40 hex digits (a SHA-1 key identifier).")
+        }
+    }
+
+    func execute() async throws {
+        let blob = try MDSCLI.loadCache()
+        let entry: MetadataBLOBPayloadEntry?
+        if let aaguid, let id = AAGUID(uuidString: aaguid) {
+            entry = blob.payload.entry(aaguid: id)
+        } else if let key {
+            entry = blob.payload.entry(attestationCertificateKeyIdentifier: key)
+        } else {
+            entry = nil
+        }
+        guard let entry else {
+            throw CLIError(
+                .failure, code: WebAuthnVerificationError.Code.authenticatorNotInMetadata.rawValue,
+                "\(aaguid ?? key ?? "") is not in the cached metadata (BLOB no \(blob.payload.no)).")
+        }
+        let stale = blob.isStale(at: Date())
+        if json {
+            Console.json(MDSCLI.json(entry, blob: blob, stale: stale))
+            return
+        }
+        Console.out("Model: \(entry.description ?? "(no description)")")
+        if let c = entry.certification {
+            Console.out("Certification: \(c.status)\(c.effectiveDate.map { " (since \($0))" } ?? "")")
+        }
+        if let v = entry.metadataStatement?.authenticatorVersion {
+            Console.out("Authenticator version: \(v)")
+        }
+        Console.out("Status history:")
+        for r in entry.statusHistory {
+            Console.out(
+                "  \(r.effectiveDate ?? "----------")  \(r.status)\(r.certificationDescriptor.map { "  \($0)" } ?? "")"
+            )
+        }
+        Console.out("Attestation roots:")
+        for root in entry.attestationRoots { Console.out("  \(root.subject)") }
+        Console.out(
+            "From BLOB no \(blob.payload.no), next update \(blob.payload.nextUpdate)\(stale ? " (passed)" : "")."
+        )
+    }
+}
+
+/// What the CLI shares about the metadata: the cache, time parsing, error mapping, and the
+/// hooks `verify --mds`, `info` and `list` use.
+enum MDSCLI {
+    /// The cache in `$XDG_CACHE_HOME/securitykey`.
+    static var cache: MetadataCache { MetadataCache(directory: MetadataCache.defaultDirectory()) }
+
+    /// The cached BLOB, or a one-sentence error when there is none.
+    static func loadCache() throws -> MetadataBLOB {
+        guard let blob = try mapped({ () throws(WebAuthnVerificationError) in try cache.load() }) else {
+            throw CLIError(
+                .failure, code: WebAuthnVerificationError.Code.metadataCacheUnavailable.rawValue,
+                "No metadata is cached; run `securitykey mds update` first.")
+        }
+        return blob
+    }
+
+    /// The model name the cache gives an AAGUID; nil without a cache or an entry. The hook for
+    /// `info` and `list`.
+    static func modelName(aaguid: AAGUID) -> String? {
+        guard let blob = try? cache.load() else { return nil }
+        return blob.payload.entry(aaguid: aaguid)?.description
+    }
+
+    /// The trust policy `verify --mds` uses: the cached metadata, default refused statuses.
+    static func trustPolicy(verifyTime: Date? = nil) throws -> MetadataAttestationTrust {
+        MetadataAttestationTrust(metadata: try loadCache().payload, verifyTime: verifyTime)
+    }
+
+    /// The metadata entry `verify --mds` names the model by.
+    static func entry(aaguid: AAGUID, attestationCertificate: Certificate?) -> MetadataBLOBPayloadEntry? {
+        guard let payload = try? cache.load()?.payload else { return nil }
+        return payload.entry(aaguid: aaguid)
+            ?? attestationCertificate.flatMap { payload.entry(attestationCertificate: $0) }
+    }
+
+    /// ISO 8601 with or without fractional seconds, or a bare `YYYY-MM-DD` (UTC midnight).
+    static func parseTime(_ text: String) throws -> Date {
+        let full = ISO8601DateFormatter()
+        if let d = full.date(from: text) { return d }
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let d = fractional.date(from: text) { return d }
+        if let d = full.date(from: text + "T00:00:00Z"), text.count == 10 { return d }
+        throw CLIError.usage(
+            "--verify-time takes an ISO 8601 time (2024-12-16T00:00:00Z) or a date (2024-12-16).")
+    }
+
+    /// Every certificate of a PEM bundle, or one DER certificate.
+    static func certificates(_ bytes: [UInt8], from path: String) throws -> [Certificate] {
+        let text = String(decoding: bytes, as: UTF8.self)
+        if text.contains("-----BEGIN CERTIFICATE-----") {
+            let end = "-----END CERTIFICATE-----"
+            let blocks = text.components(separatedBy: end).dropLast().map { $0 + end }
+            let certificates = blocks.compactMap { try? Certificate(pemEncoded: $0) }
+            guard !certificates.isEmpty else {
+                throw CLIError.invalidInput("\(path) holds no readable certificate.")
+            }
+            return certificates
+        }
+        guard let certificate = try? Certificate(derEncoded: bytes) else {
+            throw CLIError.invalidInput("\(path) is neither a PEM bundle nor a DER certificate.")
+        }
+        return [certificate]
+    }
+
+    /// Reads a BLOB file with the BLOB size cap (larger than `readInput`'s 16 MiB).
+    static func readBLOB(_ path: String) throws -> [UInt8] {
+        let limit = 64 << 20
+        let handle = path == "-" ? FileHandle.standardInput : FileHandle(forReadingAtPath: path)
+        guard let handle else { throw CLIError(.failure, code: "io", "Cannot read \(path).") }
+        defer { if path != "-" { try? handle.close() } }
+        let data = (try? handle.read(upToCount: limit + 1)) ?? Data()
+        guard data.count <= limit else { throw CLIError.invalidInput("\(path) is larger than 64 MiB.") }
+        return [UInt8](data)
+    }
+
+    /// Runs `body`, turning a metadata error into a CLI error that keeps its code.
+    static func mapped<T>(_ body: () async throws(WebAuthnVerificationError) -> T) async throws -> T {
+        do { return try await body() } catch { throw cliError(error) }
+    }
+
+    /// Runs `body`, turning a metadata error into a CLI error that keeps its code.
+    static func mapped<T>(_ body: () throws(WebAuthnVerificationError) -> T) throws -> T {
+        do { return try body() } catch { throw cliError(error) }
+    }
+
+    static func cliError(_ error: WebAuthnVerificationError) -> CLIError {
+        let status: CLIExitStatus
+        switch error.code {
+        case .metadataMalformed, .metadataCacheUnavailable, .metadataCRLInvalid: status = .failure
+        case .unsupportedAlgorithm: status = .notSupported
+        default: status = .verificationFailed
+        }
+        return CLIError(status, code: error.code.rawValue, error.message)
+    }
+
+    /// The `mds show --json` object.
+    static func json(_ entry: MetadataBLOBPayloadEntry, blob: MetadataBLOB, stale: Bool) -> JSONValue {
+        func report(_ r: StatusReport) -> JSONValue {
+            .object([
+                ("status", .string(r.status.rawValue)),
+                ("effectiveDate", r.effectiveDate.map(JSONValue.string) ?? .null),
+                ("certificationDescriptor", r.certificationDescriptor.map(JSONValue.string) ?? .null),
+                ("certificateNumber", r.certificateNumber.map(JSONValue.string) ?? .null),
+            ])
+        }
+        let formatter = ISO8601DateFormatter()
+        return .object([
+            ("model", entry.description.map(JSONValue.string) ?? .null),
+            ("aaguid", entry.aaguid.map { .string($0.lowercased()) } ?? .null),
+            (
+                "attestationCertificateKeyIdentifiers",
+                .array((entry.attestationCertificateKeyIdentifiers ?? []).map { .string($0.lowercased()) })
+            ),
+            (
+                "authenticatorVersion",
+                entry.metadataStatement?.authenticatorVersion.map { .integer(Int64(clamping: $0)) } ?? .null
+            ),
+            ("protocolFamily", entry.metadataStatement?.protocolFamily.map(JSONValue.string) ?? .null),
+            (
+                "attestationTypes",
+                .array((entry.metadataStatement?.attestationTypes ?? []).map(JSONValue.string))
+            ),
+            ("certification", entry.certification.map(report) ?? .null),
+            ("status", entry.latestStatus.map { .string($0.status.rawValue) } ?? .null),
+            ("statusHistory", .array(entry.statusHistory.map(report))),
+            (
+                "attestationRoots",
+                .array(
+                    entry.attestationRoots.map {
+                        .object([
+                            ("subject", .string($0.subject.description)),
+                            ("notValidAfter", .string(formatter.string(from: $0.notValidAfter))),
+                        ])
+                    })
+            ),
+            (
+                "blob",
+                .object([
+                    ("no", .integer(Int64(blob.payload.no))),
+                    ("nextUpdate", .string(blob.payload.nextUpdate)), ("stale", .bool(stale)),
+                ])
+            ),
+        ])
+    }
+}
+
+/// Fetches a BLOB over HTTP(S) with URLSession, with an overall deadline and a size cap that
+/// cancels the transfer as soon as it is exceeded.
+enum MDSFetch {
+    static func get(_ text: String, limit: Int, timeout: TimeInterval) async throws -> [UInt8] {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https"
+        else { throw CLIError.usage("--url takes an http or https URL.") }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.timeoutIntervalForResource = timeout
+        let collector = CappedCollector(limit: limit)
+        let session = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        let task = session.dataTask(with: URLRequest(url: url, timeoutInterval: timeout))
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                collector.start(continuation)
+                task.resume()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// Collects a body up to a limit and resumes its continuation once.
+    final class CappedCollector: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        private let limit: Int
+        private let lock = NSLock()
+        private var body: [UInt8] = []
+        private var continuation: CheckedContinuation<[UInt8], any Error>?
+        private var failure: CLIError?
+
+        init(limit: Int) { self.limit = limit }
+
+        func start(_ continuation: CheckedContinuation<[UInt8], any Error>) {
+            lock.withLock { self.continuation = continuation }
+        }
+
+        func urlSession(
+            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+            completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+        ) {
+            if let http = response as? HTTPURLResponse, http.statusCode != 200 {
+                lock.withLock {
+                    failure = CLIError(
+                        .failure, code: "http", "The server answered HTTP \(http.statusCode), not the BLOB.")
+                }
+                completionHandler(.cancel)
+                return
+            }
+            if response.expectedContentLength > Int64(limit) {
+                lock.withLock { failure = CLIError.invalidInput("The BLOB offered is larger than 64 MiB.") }
+                completionHandler(.cancel)
+                return
+            }
+            completionHandler(.allow)
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            let over = lock.withLock { () -> Bool in
+                body.append(contentsOf: data)
+                if body.count > limit {
+                    failure = CLIError.invalidInput("The BLOB is larger than 64 MiB.")
+                    return true
+                }
+                return false
+            }
+            if over { dataTask.cancel() }
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)
+        {
+            let (continuation, result):
+                (CheckedContinuation<[UInt8], any Error>?, Result<[UInt8], any Error>) =
+                    lock.withLock {
+                        let c = self.continuation
+                        self.continuation = nil
+                        if let failure { return (c, .failure(failure)) }
+                        if let error {
+                            return (
+                                c,
+                                .failure(
+                                    CLIError(
+                                        .failure, code: "network",
+                                        "Cannot fetch the BLOB: \(error.localizedDescription)"))
+                            )
+                        }
+                        return (c, .success(body))
+                    }
+            continuation?.resume(with: result)
+        }
+    }
+}
