@@ -43,6 +43,7 @@ struct ListCommand: ReportingCommand {
             }
             if let product = key.descriptor.product { line += "  \(product)" }
             if let info = key.info {
+                if let model = MDSCLI.modelName(aaguid: info.aaguid) { line += "  \(model)" }
                 line +=
                     "  AAGUID \(info.aaguid.description.lowercased())  \(info.versions.map(\.rawValue).joined(separator: ","))"
             } else if let problem = key.problem {
@@ -71,6 +72,7 @@ extension AuthenticatorDirectory.Listing {
             ("product", descriptor.product.map(JSONValue.string) ?? .null),
             ("serialNumber", descriptor.serialNumber.map(JSONValue.string) ?? .null),
             ("aaguid", info.map { .string($0.aaguid.description.lowercased()) } ?? .null),
+            ("model", info.flatMap { MDSCLI.modelName(aaguid: $0.aaguid) }.map(JSONValue.string) ?? .null),
             ("versions", info.map { .array($0.versions.map { .string($0.rawValue) }) } ?? .null),
             ("error", problemText.map(JSONValue.string)),
         ])
@@ -103,6 +105,7 @@ struct InfoCommand: ReportingCommand {
             if global.json {
                 guard case .object(var members) = info.json else { return }
                 members.insert(("device", .string(key.uri)), at: 0)
+                members.insert(("model", MDSCLI.modelName(aaguid: info.aaguid).map(JSONValue.string) ?? .null), at: 1)
                 if let retries {
                     members.append(("pinRetries", .integer(Int64(retries.retries))))
                     if let p = retries.powerCycleRequired { members.append(("powerCycleRequired", .bool(p))) }
@@ -112,6 +115,7 @@ struct InfoCommand: ReportingCommand {
                 return
             }
             Console.out("Device:          \(key.uri)")
+            if let model = MDSCLI.modelName(aaguid: info.aaguid) { Console.out("Model:           \(model) (FIDO metadata)") }
             for line in info.summaryLines { Console.out(line) }
             if let retries {
                 var line = "PIN retries:     \(retries.retries) attempt(s) left"

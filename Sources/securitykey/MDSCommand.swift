@@ -209,9 +209,11 @@ enum MDSCLI {
     /// The model name the cache gives an AAGUID; nil without a cache or an entry. The hook for
     /// `info` and `list`.
     static func modelName(aaguid: AAGUID) -> String? {
-        guard let blob = try? cache.load() else { return nil }
-        return blob.payload.entry(aaguid: aaguid)?.description
+        cachedForNaming?.payload.entry(aaguid: aaguid)?.description
     }
+
+    /// The cache as read once per process for naming models (`list` names many keys).
+    private static let cachedForNaming: MetadataBLOB? = try? cache.load()
 
     /// The trust policy `verify --mds` uses: the cached metadata, default refused statuses.
     static func trustPolicy(verifyTime: Date? = nil) throws -> MetadataAttestationTrust {

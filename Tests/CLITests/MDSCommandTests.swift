@@ -238,4 +238,41 @@ struct MDSCommandTests {
         #expect(verified?["certification"] as? String == "FIDO_CERTIFIED_L1")
         #expect(verified?["trustAnchor"] as? String == "CN=Yubico U2F Root CA Serial 457200631")
     }
+
+    @Test func infoAndListNameTheModelFromTheCache() throws {
+        let (dir, env) = temporaryCache()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let update = try CLIRunner.run(
+            [
+                "mds", "update", "--file", mdsVectors.appendingPathComponent("mds3/mds3-blob-no122.jwt").path,
+                "--verify-time", "2024-12-16",
+            ], environment: env)
+        #expect(update.status == 0, "\(update.stderr)")
+        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 53) % 20000)
+        let device = "udp:127.0.0.1:\(port)"
+        // The MDS3 vectors' README states this AAGUID is "HYPR FIDO2 Authenticator" in BLOB no 122.
+        _ = try CLIRunner.withVirtualKey(
+            ["--udp", "127.0.0.1:\(port)", "--aaguid", "0076631b-d4a0-427f-5773-0ec71c9e0279"]
+        ) {
+            var info: [String: Any] = [:]
+            for _ in 0..<50 {
+                if let object = try? CLIRunner.run(["info", "--device", device, "--json"], environment: env).object(),
+                    object["aaguid"] != nil
+                {
+                    info = object
+                    break
+                }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            #expect(info["model"] as? String == "HYPR FIDO2 Authenticator")
+            let list = try CLIRunner.run(["list", "--json", "--udp", "127.0.0.1:\(port)"], environment: env)
+            let keys = try #require(try list.json() as? [[String: Any]])
+            #expect(keys.first { $0["uri"] as? String == device }?["model"] as? String == "HYPR FIDO2 Authenticator")
+            // Without a cache there is no model, and nothing fails.
+            let bare = try CLIRunner.run(
+                ["info", "--device", device, "--json"], environment: ["XDG_CACHE_HOME": dir.path + "-none"])
+            #expect(bare.status == 0)
+            #expect(try bare.object()["model"] is NSNull)
+        }
+    }
 }
