@@ -78,10 +78,14 @@ import Testing
             poweredUp = Date()
         }
 
-        /// Waits until the key was powered up more than 10 s ago (its reset window has closed).
-        func waitOutResetWindow() {
-            let left = 10.5 - Date().timeIntervalSince(poweredUp)
-            if left > 0 { Thread.sleep(forTimeInterval: left) }
+        /// Waits until the key was powered up more than 10 s ago (its reset window has closed),
+        /// asking it for getInfo meanwhile: pcscd powers an idle card down after a few seconds and
+        /// up again at the next connection, which is a power-up like a card put on the reader.
+        func waitOutResetWindow() throws {
+            while Date().timeIntervalSince(poweredUp) < 10.5 {
+                _ = try run(["info"])
+                Thread.sleep(forTimeInterval: 0.3)
+            }
         }
     }
 
@@ -122,20 +126,21 @@ import Testing
         try PCSCBed.with { bed in
             let arguments = ["--state", bed.path("state")] + Self.serveArguments
             try bed.serve(arguments)
-            let bench = Bench(
-                device: bed.device, environment: bed.environment,
-                powerCycle: {
-                    // The card leaves the reader and comes back: a new vpcd connection.
-                    bed.stopServing()
-                    try bed.serve(arguments)
-                })
+            // The card leaves the reader (pcscd sees it gone: it polls, so a quick reconnect
+            // could pass unnoticed) and comes back: a new vpcd connection, powered up.
+            let replace = { () throws -> Void in
+                bed.stopServing()
+                let gone = Date(timeIntervalSinceNow: 5)
+                while Date() < gone {
+                    let keys = try? bed.run(["list", "--json"]).json() as? [[String: Any]]
+                    if let keys, !keys.contains(where: { $0["uri"] as? String == bed.device }) { break }
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
+                try bed.serve(arguments)
+            }
+            let bench = Bench(device: bed.device, environment: bed.environment, powerCycle: replace)
             bench.poweredUp = Date()
-            try Self.administer(
-                bench,
-                reinsert: {
-                    bed.stopServing()
-                    try bed.serve(arguments)
-                }, python: nil, udpPort: nil)
+            try Self.administer(bench, reinsert: replace, python: nil, udpPort: nil)
         }
     }
 
@@ -342,7 +347,7 @@ import Testing
     /// More than 10 s after power-up the key refuses reset; the tool asks for re-insertion,
     /// waits for the same key and resets it then.
     static func resetAfterReinsertion(_ bench: Bench, capacity: Int, reinsert: @escaping () throws -> Void) throws {
-        bench.waitOutResetWindow()
+        try bench.waitOutResetWindow()
         let work = try ChoiceCommandTests.scratch("admin-reset")
         defer { try? FileManager.default.removeItem(at: work) }
         let out = work.appendingPathComponent("reset.out"), err = work.appendingPathComponent("reset.err")
@@ -350,16 +355,19 @@ import Testing
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let reset = try bench.start(["reset", "--yes", "--json", "--timeout", "25"], stdout: out, stderr: err)
         defer { if reset.isRunning { reset.terminate() } }
+        let readErrors = { String(decoding: FileManager.default.contents(atPath: err.path) ?? Data(), as: UTF8.self) }
+        let asked = Date(timeIntervalSinceNow: 15)
+        while reset.isRunning, Date() < asked, !readErrors().contains("remove it now and insert it again") {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
         try #require(
-            UDPCommandTests.waitFor("remove it now and insert it again", in: err, seconds: 15),
-            "no re-insert instruction: \(String(decoding: FileManager.default.contents(atPath: err.path) ?? Data(), as: UTF8.self))"
-        )
+            readErrors().contains("remove it now and insert it again"),
+            "no re-insert instruction (reset \(reset.isRunning ? "still waiting" : "ended")): \(readErrors())")
         try reinsert()
         let deadline = Date(timeIntervalSinceNow: 25)
         while reset.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         try #require(!reset.isRunning, "reset did not end after the re-insertion")
-        let stderr = String(decoding: FileManager.default.contents(atPath: err.path) ?? Data(), as: UTF8.self)
-        #expect(reset.terminationStatus == 0, "\(stderr)")
+        #expect(reset.terminationStatus == 0, "\(readErrors())")
         let output = try JSONSerialization.jsonObject(with: FileManager.default.contents(atPath: out.path) ?? Data())
             as? [String: Any]
         #expect(output?["reset"] as? Bool == true)
