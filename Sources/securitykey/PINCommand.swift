@@ -13,7 +13,7 @@ struct PINStatusCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Say whether a PIN is set and how many attempts are left.",
         discussion:
-            "With --json: {device, pinSupported, pinSet, pinRetries, powerCycleRequired, minPINLength, forcePINChange}."
+            "With --json: {device, pinSupported, pinSet, pinRetries, powerCycleRequired, pinBlocked, uvRetries, minPINLength, forcePINChange}."
     )
 
     @OptionGroup var global: GlobalOptions
@@ -24,7 +24,14 @@ struct PINStatusCommand: ReportingCommand {
             let info = await key.info
             let supported = info.options.isSupported(.clientPIN)
             let isSet = info.options.isEnabled(.clientPIN)
-            let status = supported ? try await key.pinStatus(deadline: deadline) : nil
+            var status = supported ? try await key.pinStatus(deadline: deadline) : nil
+            // The key counts PIN attempts before any PIN is set too (8 on a new key): shown as
+            // before, though the device layer asks only when a PIN is set.
+            if supported, !isSet, status?.retries == nil {
+                let retries = try await key.pinRetries(deadline: deadline)
+                status?.retries = retries.retries
+                status?.powerCycleRequired = retries.powerCycleRequired
+            }
             if global.json {
                 Console.json(
                     .members([
