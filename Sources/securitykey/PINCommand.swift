@@ -6,7 +6,9 @@ import CTAP2
 struct PINCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pin", abstract: "Set, change or inspect the key's PIN.",
-        subcommands: [PINStatusCommand.self, PINSetCommand.self, PINChangeCommand.self, PINVerifyCommand.self])
+        subcommands: [
+            PINStatusCommand.self, PINSetCommand.self, PINChangeCommand.self, PINVerifyCommand.self,
+        ])
 }
 
 struct PINStatusCommand: ReportingCommand {
@@ -143,7 +145,8 @@ struct PINChangeCommand: ReportingCommand {
 
 struct PINVerifyCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
-        commandName: "verify", abstract: "Check a PIN against the key (a wrong one costs an attempt, as any use would).",
+        commandName: "verify",
+        abstract: "Check a PIN against the key (a wrong one costs an attempt, as any use would).",
         discussion: """
             The PIN is checked by asking the key for a PIN token, which is thrown away at once. A \
             wrong PIN is asked again while attempts remain (with --pin-stdin, the next line). When \
@@ -165,7 +168,10 @@ struct PINVerifyCommand: ReportingCommand {
             }
             if global.json {
                 Console.json(
-                    .members([("device", .string(key.uri)), ("verified", .bool(true)), ("pinRetries", .integer(Int64(retries)))]))
+                    .members([
+                        ("device", .string(key.uri)), ("verified", .bool(true)),
+                        ("pinRetries", .integer(Int64(retries))),
+                    ]))
             } else {
                 Console.out("The PIN is right; \(retries) attempt(s) available.")
             }

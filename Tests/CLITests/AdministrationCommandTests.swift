@@ -70,7 +70,9 @@ import Testing
         }
 
         /// Runs a command that must succeed and print a JSON object.
-        func object(_ arguments: [String], input: String? = nil, sourceLocation: SourceLocation = #_sourceLocation)
+        func object(
+            _ arguments: [String], input: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+        )
             throws -> [String: Any]
         {
             let result = try run(arguments + ["--json"], input: input)
@@ -84,17 +86,22 @@ import Testing
         }
 
         /// Waits until the key was powered up more than 10 s ago (its reset window has closed),
-        /// asking it for getInfo meanwhile: pcscd powers an idle card down after a few seconds and
-        /// up again at the next connection, which is a power-up like a card put on the reader.
+        /// asking it for getInfo meanwhile: pcscd powers an idle card down about a second after
+        /// its last use and up again at the next connection, which is a power-up like a card put
+        /// on the reader.
         func waitOutResetWindow() throws {
             var seen = powerUps?()
+            let limit = Date(timeIntervalSinceNow: 40)
             while Date().timeIntervalSince(poweredUp) < 10.5 {
+                guard Date() < limit else {
+                    throw CLITestError("the key kept being powered up; its reset window never closed")
+                }
                 if let now = powerUps?(), now != seen {
                     seen = now
                     poweredUp = Date()
                 }
                 _ = try run(["info"])
-                Thread.sleep(forTimeInterval: 0.3)
+                Thread.sleep(forTimeInterval: 0.1)
             }
         }
     }
@@ -107,7 +114,8 @@ import Testing
         let work = try ChoiceCommandTests.scratch("admin-udp")
         defer { try? FileManager.default.removeItem(at: work) }
         let key = try ChoiceCommandTests.ServedKey(
-            ["--udp", "127.0.0.1:\(port)", "--state", work.appendingPathComponent("state").path] + Self.serveArguments,
+            ["--udp", "127.0.0.1:\(port)", "--state", work.appendingPathComponent("state").path]
+                + Self.serveArguments,
             log: work.appendingPathComponent("serve.log"))
         let device = "udp:127.0.0.1:\(port)?local=0"
         let waitForKey = { () throws -> Void in
@@ -128,14 +136,17 @@ import Testing
         try waitForKey()
         bench.poweredUp = Date()
         try Self.administer(
-            bench, reinsert: { kill(key.process.processIdentifier, SIGUSR1) }, python: PythonFido2.interpreter(),
+            bench, reinsert: { kill(key.process.processIdentifier, SIGUSR1) },
+            python: PythonFido2.interpreter(),
             udpPort: port)
     }
 
     @Test func administrationOverPCSC() throws {
         try PCSCBed.with { bed in
-            let vpcd = try #require(bed.environment["SECURITYKEY_VPCD_PORT"].flatMap(Int.init), "the bed names no vpcd port")
-            let arguments = ["--pcsc", "127.0.0.1:\(vpcd)", "--state", bed.path("state")] + Self.serveArguments
+            let vpcd = try #require(
+                bed.environment["SECURITYKEY_VPCD_PORT"].flatMap(Int.init), "the bed names no vpcd port")
+            let arguments =
+                ["--pcsc", "127.0.0.1:\(vpcd)", "--state", bed.path("state")] + Self.serveArguments
             var served = 0
             var key: ChoiceCommandTests.ServedKey?
             let listed = { () -> Bool in
@@ -145,10 +156,13 @@ import Testing
             let serve = { () throws -> Void in
                 served += 1
                 key = try ChoiceCommandTests.ServedKey(
-                    arguments, environment: bed.environment, log: URL(fileURLWithPath: bed.path("serve-\(served).log")))
+                    arguments, environment: bed.environment,
+                    log: URL(fileURLWithPath: bed.path("serve-\(served).log")))
                 let deadline = Date(timeIntervalSinceNow: 15)
                 while !listed() {
-                    guard Date() < deadline else { throw CLITestError("the card did not appear: \(key?.logText ?? "")") }
+                    guard Date() < deadline else {
+                        throw CLITestError("the card did not appear: \(key?.logText ?? "")")
+                    }
                     Thread.sleep(forTimeInterval: 0.1)
                 }
             }
@@ -174,7 +188,9 @@ import Testing
 
     /// The scenario: a blocked PIN and its reset within the window, credentials, config, and a
     /// reset outside the window that succeeds once the key is re-inserted.
-    static func administer(_ bench: Bench, reinsert: @escaping () throws -> Void, python: String?, udpPort: Int?)
+    static func administer(
+        _ bench: Bench, reinsert: @escaping () throws -> Void, python: String?, udpPort: Int?
+    )
         throws
     {
         let info = try bench.object(["info"])
@@ -205,7 +221,8 @@ import Testing
 
         // Three wrong PINs, then the key wants a power cycle before the next attempt.
         for expectedRetries in [5, 2] {
-            let wrong = try bench.run(["pin", "verify", "--pin-stdin", "--json"], input: "0000\n0000\n0000\n0000\n")
+            let wrong = try bench.run(
+                ["pin", "verify", "--pin-stdin", "--json"], input: "0000\n0000\n0000\n0000\n")
             #expect(wrong.status == 5, "\(wrong.stderr)")
             let status = try bench.object(["pin", "status"])
             #expect(status["pinRetries"] as? Int == expectedRetries)
@@ -255,7 +272,10 @@ import Testing
         var ids: [String: String] = [:]
         for (rp, user, display) in [("example.org", "alice", "Alice A"), ("example.com", "bob", "Bob B")] {
             let registered = try bench.object(
-                ["register", "--rp", rp, "--user", user, "--display-name", display, "--resident", "--pin-stdin"],
+                [
+                    "register", "--rp", rp, "--user", user, "--display-name", display, "--resident",
+                    "--pin-stdin",
+                ],
                 input: "1234\n")
             ids[user] = try #require(registered["id"] as? String)
         }
@@ -280,7 +300,10 @@ import Testing
         #expect(try list(bench, rp: "example.net").isEmpty)
 
         let updated = try bench.object(
-            ["credentials", "update", alice, "--name", "alice2", "--display-name", "Alice Two", "--pin-stdin"],
+            [
+                "credentials", "update", alice, "--name", "alice2", "--display-name", "Alice Two",
+                "--pin-stdin",
+            ],
             input: "1234\n")
         #expect(updated["updated"] as? String == alice)
         #expect(updated["userName"] as? String == "alice2")
@@ -296,7 +319,8 @@ import Testing
         #expect(unconfirmed.stderr.contains("--yes"))
         #expect(try list(bench)[bob] != nil)
 
-        let deleted = try bench.object(["credentials", "delete", bob, "--rp", "example.com", "--yes", "--pin-stdin"], input: "1234\n")
+        let deleted = try bench.object(
+            ["credentials", "delete", bob, "--rp", "example.com", "--yes", "--pin-stdin"], input: "1234\n")
         #expect(deleted["deleted"] as? String == bob)
         let remaining = try list(bench)
         #expect(Array(remaining.keys) == [alice])
@@ -306,7 +330,8 @@ import Testing
 
         // python-fido2 reads the same credentials through its own CredentialManagement.
         if let python, let udpPort {
-            let view = try PythonFido2.runScript(python, "list_credentials.py", ["\(udpPort)"], input: "1234\n")
+            let view = try PythonFido2.runScript(
+                python, "list_credentials.py", ["\(udpPort)"], input: "1234\n")
             #expect(view["existing"] as? Int == 1)
             #expect(view["remaining"] as? Int == capacity - 1)
             let credentials = view["credentials"] as? [[String: Any]] ?? []
@@ -321,7 +346,8 @@ import Testing
     /// `credentials list --json`, keyed by credential ID.
     static func list(_ bench: Bench, rp: String? = nil) throws -> [String: [String: Any]] {
         let result = try bench.run(
-            ["credentials", "list", "--pin-stdin", "--json"] + (rp.map { ["--rp", $0] } ?? []), input: "1234\n")
+            ["credentials", "list", "--pin-stdin", "--json"] + (rp.map { ["--rp", $0] } ?? []),
+            input: "1234\n")
         try #require(result.status == 0, "\(result.stderr)")
         let array = try #require(try result.json() as? [[String: Any]], "\(result.stdout)")
         var byID: [String: [String: Any]] = [:]
@@ -341,7 +367,8 @@ import Testing
         #expect(beforeOptions?["alwaysUv"] as? Bool == false)
         #expect(beforeOptions?["ep"] as? Bool == false)
 
-        let alwaysUV = try bench.object(["config", "always-uv", "on", "--yes", "--pin-stdin"], input: "1234\n")
+        let alwaysUV = try bench.object(
+            ["config", "always-uv", "on", "--yes", "--pin-stdin"], input: "1234\n")
         #expect(alwaysUV["alwaysUv"] as? Bool == true)
         #expect(alwaysUV["changed"] as? Bool == true)
         #expect((try bench.object(["info"])["options"] as? [String: Any])?["alwaysUv"] as? Bool == true)
@@ -365,7 +392,9 @@ import Testing
         let settled = try bench.object(["pin", "status"])
         #expect(settled["forcePINChange"] as? Bool == false)
         #expect(settled["minPINLength"] as? Int == 6)
-        #expect(try bench.object(["pin", "verify", "--pin-stdin"], input: "123456\n")["verified"] as? Bool == true)
+        #expect(
+            try bench.object(["pin", "verify", "--pin-stdin"], input: "123456\n")["verified"] as? Bool == true
+        )
 
         let enterprise = try bench.object(
             ["config", "enterprise-attestation", "enable", "--yes", "--pin-stdin"], input: "123456\n")
@@ -375,29 +404,36 @@ import Testing
 
     /// More than 10 s after power-up the key refuses reset; the tool asks for re-insertion,
     /// waits for the same key and resets it then.
-    static func resetAfterReinsertion(_ bench: Bench, capacity: Int, reinsert: @escaping () throws -> Void) throws {
+    static func resetAfterReinsertion(_ bench: Bench, capacity: Int, reinsert: @escaping () throws -> Void)
+        throws
+    {
         try bench.waitOutResetWindow()
         let work = try ChoiceCommandTests.scratch("admin-reset")
         defer { try? FileManager.default.removeItem(at: work) }
         let out = work.appendingPathComponent("reset.out"), err = work.appendingPathComponent("reset.err")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let reset = try bench.start(["reset", "--yes", "--json", "--timeout", "25"], stdout: out, stderr: err)
+        let reset = try bench.start(
+            ["reset", "--yes", "--json", "--timeout", "25"], stdout: out, stderr: err)
         defer { if reset.isRunning { reset.terminate() } }
-        let readErrors = { String(decoding: FileManager.default.contents(atPath: err.path) ?? Data(), as: UTF8.self) }
+        let readErrors = {
+            String(decoding: FileManager.default.contents(atPath: err.path) ?? Data(), as: UTF8.self)
+        }
         let asked = Date(timeIntervalSinceNow: 15)
         while reset.isRunning, Date() < asked, !readErrors().contains("remove it now and insert it again") {
             Thread.sleep(forTimeInterval: 0.05)
         }
         try #require(
             readErrors().contains("remove it now and insert it again"),
-            "no re-insert instruction (reset \(reset.isRunning ? "still waiting" : "ended")): \(readErrors())")
+            "no re-insert instruction (reset \(reset.isRunning ? "still waiting" : "ended")): \(readErrors())"
+        )
         try reinsert()
         let deadline = Date(timeIntervalSinceNow: 25)
         while reset.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         try #require(!reset.isRunning, "reset did not end after the re-insertion")
         #expect(reset.terminationStatus == 0, "\(readErrors())")
-        let output = try JSONSerialization.jsonObject(with: FileManager.default.contents(atPath: out.path) ?? Data())
+        let output =
+            try JSONSerialization.jsonObject(with: FileManager.default.contents(atPath: out.path) ?? Data())
             as? [String: Any]
         #expect(output?["reset"] as? Bool == true)
         #expect(output?["reinserted"] as? Bool == true)
