@@ -6,14 +6,16 @@ import CTAP2
 struct PINCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pin", abstract: "Set, change or inspect the key's PIN.",
-        subcommands: [PINStatusCommand.self, PINSetCommand.self, PINChangeCommand.self, PINVerifyCommand.self])
+        subcommands: [
+            PINStatusCommand.self, PINSetCommand.self, PINChangeCommand.self, PINVerifyCommand.self,
+        ])
 }
 
 struct PINStatusCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Say whether a PIN is set and how many attempts are left.",
         discussion:
-            "With --json: {device, pinSupported, pinSet, pinRetries, powerCycleRequired, minPINLength, forcePINChange}."
+            "With --json: {device, pinSupported, pinSet, pinRetries, powerCycleRequired, pinBlocked, uvRetries, minPINLength, forcePINChange}."
     )
 
     @OptionGroup var global: GlobalOptions
@@ -24,7 +26,14 @@ struct PINStatusCommand: ReportingCommand {
             let info = await key.info
             let supported = info.options.isSupported(.clientPIN)
             let isSet = info.options.isEnabled(.clientPIN)
-            let status = supported ? try await key.pinStatus(deadline: deadline) : nil
+            var status = supported ? try await key.pinStatus(deadline: deadline) : nil
+            // The key counts PIN attempts before any PIN is set too (8 on a new key): shown as
+            // before, though the device layer asks only when a PIN is set.
+            if supported, !isSet, status?.retries == nil {
+                let retries = try await key.pinRetries(deadline: deadline)
+                status?.retries = retries.retries
+                status?.powerCycleRequired = retries.powerCycleRequired
+            }
             if global.json {
                 Console.json(
                     .members([
@@ -136,7 +145,8 @@ struct PINChangeCommand: ReportingCommand {
 
 struct PINVerifyCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
-        commandName: "verify", abstract: "Check a PIN against the key (a wrong one costs an attempt, as any use would).",
+        commandName: "verify",
+        abstract: "Check a PIN against the key (a wrong one costs an attempt, as any use would).",
         discussion: """
             The PIN is checked by asking the key for a PIN token, which is thrown away at once. A \
             wrong PIN is asked again while attempts remain (with --pin-stdin, the next line). When \
@@ -158,7 +168,10 @@ struct PINVerifyCommand: ReportingCommand {
             }
             if global.json {
                 Console.json(
-                    .members([("device", .string(key.uri)), ("verified", .bool(true)), ("pinRetries", .integer(Int64(retries)))]))
+                    .members([
+                        ("device", .string(key.uri)), ("verified", .bool(true)),
+                        ("pinRetries", .integer(Int64(retries))),
+                    ]))
             } else {
                 Console.out("The PIN is right; \(retries) attempt(s) available.")
             }
