@@ -26,14 +26,7 @@ struct PINStatusCommand: ReportingCommand {
             let info = await key.info
             let supported = info.options.isSupported(.clientPIN)
             let isSet = info.options.isEnabled(.clientPIN)
-            var status = supported ? try await key.pinStatus(deadline: deadline) : nil
-            // The key counts PIN attempts before any PIN is set too (8 on a new key): shown as
-            // before, though the device layer asks only when a PIN is set.
-            if supported, !isSet, status?.retries == nil {
-                let retries = try await key.pinRetries(deadline: deadline)
-                status?.retries = retries.retries
-                status?.powerCycleRequired = retries.powerCycleRequired
-            }
+            let status = supported ? try await key.pinStatus(deadline: deadline) : nil
             if global.json {
                 Console.json(
                     .members([
