@@ -41,9 +41,11 @@ final class CTAPHIDTestHandler: CTAPMessageHandler {
 
 /// Runs a UDP server for the duration of `body`, then cancels it.
 func withUDPServer<T: Sendable>(
-    _ handler: CTAPHIDTestHandler, _ body: @Sendable (UDPCTAPHIDServer) async throws -> T
+    _ handler: CTAPHIDTestHandler, messageTimeout: Duration = .milliseconds(500),
+    _ body: @Sendable (UDPCTAPHIDServer) async throws -> T
 ) async throws -> T {
-    let server = try UDPCTAPHIDServer(handler: handler, configuration: .init(port: 0))
+    let server = try UDPCTAPHIDServer(
+        handler: handler, configuration: .init(port: 0, messageTimeout: messageTimeout))
     return try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask {
             try await server.run()
