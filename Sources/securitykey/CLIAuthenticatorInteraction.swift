@@ -92,16 +92,7 @@ enum Confirmation {
             throw CLIError.usage("\(question) There is no terminal to confirm on; pass --yes to confirm.")
         }
         defer { close(fd) }
-        let prompt = Array("\(question) [y/N] ".utf8)
-        _ = prompt.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        var line: [UInt8] = []
-        var byte: UInt8 = 0
-        while line.count < 16 {
-            let n = read(fd, &byte, 1)
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 || byte == 0x0A { break }
-            line.append(byte)
-        }
+        let line = PINReader.promptAndReadLine(fd, "\(question) [y/N] ", limit: 16)
         let answer = String(decoding: line, as: UTF8.self).lowercased()
         guard answer == "y" || answer == "yes" else {
             throw CLIError(.cancelled, code: "declined", "Nothing was changed.")

@@ -65,18 +65,25 @@ struct PINReader {
                 SignalCancellation.terminal.withLock { $0 = nil }
             }
         }
+        var line = Self.promptAndReadLine(fd, prompt, limit: 256)
+        defer { for i in line.indices { line[i] = 0 } }
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    /// Writes `prompt` to the terminal `fd` and reads one line of at most `limit` bytes
+    /// (without the line end). The one place the tool reads a terminal byte by byte.
+    static func promptAndReadLine(_ fd: Int32, _ prompt: String, limit: Int) -> [UInt8] {
         let promptBytes = Array(prompt.utf8)
         _ = promptBytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         var line: [UInt8] = []
         var byte: UInt8 = 0
-        while line.count < 256 {
+        while line.count < limit {
             let n = systemRead(fd, &byte, 1)
             if n < 0, errno == EINTR { continue }
             if n <= 0 || byte == 0x0A { break }
             if byte != 0x0D { line.append(byte) }
         }
-        defer { for i in line.indices { line[i] = 0 } }
-        return String(decoding: line, as: UTF8.self)
+        return line
     }
 }
 
