@@ -145,6 +145,8 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: Tests (one target per module)
+        // Vector-file reading shared by the test targets (not a product).
+        .target(name: "VectorFiles", path: "Tests/VectorFiles", swiftSettings: strict),
         .testTarget(name: "CBORTests", dependencies: ["CBOR"],
                     exclude: ["PythonFido2"],
                     resources: [.copy("Regressions")], swiftSettings: strict),
@@ -155,12 +157,14 @@ let package = Package(
         .testTarget(name: "NFCTransportTests", dependencies: ["NFCTransport", "ISO7816", "Transport"],
                     swiftSettings: strict),
         .testTarget(name: "CTAP2Tests", dependencies: [
+            "VectorFiles",
             "CTAP2", "CBOR", "Transport",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "WebAuthnVerificationTests", dependencies: [
+            "VectorFiles",
             "WebAuthnVerification", "CTAP2", "CBOR",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),

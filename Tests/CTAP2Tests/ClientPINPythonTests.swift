@@ -1,6 +1,7 @@
 import CBOR
 import Crypto
 import Foundation
+import VectorFiles
 import Testing
 
 @testable import CTAP2

@@ -1,6 +1,7 @@
 import CTAP2
 import Crypto
 import Foundation
+import VectorFiles
 import Testing
 
 /// PIN/UV auth protocol one against python-fido2's recorded bytes (tests/test_ctap2.py,

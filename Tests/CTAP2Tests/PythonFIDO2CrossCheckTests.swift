@@ -1,5 +1,6 @@
 import CBOR
 import Foundation
+import VectorFiles
 import Testing
 
 @testable import CTAP2

@@ -1,5 +1,6 @@
 import CBOR
 import Foundation
+import VectorFiles
 import Testing
 
 @testable import CTAP2
@@ -46,20 +47,11 @@ struct Vector: Sendable, CustomTestStringConvertible {
 }
 
 enum Vectors {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Vectors")
-
     static func load(_ file: String) -> [Vector] {
-        guard let data = try? Data(contentsOf: directory.appendingPathComponent(file)),
-            let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
-        else { return [] }
-        return list.compactMap { entry in
-            guard let id = entry["id"] as? String, let kind = entry["kind"] as? String,
-                let hex = entry["hex"] as? String, let bytes = hexBytes(hex)
-            else { return nil }
-            let decoded = entry["decoded"] as? [String: Any]
+        VectorFiles.repositoryEntries(file).map { entry in
+            let decoded = entry.fields["decoded"] as? [String: Any]
             return Vector(
-                id: id, kind: kind, bytes: bytes, authData: ExpectedAuthData(decoded?["authData"]),
+                id: entry.id, kind: entry.kind, bytes: entry.bytes, authData: ExpectedAuthData(decoded?["authData"]),
                 format: decoded?["fmt"] as? String, cborDiagnostic: decoded?["cbor_diag"] as? String,
                 x5cCount: (decoded?["x5c"] as? [Any])?.count)
         }
@@ -85,22 +77,6 @@ enum Vectors {
         }
         return seen
     }
-}
-
-func hexBytes(_ text: String) -> [UInt8]? {
-    let chars = Array(text.utf8)
-    guard chars.count % 2 == 0 else { return nil }
-    var out: [UInt8] = []
-    out.reserveCapacity(chars.count / 2)
-    var i = 0
-    while i < chars.count {
-        guard let byte = UInt8(String(decoding: chars[i..<(i + 2)], as: UTF8.self), radix: 16) else {
-            return nil
-        }
-        out.append(byte)
-        i += 2
-    }
-    return out
 }
 
 func hexString(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

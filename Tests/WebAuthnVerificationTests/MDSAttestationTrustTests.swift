@@ -1,6 +1,7 @@
 import CTAP2
 import Crypto
 import Foundation
+import VectorFiles
 import Testing
 import WebAuthnVerification
 import X509

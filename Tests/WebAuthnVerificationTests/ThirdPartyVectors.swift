@@ -1,4 +1,5 @@
 import Foundation
+import VectorFiles
 import Testing
 
 /// One entry of ../shared/vectors/third-party/*.json (see its README): bytes from other FIDO2
@@ -34,15 +35,9 @@ enum ThirdPartyVectors {
     static let files = ["authenticator-rs.json", "libfido2-wiredata.json", "py_webauthn.json", "webauthn-rs.json"]
 
     static func load(_ file: String) -> [ThirdPartyVector] {
-        guard let data = try? Data(contentsOf: directory.appendingPathComponent(file)),
-            let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
-        else { return [] }
-        return list.compactMap { entry in
-            guard let id = entry["id"] as? String, let kind = entry["kind"] as? String,
-                let hex = entry["hex"] as? String, let bytes = hexBytes(hex)
-            else { return nil }
-            let source = entry["source"] as? [String: Any]
-            let expected = entry["expected"] as? [String: Any] ?? [:]
+        VectorFiles.entries(at: directory.appendingPathComponent(file)).map { entry in
+            let source = entry.fields["source"] as? [String: Any]
+            let expected = entry.fields["expected"] as? [String: Any] ?? [:]
             var expectedHex: [String: [UInt8]] = [:]
             var expectedText: [String: String] = [:]
             for (key, value) in expected {
@@ -51,7 +46,7 @@ enum ThirdPartyVectors {
                 if let b = hexBytes(text), !b.isEmpty { expectedHex[key] = b }
             }
             return ThirdPartyVector(
-                file: file, id: id, kind: kind, function: source?["function"] as? String ?? "", bytes: bytes,
+                file: file, id: entry.id, kind: entry.kind, function: source?["function"] as? String ?? "", bytes: entry.bytes,
                 expectedHex: expectedHex, expectedText: expectedText)
         }
     }

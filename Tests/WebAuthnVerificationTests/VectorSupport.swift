@@ -1,4 +1,5 @@
 import Foundation
+import VectorFiles
 import Testing
 
 /// One entry of Tests/Vectors/*.json, reduced to what these tests read.
@@ -25,23 +26,14 @@ struct Vector: Sendable, CustomTestStringConvertible {
 }
 
 enum Vectors {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Vectors")
-
     static func load(_ file: String) -> [Vector] {
-        guard let data = try? Data(contentsOf: directory.appendingPathComponent(file)),
-            let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
-        else { return [] }
-        return list.compactMap { entry in
-            guard let id = entry["id"] as? String, let kind = entry["kind"] as? String,
-                let hex = entry["hex"] as? String, let bytes = hexBytes(hex)
-            else { return nil }
-            let decoded = entry["decoded"] as? [String: Any]
+        VectorFiles.repositoryEntries(file).map { entry in
+            let decoded = entry.fields["decoded"] as? [String: Any]
             let authData = decoded?["authData"] as? [String: Any]
             let flags = authData?["flags_bits"] as? [String: Any]
             let clientData = decoded?["clientDataJSON"] as? [String: Any]
             return Vector(
-                id: id, kind: kind, bytes: bytes, userPresent: flags?["UP"] as? Bool,
+                id: entry.id, kind: entry.kind, bytes: entry.bytes, userPresent: flags?["UP"] as? Bool,
                 userVerified: flags?["UV"] as? Bool,
                 signCount: (authData?["signCount"] as? Int).flatMap { UInt32(exactly: $0) },
                 crossOrigin: clientData?["crossOrigin"] as? Bool,
@@ -69,22 +61,6 @@ enum Vectors {
         }
         return seen
     }
-}
-
-func hexBytes(_ text: String) -> [UInt8]? {
-    let chars = Array(text.utf8)
-    guard chars.count % 2 == 0 else { return nil }
-    var out: [UInt8] = []
-    out.reserveCapacity(chars.count / 2)
-    var i = 0
-    while i < chars.count {
-        guard let byte = UInt8(String(decoding: chars[i..<(i + 2)], as: UTF8.self), radix: 16) else {
-            return nil
-        }
-        out.append(byte)
-        i += 2
-    }
-    return out
 }
 
 /// A copy of `bytes` with one byte changed.
