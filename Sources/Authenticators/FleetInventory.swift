@@ -27,11 +27,19 @@ public struct FleetInventory: Sendable {
         self.logger = logger
     }
 
-    /// The devices every discovery lists now, in discovery order, and the first permission
-    /// failure (so a caller finding nothing can say why).
-    public func devices() async -> (devices: [DeviceDescriptor], denied: AuthenticatorError?) {
+    /// The devices every discovery lists now, in discovery order, followed by those of
+    /// `configured` not listed (UDP endpoints the user named: one that does not answer is a
+    /// key that failed, not a key that is absent), and the first permission failure (so a
+    /// caller finding nothing can say why).
+    public func devices(including configured: [DeviceDescriptor] = []) async
+        -> (devices: [DeviceDescriptor], denied: AuthenticatorError?)
+    {
         let outcome = await directory.forEachDevice { _, descriptor in descriptor }
-        return (outcome.results, outcome.denied)
+        var listed = outcome.results
+        for descriptor in configured where !listed.contains(where: { $0.uri == descriptor.uri }) {
+            listed.append(descriptor)
+        }
+        return (listed, outcome.denied)
     }
 
     /// Inspects each of `devices`, at most ``concurrency`` at once, calling `each` with every
@@ -69,7 +77,7 @@ public struct FleetInventory: Sendable {
         var report = FleetKeyReport(descriptor: descriptor)
         let authenticator: Authenticator
         do throws(AuthenticatorError) {
-            authenticator = try await directory.open(uri: descriptor.uri, deadline: deadline)
+            authenticator = try await open(descriptor.uri, deadline: deadline)
         } catch {
             report.problem = error
             report.elapsed = clock.now - started
@@ -102,6 +110,45 @@ public struct FleetInventory: Sendable {
         await authenticator.close()
         report.elapsed = clock.now - started
         return report
+    }
+
+    /// Opens `uri` by the deadline: a transport's own open timeout may be longer than this
+    /// key's, so the open is cancelled when the deadline comes first.
+    func open(_ uri: String, deadline: Deadline) async throws(AuthenticatorError) -> Authenticator {
+        let directory = self.directory
+        let outcome = await withTaskGroup(of: Result<Authenticator, AuthenticatorError>?.self) { group in
+            group.addTask {
+                do throws(AuthenticatorError) {
+                    return .success(try await directory.open(uri: uri, deadline: deadline))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                // nil: the deadline came (or the inventory was cancelled) first.
+                try? await Task.sleep(until: deadline.instant, clock: .continuous)
+                return nil
+            }
+            var first: Result<Authenticator, AuthenticatorError>?? = nil
+            while let result = await group.next() {
+                if first == nil {
+                    first = .some(result)
+                    group.cancelAll()
+                } else if case .success(let late)? = result {
+                    // Opened just as the deadline came: not used, so released.
+                    await late.close()
+                }
+            }
+            return first ?? nil
+        }
+        switch outcome {
+        case .success(let authenticator)?: return authenticator
+        case .failure(let error)?: throw error
+        case nil:
+            throw AuthenticatorError(
+                .timeout, "The key did not answer before its deadline.", deviceURI: uri,
+                underlying: deadline.timeoutError("Opening the key"))
+        }
     }
 
     /// A getAssertion with up=false for a random RP ID and a random credential ID: no key holds
