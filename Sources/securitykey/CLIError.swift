@@ -24,6 +24,8 @@ struct CLIExitStatus: RawRepresentable, Hashable, Sendable {
     static let pinProblem = CLIExitStatus(rawValue: 5)
     /// The key or its transport cannot do what was asked.
     static let notSupported = CLIExitStatus(rawValue: 6)
+    /// `fleet --policy`: at least one key does not satisfy the policy.
+    static let policyFailed = CLIExitStatus(rawValue: 7)
     /// The command line is wrong (swift-argument-parser's EX_USAGE).
     static let usage = CLIExitStatus(rawValue: 64)
 
@@ -37,6 +39,7 @@ struct CLIExitStatus: RawRepresentable, Hashable, Sendable {
           4   cancelled, timed out, or declined on the key
           5   PIN problem (wrong, blocked, not set, against the key's rules)
           6   not supported by the key or its transport
+          7   fleet --policy: at least one key fails the policy
           64  usage error
         """
 }

@@ -1,0 +1,153 @@
+import CTAP2
+
+/// What a fleet's keys must satisfy (`securitykey fleet --policy FILE`): each rule is optional,
+/// and a key passes when it breaks none. A key that could not be inspected never passes.
+///
+/// Decoded from JSON whose member names are the property names; an unknown member is refused,
+/// so that a misspelt rule is never silently ignored.
+public struct FleetPolicy: Sendable, Hashable, Decodable {
+    /// AAGUIDs allowed (UUID text, any case); nil allows any.
+    public var allowedAAGUIDs: [String]?
+    /// Model names allowed, as the metadata names them; nil allows any.
+    public var allowedModels: [String]?
+    /// The lowest firmwareVersion getInfo may report; a key that reports none fails.
+    public var minimumFirmware: UInt64?
+    /// Whether a PIN must be set.
+    public var pinRequired: Bool?
+    /// The lowest minPINLength the key may enforce.
+    public var minimumPINLength: Int?
+    /// Metadata statuses (`REVOKED`, `ATTESTATION_KEY_COMPROMISE` ...) refused when they are a
+    /// key's latest status.
+    public var refusedStatuses: [String]?
+    /// Whether alwaysUv must be on (true) or off (false).
+    public var alwaysUV: Bool?
+    /// Whether the key must pass the touch-free health check (default true).
+    public var healthRequired: Bool?
+    /// Whether the key must not demand a PIN change.
+    public var forbidForcePINChange: Bool?
+
+    /// A policy; every rule left nil is not checked.
+    public init(
+        allowedAAGUIDs: [String]? = nil, allowedModels: [String]? = nil, minimumFirmware: UInt64? = nil,
+        pinRequired: Bool? = nil, minimumPINLength: Int? = nil, refusedStatuses: [String]? = nil,
+        alwaysUV: Bool? = nil, healthRequired: Bool? = nil, forbidForcePINChange: Bool? = nil
+    ) {
+        self.allowedAAGUIDs = allowedAAGUIDs
+        self.allowedModels = allowedModels
+        self.minimumFirmware = minimumFirmware
+        self.pinRequired = pinRequired
+        self.minimumPINLength = minimumPINLength
+        self.refusedStatuses = refusedStatuses
+        self.alwaysUV = alwaysUV
+        self.healthRequired = healthRequired
+        self.forbidForcePINChange = forbidForcePINChange
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case allowedAAGUIDs, allowedModels, minimumFirmware, pinRequired, minimumPINLength, refusedStatuses
+        case alwaysUV = "alwaysUv"
+        case healthRequired, forbidForcePINChange
+    }
+
+    /// A key any name can stand for, to see every member the file has.
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Decodes a policy, refusing members it does not know.
+    public init(from decoder: any Decoder) throws {
+        let all = try decoder.container(keyedBy: AnyKey.self)
+        let known = Set(CodingKeys.allCases.map(\.rawValue))
+        if let unknown = all.allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: [AnyKey(stringValue: unknown)],
+                    debugDescription:
+                        "Unknown policy rule \"\(unknown)\"; the rules are \(CodingKeys.allCases.map(\.rawValue).joined(separator: ", "))."
+                ))
+        }
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        allowedAAGUIDs = try c.decodeIfPresent([String].self, forKey: .allowedAAGUIDs)
+        allowedModels = try c.decodeIfPresent([String].self, forKey: .allowedModels)
+        minimumFirmware = try c.decodeIfPresent(UInt64.self, forKey: .minimumFirmware)
+        pinRequired = try c.decodeIfPresent(Bool.self, forKey: .pinRequired)
+        minimumPINLength = try c.decodeIfPresent(Int.self, forKey: .minimumPINLength)
+        refusedStatuses = try c.decodeIfPresent([String].self, forKey: .refusedStatuses)
+        alwaysUV = try c.decodeIfPresent(Bool.self, forKey: .alwaysUV)
+        healthRequired = try c.decodeIfPresent(Bool.self, forKey: .healthRequired)
+        forbidForcePINChange = try c.decodeIfPresent(Bool.self, forKey: .forbidForcePINChange)
+        for text in allowedAAGUIDs ?? [] where AAGUID(uuidString: text) == nil {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: [CodingKeys.allowedAAGUIDs], debugDescription: "\"\(text)\" is not a UUID."))
+        }
+    }
+
+    /// What the metadata (MDS) says of a key, for the rules that need it; the device layer does
+    /// not read metadata itself.
+    public struct Metadata: Sendable, Hashable {
+        /// The model name.
+        public var model: String?
+        /// The latest status report's status (`FIDO_CERTIFIED_L1`, `REVOKED` ...).
+        public var latestStatus: String?
+
+        /// Creates metadata facts.
+        public init(model: String? = nil, latestStatus: String? = nil) {
+            self.model = model
+            self.latestStatus = latestStatus
+        }
+    }
+
+    /// The rules `report` breaks, one sentence each; empty when it complies.
+    public func violations(of report: FleetKeyReport, metadata: Metadata? = nil) -> [String] {
+        guard let info = report.info, report.problem == nil else {
+            return ["The key could not be inspected: \(report.problem?.message ?? "no getInfo")."]
+        }
+        var reasons: [String] = []
+        let aaguid = info.aaguid.description.lowercased()
+        if let allowed = allowedAAGUIDs, !allowed.contains(where: { $0.lowercased() == aaguid }) {
+            reasons.append("AAGUID \(aaguid) is not allowed.")
+        }
+        if let allowed = allowedModels {
+            if let model = metadata?.model {
+                if !allowed.contains(model) { reasons.append("Model \"\(model)\" is not allowed.") }
+            } else {
+                reasons.append("The model is unknown (no metadata for AAGUID \(aaguid)).")
+            }
+        }
+        if let minimumFirmware {
+            if let firmware = info.firmwareVersion {
+                if firmware < minimumFirmware {
+                    reasons.append("Firmware \(firmware) is older than \(minimumFirmware).")
+                }
+            } else {
+                reasons.append("The key reports no firmware version (at least \(minimumFirmware) is required).")
+            }
+        }
+        if pinRequired == true, info.options[.clientPIN] != true {
+            reasons.append("No PIN is set.")
+        }
+        if let minimumPINLength {
+            let enforced = report.pinStatus?.minPINLength ?? Int(clamping: info.minPINLength ?? 4)
+            if enforced < minimumPINLength {
+                reasons.append("The key accepts PINs of \(enforced) characters; at least \(minimumPINLength) are required.")
+            }
+        }
+        if let alwaysUV, info.isEnabled(.alwaysUV) != alwaysUV {
+            reasons.append(alwaysUV ? "alwaysUv is off." : "alwaysUv is on.")
+        }
+        if forbidForcePINChange == true, info.forcePINChange == true {
+            reasons.append("The key demands a PIN change.")
+        }
+        if let refused = refusedStatuses, let status = metadata?.latestStatus, refused.contains(status) {
+            reasons.append("The metadata status is \(status).")
+        }
+        if healthRequired ?? true, !report.health.isHealthy {
+            reasons.append("Health check failed: \(report.health.failure?.message ?? "no answer").")
+        }
+        return reasons
+    }
+}

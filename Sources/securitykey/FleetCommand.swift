@@ -1,0 +1,306 @@
+import ArgumentParser
+import Authenticators
+import CTAP2
+import Foundation
+import Transport
+import WebAuthnVerification
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `securitykey fleet`: every key on every transport inspected at once, with a touch-free
+/// health check and, with `--policy`, a compliance verdict per key.
+struct FleetCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fleet",
+        abstract: "Inventory and health-check every security key present, in parallel.",
+        discussion: """
+            Each key is inspected within its own --key-timeout (at most --concurrency at once): \
+            getInfo, PIN and UV attempts left (no attempt is spent) and a silent up=false \
+            getAssertion that a healthy key refuses with CTAP2_ERR_NO_CREDENTIALS. No touch is needed. \
+            Output: a table, --json (an array), --ndjson (one line per key as it finishes) or --csv. \
+            With --policy FILE each key gets a verdict, and the exit status is 7 when any key fails it. \
+            Field names and the policy rules are in Docs/CLI.md.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(name: .long, help: "Print one JSON object per key, on its own line, as each key finishes.")
+    var ndjson = false
+
+    @Flag(name: .long, help: "Print CSV: a header line, then one row per key.")
+    var csv = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("A JSON policy every key must satisfy (exit status 7 if any does not).", valueName: "file"))
+    var policy: String?
+
+    @Option(name: .long, help: ArgumentHelp("How many keys to inspect at once.", valueName: "n"))
+    var concurrency: Int = 16
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Seconds one key may take before it is reported as timed out.", valueName: "seconds"))
+    var keyTimeout: Double = 10
+
+    var wantsJSON: Bool { global.json || ndjson }
+
+    func validate() throws {
+        guard [global.json, ndjson, csv].filter({ $0 }).count <= 1 else {
+            throw ValidationError("Choose one of --json, --ndjson and --csv.")
+        }
+        guard concurrency >= 1, concurrency <= 1024 else {
+            throw ValidationError("--concurrency must be between 1 and 1024.")
+        }
+        guard keyTimeout > 0, keyTimeout <= 3600 else {
+            throw ValidationError("--key-timeout must be between 0 and 3600 seconds.")
+        }
+    }
+
+    func execute() async throws {
+        let rules = try policy.map(Self.loadPolicy)
+        let logger = global.makeLogger()
+        // Configured UDP endpoints are inspected whether or not they answer a probe: one that
+        // is silent is a key that failed, and probing them one by one would serialize the fleet.
+        let endpoints = try global.udpEndpoints()
+        let directory = AuthenticatorDirectory.system(logger: logger)
+        let configured = endpoints.map { DeviceDescriptor(uri: $0.uri, transport: .udp, product: "CTAPHID over UDP") }
+        let inventory = FleetInventory(
+            directory: directory, concurrency: concurrency,
+            keyTimeout: .milliseconds(Int64((keyTimeout * 1000).rounded())), logger: logger)
+        var devices: [DeviceDescriptor]
+        var denied: AuthenticatorError?
+        if let uri = global.device {
+            // --device narrows the fleet to that one key.
+            devices = [DeviceDescriptor(uri: uri, transport: TransportKind(rawValue: Self.scheme(of: uri)))]
+        } else {
+            (devices, denied) = await inventory.devices(including: configured)
+        }
+        guard !devices.isEmpty else {
+            if let denied { throw denied }
+            throw CLIError(.noDevice, code: "no-device", "No security key found.")
+        }
+        let metadata = try? MDSCLI.cache.load()?.payload
+        let progress = isatty(STDERR_FILENO) == 1 && !ndjson ? FleetProgress(total: devices.count) : nil
+        let ndjson = self.ndjson
+        progress?.show(done: 0)
+        var done = 0
+        let reports = await inventory.inspect(devices, overall: global.deadline()) { report in
+            done += 1
+            progress?.show(done: done)
+            if ndjson {
+                Console.out(FleetRow(report: report, metadata: metadata, policy: rules).json.text())
+            }
+        }
+        progress?.clear()
+        let rows = reports.map { FleetRow(report: $0, metadata: metadata, policy: rules) }
+        if global.json {
+            Console.json(.array(rows.map(\.json)))
+        } else if csv {
+            Console.out(FleetRow.csvHeader.joined(separator: ","))
+            for row in rows { Console.out(row.csvFields.map(Self.csvField).joined(separator: ",")) }
+        } else if !ndjson {
+            Self.printTable(rows, withPolicy: rules != nil)
+        }
+        if rules != nil, rows.contains(where: { $0.violations?.isEmpty == false }) {
+            let failing = rows.filter { $0.violations?.isEmpty == false }.count
+            Console.err("securitykey: \(failing) of \(rows.count) key(s) fail the policy.")
+            throw ExitCode(CLIExitStatus.policyFailed.rawValue)
+        }
+    }
+
+    static func scheme(of uri: String) -> String {
+        uri.firstIndex(of: ":").map { String(uri[..<$0]) } ?? uri
+    }
+
+    /// Reads and decodes the policy file; a file that is not a policy is a usage error.
+    static func loadPolicy(_ path: String) throws -> FleetPolicy {
+        let url = URL(fileURLWithPath: path)
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        if let size = attributes?[.size] as? Int, size > 1 << 20 {
+            throw CLIError.usage("The policy file \(path) is larger than 1 MiB.")
+        }
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw CLIError.usage("Cannot read the policy file \(path).")
+        }
+        do {
+            return try JSONDecoder().decode(FleetPolicy.self, from: data)
+        } catch DecodingError.dataCorrupted(let context) {
+            throw CLIError.usage("The policy file \(path) is not valid: \(context.debugDescription)")
+        } catch {
+            throw CLIError.usage("The policy file \(path) is not a valid policy (\(error)).")
+        }
+    }
+
+    /// RFC 4180 quoting where a field needs it.
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    static func printTable(_ rows: [FleetRow], withPolicy: Bool) {
+        var header = ["URI", "MODEL / AAGUID", "FW", "PIN", "RETRIES", "HEALTH", "MS"]
+        if withPolicy { header.append("POLICY") }
+        var lines = [header]
+        for row in rows {
+            let r = row.report
+            let modelText: String = row.model ?? r.info.map { $0.aaguid.description.lowercased() } ?? "-"
+            let firmware: String = r.info?.firmwareVersion.map { String($0) } ?? "-"
+            var pinText = "-"
+            if let isSet = r.pinStatus?.isSet { pinText = isSet ? "set" : "not set" }
+            let retries: String = r.pinStatus?.retries.map { String($0) } ?? "-"
+            let health: String = r.isHealthy ? "ok" : (r.failure?.code.rawValue ?? "failed")
+            var line: [String] = [
+                r.descriptor.uri, modelText, firmware, pinText, retries, health, String(r.elapsed.wholeMilliseconds),
+            ]
+            if withPolicy { line.append(row.violations?.isEmpty == true ? "pass" : "FAIL") }
+            lines.append(line)
+        }
+        let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
+        for line in lines {
+            Console.out(
+                line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+                    .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
+        for row in rows {
+            if let failure = row.report.failure {
+                Console.out("\(row.report.descriptor.uri): \(failure.message)")
+            }
+            for reason in row.violations ?? [] { Console.out("\(row.report.descriptor.uri): policy: \(reason)") }
+        }
+    }
+}
+
+/// "keys done / total" on one rewritten line of standard error (only on a terminal).
+final class FleetProgress: Sendable {
+    let total: Int
+    init(total: Int) { self.total = total }
+
+    func show(done: Int) {
+        FileHandle.standardError.write(Data("\r\u{1B}[Kfleet: \(done)/\(total) key(s) inspected".utf8))
+    }
+
+    func clear() {
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
+
+/// One key as the CLI shows it: the report, what the metadata says, and the policy's verdict.
+struct FleetRow {
+    var report: FleetKeyReport
+    var model: String?
+    var certification: String?
+    var status: String?
+    /// The policy's reasons; nil without a policy.
+    var violations: [String]?
+
+    init(report: FleetKeyReport, metadata: MetadataBLOBPayload?, policy: FleetPolicy?) {
+        self.report = report
+        let entry = report.info.flatMap { metadata?.entry(aaguid: $0.aaguid) }
+        model = entry?.description
+        certification = entry?.certification?.status.rawValue
+        status = entry?.latestStatus?.status.rawValue
+        violations = policy?.violations(
+            of: report, metadata: FleetPolicy.Metadata(model: model, latestStatus: status))
+    }
+
+    var statusRefused: Bool? {
+        status.map { AuthenticatorStatus.refusedByDefault.contains(AuthenticatorStatus(rawValue: $0)) }
+    }
+
+    var json: JSONValue {
+        let d = report.descriptor
+        let info = report.info
+        let pin = report.pinStatus
+        func ms(_ duration: Duration?) -> JSONValue { duration.map { .integer($0.wholeMilliseconds) } ?? .null }
+        func int(_ value: Int?) -> JSONValue { value.map { .integer(Int64($0)) } ?? .null }
+        var members: [(String, JSONValue?)] = [
+            ("uri", .string(d.uri)),
+            ("transport", .string(d.transport.rawValue)),
+            ("vendorId", d.vendorID.map { .integer(Int64($0)) } ?? .null),
+            ("productId", d.productID.map { .integer(Int64($0)) } ?? .null),
+            ("manufacturer", d.manufacturer.map(JSONValue.string) ?? .null),
+            ("product", d.product.map(JSONValue.string) ?? .null),
+            ("serialNumber", d.serialNumber.map(JSONValue.string) ?? .null),
+            ("aaguid", info.map { .string($0.aaguid.description.lowercased()) } ?? .null),
+            ("model", model.map(JSONValue.string) ?? .null),
+            ("certification", certification.map(JSONValue.string) ?? .null),
+            ("status", status.map(JSONValue.string) ?? .null),
+            ("statusRefused", statusRefused.map(JSONValue.bool) ?? .null),
+            ("firmwareVersion", info?.firmwareVersion.map(JSONValue.unsigned) ?? .null),
+            ("versions", info.map { .array($0.versions.map { .string($0.rawValue) }) } ?? .null),
+            ("extensions", info.map { .array($0.extensions.map { .string($0.rawValue) }) } ?? .null),
+            ("algorithms", info.map { .array($0.algorithms.map { .integer(Int64($0.algorithm.rawValue)) }) } ?? .null),
+            (
+                "options",
+                info.map { i in
+                    .object(i.options.sorted { $0.key < $1.key }.map { ($0.key.rawValue, JSONValue.bool($0.value)) })
+                } ?? .null
+            ),
+            ("pinSet", pin?.isSet.map(JSONValue.bool) ?? .null),
+            ("pinRetries", int(pin?.retries)),
+            ("uvRetries", int(pin?.uvRetries)),
+            ("minPINLength", pin.map { .integer(Int64($0.minPINLength)) } ?? info?.minPINLength.map(JSONValue.unsigned) ?? .null),
+            ("forcePINChange", info.map { .bool($0.forcePINChange == true) } ?? .null),
+            (
+                "remainingDiscoverableCredentials",
+                info?.remainingDiscoverableCredentials.map(JSONValue.unsigned) ?? .null
+            ),
+            ("healthy", .bool(report.isHealthy)),
+            ("getInfoMs", ms(report.health.getInfoLatency)),
+            ("assertionMs", ms(report.health.assertionLatency)),
+            ("assertionStatus", report.health.assertionStatus.map(JSONValue.string) ?? .null),
+            ("elapsedMs", .integer(report.elapsed.wholeMilliseconds)),
+            (
+                "error",
+                report.failure.map { .object([("code", .string($0.code.rawValue)), ("message", .string($0.message))]) }
+                    ?? .null
+            ),
+        ]
+        if let violations {
+            members.append(
+                (
+                    "policy",
+                    .object([
+                        ("pass", .bool(violations.isEmpty)), ("reasons", .array(violations.map(JSONValue.string))),
+                    ])
+                ))
+        }
+        return .members(members)
+    }
+
+    static let csvHeader = [
+        "uri", "transport", "vendorId", "productId", "manufacturer", "product", "serialNumber", "aaguid", "model",
+        "certification", "status", "firmwareVersion", "versions", "extensions", "algorithms", "options", "pinSet",
+        "pinRetries", "uvRetries", "minPINLength", "forcePINChange", "remainingDiscoverableCredentials", "healthy",
+        "getInfoMs", "assertionMs", "assertionStatus", "elapsedMs", "errorCode", "policyPass", "policyReasons",
+    ]
+
+    /// The CSV row, in ``csvHeader`` order: lists joined with spaces, options as name=value.
+    var csvFields: [String] {
+        let d = report.descriptor
+        let info = report.info
+        let pin = report.pinStatus
+        func text<T>(_ value: T?) -> String { value.map { "\($0)" } ?? "" }
+        return [
+            d.uri, d.transport.rawValue, text(d.vendorID), text(d.productID), text(d.manufacturer), text(d.product),
+            text(d.serialNumber), text(info.map { $0.aaguid.description.lowercased() }), text(model),
+            text(certification), text(status), text(info?.firmwareVersion),
+            text(info.map { $0.versions.map(\.rawValue).joined(separator: " ") }),
+            text(info.map { $0.extensions.map(\.rawValue).joined(separator: " ") }),
+            text(info.map { $0.algorithms.map { String($0.algorithm.rawValue) }.joined(separator: " ") }),
+            text(info.map { $0.options.sorted { $0.key < $1.key }.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: " ") }),
+            text(pin?.isSet), text(pin?.retries), text(pin?.uvRetries),
+            text(pin.map(\.minPINLength) ?? info?.minPINLength.map { Int(clamping: $0) }),
+            text(info.map { $0.forcePINChange == true }), text(info?.remainingDiscoverableCredentials),
+            String(report.isHealthy), text(report.health.getInfoLatency?.wholeMilliseconds),
+            text(report.health.assertionLatency?.wholeMilliseconds), text(report.health.assertionStatus),
+            String(report.elapsed.wholeMilliseconds), text(report.failure?.code.rawValue),
+            text(violations.map { $0.isEmpty }), text(violations?.joined(separator: " ")),
+        ]
+    }
+}

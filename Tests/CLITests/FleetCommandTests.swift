@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+
+/// `securitykey fleet` over UDP: virtual keys with and without a PIN (one CTAP 2.1), one
+/// endpoint that never answers and one that answers with random bytes.
+@Suite(.serialized) struct FleetCommandTests {
+    /// A UDP endpoint run by python3: `silent` reads and never answers, `garbage` answers every
+    /// datagram with 64 random bytes.
+    final class FakeEndpoint {
+        let process = Process()
+
+        init(port: Int, garbage: Bool) throws {
+            let script = """
+                import os, socket, sys
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.bind(("127.0.0.1", \(port)))
+                print("ready", flush=True)
+                while True:
+                    data, peer = s.recvfrom(2048)
+                    if \(garbage ? "True" : "False"):
+                        s.sendto(os.urandom(64), peer)
+                """
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", script]
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Bound before the fleet is asked.
+            _ = out.fileHandleForReading.availableData
+        }
+
+        deinit {
+            // SIGKILL: the test runner's children may inherit SIGTERM blocked.
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+    }
+
+    static let plainAAGUID = "11111111-2222-3333-4444-555555555555"
+    static let pinAAGUID = "66666666-7777-8888-9999-aaaaaaaaaaaa"
+
+    /// Runs `body` with two virtual keys (no PIN, CTAP 2.0; PIN 123456, CTAP 2.1), a silent
+    /// endpoint and a garbage one; `body` gets the `--udp` arguments and the four URIs.
+    func withFleet(_ body: ([String], [String]) throws -> Void) throws {
+        let base = 21000 + Int((ProcessInfo.processInfo.processIdentifier * 7 + 13) % 18000)
+        let ports = [base, base + 1, base + 2, base + 3]
+        let work = try ChoiceCommandTests.scratch("fleet")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let plain = try ChoiceCommandTests.ServedKey(
+            ["--udp", "127.0.0.1:\(ports[0])", "--aaguid", Self.plainAAGUID],
+            log: work.appendingPathComponent("plain.log"))
+        let withPIN = try ChoiceCommandTests.ServedKey(
+            ["--udp", "127.0.0.1:\(ports[1])", "--aaguid", Self.pinAAGUID, "--pin", "123456", "--profile", "ctap21"],
+            log: work.appendingPathComponent("pin.log"))
+        let silent = try FakeEndpoint(port: ports[2], garbage: false)
+        let garbage = try FakeEndpoint(port: ports[3], garbage: true)
+        for port in ports[0...1] {
+            for _ in 0..<50 where (try? CLIRunner.run(["info", "--device", "udp:127.0.0.1:\(port)"]).status) != 0 {
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
+        try body(ports.flatMap { ["--udp", "127.0.0.1:\($0)"] }, ports.map { "udp:127.0.0.1:\($0)" })
+        _ = (plain, withPIN, silent, garbage)
+    }
+
+    /// Runs the fleet and the wall time it took.
+    func timed(_ arguments: [String]) throws -> (CLIRunner.Result, Double) {
+        let start = Date()
+        let result = try CLIRunner.run(["fleet", "--key-timeout", "2"] + arguments)
+        return (result, Date().timeIntervalSince(start))
+    }
+
+    @Test func jsonReportsEveryKeyAndTheSilentOneCostsOnlyItsDeadline() throws {
+        try withFleet { udp, uris in
+            let (result, seconds) = try timed(["--json"] + udp)
+            try #require(result.status == 0, "\(result.stderr)")
+            let keys = try #require(try result.json() as? [[String: Any]])
+            #expect(keys.compactMap { $0["uri"] as? String } == uris)
+            let plain = keys[0], pin = keys[1], silent = keys[2], garbage = keys[3]
+            #expect(plain["aaguid"] as? String == Self.plainAAGUID)
+            #expect(plain["pinSet"] as? Bool == false)
+            #expect(plain["versions"] as? [String] == ["U2F_V2", "FIDO_2_0"])
+            #expect(plain["healthy"] as? Bool == true)
+            #expect(plain["assertionStatus"] as? String == "CTAP2_ERR_NO_CREDENTIALS")
+            #expect(pin["aaguid"] as? String == Self.pinAAGUID)
+            #expect(pin["pinSet"] as? Bool == true)
+            #expect(pin["pinRetries"] as? Int == 8)
+            #expect((pin["versions"] as? [String])?.contains("FIDO_2_1") == true)
+            #expect((pin["options"] as? [String: Bool])?["clientPin"] == true)
+            #expect(pin["healthy"] as? Bool == true)
+            for failed in [silent, garbage] {
+                #expect(failed["healthy"] as? Bool == false)
+                #expect(failed["aaguid"] is NSNull)
+                #expect((failed["error"] as? [String: Any])?["code"] as? String == "timeout")
+            }
+            // Two seconds for the silent key, inspected alongside the others; not 2 × 2 s, and
+            // not a transport's longer open timeout.
+            #expect(seconds < 4, "the fleet took \(seconds) s")
+            #expect(((silent["elapsedMs"] as? Int) ?? 0) >= 1900)
+        }
+    }
+
+    @Test func ndjsonIsOneLinePerKeyAndCSVHasAHeaderAndARowPerKey() throws {
+        try withFleet { udp, uris in
+            let (lines, _) = try timed(["--ndjson"] + udp)
+            try #require(lines.status == 0, "\(lines.stderr)")
+            let objects = try lines.stdout.split(separator: "\n").map {
+                try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            }
+            #expect(Set(objects.compactMap { $0["uri"] as? String }) == Set(uris))
+            #expect(objects.count == 4)
+            // The silent key finishes last: lines come as keys finish.
+            #expect(objects.prefix(2).allSatisfy { $0["healthy"] as? Bool == true })
+
+            let (csv, _) = try timed(["--csv"] + udp)
+            try #require(csv.status == 0, "\(csv.stderr)")
+            let rows = csv.stdout.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            try #require(rows.count == 5)
+            let header = rows[0].map(String.init)
+            let uri = try #require(header.firstIndex(of: "uri"))
+            let aaguid = try #require(header.firstIndex(of: "aaguid"))
+            let healthy = try #require(header.firstIndex(of: "healthy"))
+            #expect(rows.dropFirst().allSatisfy { $0.count == header.count })
+            #expect(rows.dropFirst().map { String($0[uri]) } == uris)
+            #expect(String(rows[1][aaguid]) == Self.plainAAGUID)
+            #expect(rows.dropFirst().map { String($0[healthy]) } == ["true", "true", "false", "false"])
+        }
+    }
+
+    @Test func policyVerdictsAndExitStatusSeven() throws {
+        let work = try ChoiceCommandTests.scratch("fleet-policy")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let strict = work.appendingPathComponent("strict.json")
+        try Data(#"{"pinRequired": true, "allowedAAGUIDs": ["\#(Self.pinAAGUID.uppercased())"]}"#.utf8).write(to: strict)
+        let misspelt = work.appendingPathComponent("misspelt.json")
+        try Data(#"{"pinRequried": true}"#.utf8).write(to: misspelt)
+        try withFleet { udp, uris in
+            let (result, _) = try timed(["--json", "--policy", strict.path] + udp)
+            #expect(result.status == 7, "\(result.stderr)")
+            #expect(result.stderr.contains("3 of 4 key(s) fail the policy"))
+            let keys = try #require(try result.json() as? [[String: Any]])
+            let verdicts = keys.map { $0["policy"] as? [String: Any] }
+            #expect(verdicts.map { $0?["pass"] as? Bool } == [false, true, false, false])
+            let plainReasons = verdicts[0]?["reasons"] as? [String] ?? []
+            #expect(plainReasons.contains("No PIN is set."))
+            #expect(plainReasons.contains { $0.contains("AAGUID \(Self.plainAAGUID) is not allowed") })
+            // Only the complying key: the fleet complies.
+            let (one, _) = try timed(["--json", "--policy", strict.path, "--udp", String(uris[1].dropFirst(4))])
+            #expect(one.status == 0, "\(one.stderr)")
+            // A misspelt rule is refused, not ignored.
+            let (bad, _) = try timed(["--policy", misspelt.path] + udp)
+            #expect(bad.status == 64)
+            #expect(bad.stderr.contains("pinRequried"))
+        }
+    }
+}
