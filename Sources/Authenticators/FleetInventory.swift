@@ -60,12 +60,20 @@ public struct FleetInventory: Sendable {
             }
             for _ in 0..<min(concurrency, devices.count) { startNext() }
             while let (index, report) = await group.next() {
+                startNext()
+                if Self.isNotAKey(report) { continue }
                 reports[index] = report
                 await each(report)
-                startNext()
             }
         }
         return reports.compactMap { $0 }
+    }
+
+    /// Whether a report is of a PC/SC reader that holds no card, or a card without the FIDO
+    /// applet: not a key, so not part of the fleet (as `list` leaves such readers out).
+    static func isNotAKey(_ report: FleetKeyReport) -> Bool {
+        guard report.descriptor.transport == .nfc, report.info == nil, let problem = report.problem else { return false }
+        return problem.code == .noDevice || problem.code == .notSupported
     }
 
     /// Inspects one key within ``keyTimeout`` (and `overall`). Never throws: every failure is
