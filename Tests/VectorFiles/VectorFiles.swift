@@ -12,11 +12,41 @@ public struct VectorEntry {
     public var bytes: [UInt8]
     /// The whole entry.
     public var fields: [String: Any]
+}
 
+/// A vector known by its id and kind: how ids name W3C groups and entries, and the look-ups
+/// every test target makes, written once.
+public protocol IdentifiedVector {
+    /// The entry's id.
+    var id: String { get }
+    /// What the bytes are.
+    var kind: String { get }
+}
+
+extension IdentifiedVector {
     /// The W3C test case a W3C entry belongs to (`sctn-test-vectors-packed-es256`).
     public var group: String { id.split(separator: "/").dropFirst().first.map(String.init) ?? "" }
     /// The entry name inside its group (`registration/attestationObject`).
     public var name: String { id.split(separator: "/").dropFirst(2).joined(separator: "/") }
+}
+
+extension VectorEntry: IdentifiedVector {}
+
+extension Array where Element: IdentifiedVector {
+    /// The python-fido2 entry with this id suffix (after `python-fido2/`).
+    public func python(_ suffix: String) -> Element? { first { $0.id == "python-fido2/" + suffix } }
+
+    /// The W3C entry of `group` named `name`.
+    public func w3c(_ group: String, _ name: String) -> Element? {
+        first { $0.group == group && $0.name == name }
+    }
+
+    /// The W3C test cases, in file order, that hold an attestation object.
+    public var w3cGroups: [String] {
+        var seen: [String] = []
+        for v in self where v.kind == "attestationObject" && !seen.contains(v.group) { seen.append(v.group) }
+        return seen
+    }
 }
 
 /// Reads vector files; shared by the test targets so each reads the same files the same way.

@@ -3,7 +3,7 @@ import VectorFiles
 import Testing
 
 /// One entry of Tests/Vectors/*.json, reduced to what these tests read.
-struct Vector: Sendable, CustomTestStringConvertible {
+struct Vector: Sendable, CustomTestStringConvertible, IdentifiedVector {
     var id: String
     var kind: String
     var bytes: [UInt8]
@@ -18,11 +18,6 @@ struct Vector: Sendable, CustomTestStringConvertible {
     var origin: String?
 
     var testDescription: String { id }
-
-    /// The W3C test case a W3C entry belongs to (`sctn-test-vectors-packed-es256`).
-    var group: String { id.split(separator: "/").dropFirst().first.map(String.init) ?? "" }
-    /// The entry name inside its group (`registration/attestationObject`).
-    var name: String { id.split(separator: "/").dropFirst(2).joined(separator: "/") }
 }
 
 enum Vectors {
@@ -44,23 +39,9 @@ enum Vectors {
     static let pythonFIDO2 = load("python-fido2-vectors.json")
     static let webAuthn = load("webauthn-spec.json")
 
-    /// The python-fido2 entry with this id suffix (after `python-fido2/`).
-    static func python(_ suffix: String) -> Vector? {
-        pythonFIDO2.first { $0.id == "python-fido2/" + suffix }
-    }
-
-    /// The W3C entry of `group` named `name`.
-    static func w3c(_ group: String, _ name: String) -> Vector? {
-        webAuthn.first { $0.group == group && $0.name == name }
-    }
-
-    static var w3cGroups: [String] {
-        var seen: [String] = []
-        for v in webAuthn where v.kind == "attestationObject" && !seen.contains(v.group) {
-            seen.append(v.group)
-        }
-        return seen
-    }
+    static func python(_ suffix: String) -> Vector? { pythonFIDO2.python(suffix) }
+    static func w3c(_ group: String, _ name: String) -> Vector? { webAuthn.w3c(group, name) }
+    static var w3cGroups: [String] { webAuthn.w3cGroups }
 }
 
 /// A copy of `bytes` with one byte changed.
