@@ -142,6 +142,11 @@ import X509
             anchors: policy.anchors, validationTime: statement.trustPath[0].notValidAfter.addingTimeInterval(86_400))
         let expired = await #expect(throws: WebAuthnVerificationError.self) { try await late.evaluate(evidence) }
         #expect(expired?.code == .untrustedAttestation)
+        // ... and the refusal says the dates are the problem, naming the certificate.
+        #expect(expired?.message.contains("validity period") == true)
+        let leaf = statement.trustPath[0]
+        let name = leaf.subject.isEmpty ? "serial \(leaf.serialNumber)" : "\(leaf.subject)"
+        #expect(expired?.message.contains(name) == true, "\(expired?.message ?? "")")
         // Taking away the anchors of every path found (a chain may reach several roots, as
         // SafetyNet's does through cross-signed Google roots) leaves none within a few rounds.
         var remaining = AttestationTestSupport.mdsRoots

@@ -60,9 +60,9 @@ public struct MetadataAttestationTrust: AttestationTrustPolicy {
             )
         }
         let anchors = (entry?.attestationRoots ?? []) + additionalAnchors
-        let outcome = await MetadataPathBuilder.build(
+        let outcome = await CertificatePathBuilder.build(
             leaf: leaf, intermediates: Array(evidence.statement.trustPath.dropFirst()), anchors: anchors,
-            at: verifyTime ?? Date())
+            at: verifyTime ?? Date(), policy: FIDOAttestationCertificatePolicy(format: evidence.format))
         switch outcome {
         case .valid(let path):
             return AttestationTrust(
@@ -71,7 +71,7 @@ public struct MetadataAttestationTrust: AttestationTrustPolicy {
         case .expired(let certificate):
             throw WebAuthnVerificationError(
                 .untrustedAttestation,
-                "The attestation certificate chain is outside its validity period at the verification time (\(certificate.subject))."
+                "The attestation certificate chain is outside its validity period at the verification time (\(certificate.nameForMessages))."
             )
         case .invalid(let reason):
             let model = entry?.description.map { " of \($0)" } ?? ""

@@ -56,7 +56,7 @@ public struct MetadataBLOBVerifier: Sendable {
                 .metadataChainInvalid, "The metadata BLOB carries no signing certificate.")
         }
         let time = time ?? verifyTime ?? Date()
-        let built = await MetadataPathBuilder.build(
+        let built = await CertificatePathBuilder.build(
             leaf: leaf, intermediates: Array(chain.dropFirst()), anchors: anchors, at: time)
         let path: [Certificate]
         switch built {

@@ -1,7 +1,7 @@
 import CTAP2
 import Foundation
 import SwiftASN1
-@_spi(FixedExpiryValidationTime) import X509
+import X509
 
 /// An attestation certificate path that was built and verified: the attestation certificate
 /// first, then the intermediates used, then the trust anchor it ends in.
@@ -38,30 +38,23 @@ public struct AttestationPathValidator: Sendable {
         guard !anchors.isEmpty else {
             throw WebAuthnVerificationError(.untrustedAttestation, "No trust anchors were given.")
         }
-        let fido = FIDOAttestationCertificatePolicy(format: evidence.format)
-        let intermediates = CertificateStore(evidence.statement.trustPath.dropFirst())
-        let result: CertificateValidationResult
-        if let validationTime {
-            var verifier = Verifier(rootCertificates: CertificateStore(anchors)) {
-                RFC5280Policy(fixedExpiryValidationTime: validationTime)
-                fido
+        let outcome = await CertificatePathBuilder.build(
+            leaf: leaf, intermediates: Array(evidence.statement.trustPath.dropFirst()), anchors: anchors,
+            at: validationTime ?? Date(), policy: FIDOAttestationCertificatePolicy(format: evidence.format))
+        switch outcome {
+        case .valid(let chain):
+            guard let anchor = chain.last else {
+                throw WebAuthnVerificationError(.untrustedAttestation, "The attestation path is empty.")
             }
-            result = await verifier.validate(leaf: leaf, intermediates: intermediates)
-        } else {
-            var verifier = Verifier(rootCertificates: CertificateStore(anchors)) {
-                RFC5280Policy()
-                fido
-            }
-            result = await verifier.validate(leaf: leaf, intermediates: intermediates)
-        }
-        switch result {
-        case .validCertificate(let chain):
-            return ValidatedAttestationPath(certificates: Array(chain), anchor: chain.root)
-        case .couldNotValidate(let failures):
-            let reason = failures.first.map { ": \($0.policyFailureReason)" } ?? ""
+            return ValidatedAttestationPath(certificates: chain, anchor: anchor)
+        case .expired(let certificate):
             throw WebAuthnVerificationError(
                 .untrustedAttestation,
-                "The \(evidence.format) attestation certificate does not lead to a trust anchor\(reason).")
+                "The \(evidence.format) attestation path is outside its validity period at the verification time (\(certificate.nameForMessages)).")
+        case .invalid(let reason):
+            throw WebAuthnVerificationError(
+                .untrustedAttestation,
+                "The \(evidence.format) attestation certificate does not lead to a trust anchor: \(reason).")
         }
     }
 }
