@@ -19,6 +19,10 @@ public struct FleetPolicy: Sendable, Hashable, Decodable {
     /// Metadata statuses (`REVOKED`, `ATTESTATION_KEY_COMPROMISE` ...) refused when they are a
     /// key's latest status.
     public var refusedStatuses: [String]?
+    /// The lowest FIDO certification level the key's model must hold for its firmware:
+    /// `L1`, `L1plus`, `L2`, `L2plus`, `L3` or `L3plus` (or the whole status word,
+    /// `FIDO_CERTIFIED_L2`).
+    public var minimumCertificationLevel: String?
     /// Whether alwaysUv must be on (true) or off (false).
     public var alwaysUV: Bool?
     /// Whether the key must pass the touch-free health check (default true).
@@ -30,8 +34,10 @@ public struct FleetPolicy: Sendable, Hashable, Decodable {
     public init(
         allowedAAGUIDs: [String]? = nil, allowedModels: [String]? = nil, minimumFirmware: UInt64? = nil,
         pinRequired: Bool? = nil, minimumPINLength: Int? = nil, refusedStatuses: [String]? = nil,
-        alwaysUV: Bool? = nil, healthRequired: Bool? = nil, forbidForcePINChange: Bool? = nil
+        alwaysUV: Bool? = nil, healthRequired: Bool? = nil, forbidForcePINChange: Bool? = nil,
+        minimumCertificationLevel: String? = nil
     ) {
+        self.minimumCertificationLevel = minimumCertificationLevel
         self.allowedAAGUIDs = allowedAAGUIDs
         self.allowedModels = allowedModels
         self.minimumFirmware = minimumFirmware
@@ -46,7 +52,17 @@ public struct FleetPolicy: Sendable, Hashable, Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case allowedAAGUIDs, allowedModels, minimumFirmware, pinRequired, minimumPINLength, refusedStatuses
         case alwaysUV = "alwaysUv"
-        case healthRequired, forbidForcePINChange
+        case healthRequired, forbidForcePINChange, minimumCertificationLevel
+    }
+
+    /// The certification levels in ascending order (FIDO Authenticator Certification Levels).
+    static let certificationLevels = ["L1", "L1plus", "L2", "L2plus", "L3", "L3plus"]
+
+    /// The rank of a level (`L2`) or status word (`FIDO_CERTIFIED_L2`) among
+    /// ``certificationLevels``; nil for anything else (a level-less FIDO_CERTIFIED included).
+    static func certificationRank(_ text: String) -> Int? {
+        let level = text.hasPrefix("FIDO_CERTIFIED_") ? String(text.dropFirst("FIDO_CERTIFIED_".count)) : text
+        return certificationLevels.firstIndex(of: level)
     }
 
     /// A key any name can stand for, to see every member the file has.
@@ -79,6 +95,15 @@ public struct FleetPolicy: Sendable, Hashable, Decodable {
         alwaysUV = try c.decodeIfPresent(Bool.self, forKey: .alwaysUV)
         healthRequired = try c.decodeIfPresent(Bool.self, forKey: .healthRequired)
         forbidForcePINChange = try c.decodeIfPresent(Bool.self, forKey: .forbidForcePINChange)
+        minimumCertificationLevel = try c.decodeIfPresent(String.self, forKey: .minimumCertificationLevel)
+        if let level = minimumCertificationLevel, Self.certificationRank(level) == nil {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: [CodingKeys.minimumCertificationLevel],
+                    debugDescription:
+                        "\"\(level)\" is not a certification level; the levels are \(Self.certificationLevels.joined(separator: ", "))."
+                ))
+        }
         for text in allowedAAGUIDs ?? [] where AAGUID(uuidString: text) == nil {
             throw DecodingError.dataCorrupted(
                 DecodingError.Context(
@@ -91,13 +116,17 @@ public struct FleetPolicy: Sendable, Hashable, Decodable {
     public struct Metadata: Sendable, Hashable {
         /// The model name.
         public var model: String?
-        /// The latest status report's status (`FIDO_CERTIFIED_L1`, `REVOKED` ...).
+        /// The latest status report's status (`FIDO_CERTIFIED_L1`, `REVOKED` ...) that
+        /// concerns the key's firmware.
         public var latestStatus: String?
+        /// The latest certification status word that concerns the key's firmware.
+        public var certification: String?
 
         /// Creates metadata facts.
-        public init(model: String? = nil, latestStatus: String? = nil) {
+        public init(model: String? = nil, latestStatus: String? = nil, certification: String? = nil) {
             self.model = model
             self.latestStatus = latestStatus
+            self.certification = certification
         }
     }
 
@@ -144,6 +173,15 @@ public struct FleetPolicy: Sendable, Hashable, Decodable {
         }
         if let refused = refusedStatuses, let status = metadata?.latestStatus, refused.contains(status) {
             reasons.append("The metadata status is \(status).")
+        }
+        if let minimum = minimumCertificationLevel, let required = Self.certificationRank(minimum) {
+            if let held = metadata?.certification {
+                if (Self.certificationRank(held) ?? -1) < required {
+                    reasons.append("The model's certification is \(held); at least \(Self.certificationLevels[required]) is required.")
+                }
+            } else {
+                reasons.append("No FIDO certification is known for the model (at least \(Self.certificationLevels[required]) is required).")
+            }
         }
         if healthRequired ?? true, !report.health.isHealthy {
             reasons.append("Health check failed: \(report.health.failure?.message ?? "no answer").")

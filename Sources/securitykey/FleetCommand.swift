@@ -202,10 +202,13 @@ struct FleetRow {
         self.report = report
         let entry = report.info.flatMap { metadata?.entry(aaguid: $0.aaguid) }
         model = entry?.description
-        certification = entry?.certification?.status.rawValue
-        status = entry?.latestStatus?.status.rawValue
+        // Status reports name the firmware they concern; the key's own version picks them.
+        let firmware = report.info?.firmwareVersion
+        certification = entry?.certification(forFirmware: firmware)?.status.rawValue
+        status = entry?.latestStatus(forFirmware: firmware)?.status.rawValue
         violations = policy?.violations(
-            of: report, metadata: FleetPolicy.Metadata(model: model, latestStatus: status))
+            of: report,
+            metadata: FleetPolicy.Metadata(model: model, latestStatus: status, certification: certification))
     }
 
     var statusRefused: Bool? {

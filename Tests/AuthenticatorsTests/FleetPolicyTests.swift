@@ -1,4 +1,5 @@
 import Authenticators
+import Foundation
 import CTAP2
 import Testing
 import Transport
@@ -52,6 +53,27 @@ struct FleetPolicyTests {
         #expect(FleetPolicy().violations(of: bare).isEmpty, "an empty policy refuses nothing")
         let stricterPIN = FleetPolicy(minimumPINLength: 8)
         #expect(stricterPIN.violations(of: pin).count == 1)
+    }
+
+    @Test func certificationLevelsAreOrderedAsFIDODefinesThem() async throws {
+        let reports = try await reports()
+        let pin = try report(reports, "pin")
+        let policy = FleetPolicy(minimumCertificationLevel: "L1plus")
+        let l1 = FleetPolicy.Metadata(certification: "FIDO_CERTIFIED_L1")
+        let l2 = FleetPolicy.Metadata(certification: "FIDO_CERTIFIED_L2")
+        #expect(policy.violations(of: pin, metadata: l1).count == 1)
+        #expect(policy.violations(of: pin, metadata: l2).isEmpty)
+        // A level-less FIDO_CERTIFIED, or no metadata at all, does not show the level.
+        #expect(policy.violations(of: pin, metadata: .init(certification: "FIDO_CERTIFIED")).count == 1)
+        #expect(policy.violations(of: pin).count == 1)
+        let misspelt = #"{"minimumCertificationLevel": "L4"}"#
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(FleetPolicy.self, from: Data(misspelt.utf8))
+        }
+        let decoded = try JSONDecoder().decode(
+            FleetPolicy.self, from: Data(#"{"minimumCertificationLevel": "FIDO_CERTIFIED_L2"}"#.utf8))
+        #expect(decoded.violations(of: pin, metadata: l2).isEmpty)
+        #expect(decoded.violations(of: pin, metadata: l1).count == 1)
     }
 
     @Test func aKeyThatCouldNotBeInspectedFailsEveryPolicy() {

@@ -250,6 +250,42 @@ struct MDSLookupTests {
 
     static func aaguid(_ s: String) -> AAGUID { AAGUID(uuidString: s) ?? .zero }
 
+    /// Status reports name the firmware they relate to (MDS3 §3.1.3). BLOB 122 certifies HYPR's
+    /// authenticator at L1 for authenticatorVersion 2 (and later), and revokes TruU's Windows
+    /// authenticator for version 1.
+    @Test func statusReportsConcernTheFirmwareTheyName() async throws {
+        let p = try await Self.payload122()
+        let hypr = try #require(p.entry(aaguid: Self.aaguid("0076631b-d4a0-427f-5773-0ec71c9e0279")))
+        #expect(hypr.certification(forFirmware: 2)?.status == .fidoCertifiedL1)
+        #expect(hypr.certification(forFirmware: 7)?.status == .fidoCertifiedL1)
+        #expect(hypr.certification(forFirmware: 1) == nil, "firmware older than the certified version")
+        #expect(hypr.certification(forFirmware: nil)?.status == .fidoCertifiedL1)
+        let truU = try #require(p.entry(aaguid: Self.aaguid("ba86dc56-635f-4141-aef6-00227b1b9af6")))
+        #expect(truU.latestStatus(forFirmware: 1)?.status == .revoked)
+        // Nothing later names a fixed version, so later firmware stays revoked too.
+        #expect(truU.latestStatus(forFirmware: 9)?.status == .revoked)
+    }
+
+    /// A problem report stops concerning firmware from the version a later update or
+    /// certification names (MDS3 §3.1.3: UPDATE_AVAILABLE carries the updated version).
+    @Test func aLaterUpdateClearsAProblemForTheFirmwareThatHasIt() throws {
+        let json = """
+            {"no": 1, "nextUpdate": "2030-01-01", "legalHeader": "", "entries": [{
+              "aaguid": "01020304-0506-0708-0900-010203040506",
+              "statusReports": [
+                {"status": "FIDO_CERTIFIED_L1", "effectiveDate": "2020-01-01", "authenticatorVersion": 2},
+                {"status": "USER_VERIFICATION_BYPASS", "effectiveDate": "2021-01-01", "authenticatorVersion": 3},
+                {"status": "UPDATE_AVAILABLE", "effectiveDate": "2021-02-01", "authenticatorVersion": 5}]}]}
+            """
+        let payload = try MetadataBLOBPayload(json: Array(json.utf8))
+        let entry = try #require(payload.entries.first)
+        #expect(entry.statusHistory(forFirmware: 3).map(\.status) == [.fidoCertifiedL1, .userVerificationBypass, .updateAvailable])
+        #expect(entry.statusHistory(forFirmware: 4).map(\.status) == [.fidoCertifiedL1, .userVerificationBypass, .updateAvailable])
+        #expect(entry.statusHistory(forFirmware: 5).map(\.status) == [.fidoCertifiedL1])
+        #expect(entry.statusHistory(forFirmware: 1).map(\.status) == [.userVerificationBypass, .updateAvailable])
+        #expect(entry.statusHistory(forFirmware: nil).count == 3)
+    }
+
     @Test func lookupsInBLOB122() async throws {
         let p = try await Self.payload122()
         let hypr = try #require(p.entry(aaguid: Self.aaguid("0076631b-d4a0-427f-5773-0ec71c9e0279")))

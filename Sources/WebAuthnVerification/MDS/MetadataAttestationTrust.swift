@@ -19,14 +19,19 @@ public struct MetadataAttestationTrust: AttestationTrustPolicy {
     /// Whether a model missing from the metadata is refused even when an additional anchor
     /// would vouch for it.
     public var requiresMetadataEntry: Bool
+    /// The firmware version of the authenticator judged (getInfo's firmwareVersion), when the
+    /// caller knows it: status reports that concern other firmware are then set aside (see
+    /// ``MetadataBLOBPayloadEntry/statusHistory(forFirmware:)``). Nil applies every report.
+    public var authenticatorVersion: UInt64?
 
     /// Creates the policy over verified metadata.
     public init(
         metadata: MetadataBLOBPayload, additionalAnchors: [Certificate] = [],
         refusedStatuses: Set<AuthenticatorStatus> = AuthenticatorStatus.refusedByDefault,
         verifyTime: Date? = nil,
-        requiresMetadataEntry: Bool = false
+        requiresMetadataEntry: Bool = false, authenticatorVersion: UInt64? = nil
     ) {
+        self.authenticatorVersion = authenticatorVersion
         self.metadata = metadata
         self.additionalAnchors = additionalAnchors
         self.refusedStatuses = refusedStatuses
@@ -87,7 +92,8 @@ public struct MetadataAttestationTrust: AttestationTrustPolicy {
     private func checkStatus(_ entry: MetadataBLOBPayloadEntry, trustPath: [Certificate])
         throws(WebAuthnVerificationError)
     {
-        for report in entry.statusHistory where refusedStatuses.contains(report.status) {
+        for report in entry.statusHistory(forFirmware: authenticatorVersion)
+        where refusedStatuses.contains(report.status) {
             if let named = report.certificate {
                 guard let der = Base64Strict.decodeStandard(Array(named.utf8)),
                     trustPath.contains(where: { (try? $0.serializeAsPEM().derBytes) == der })

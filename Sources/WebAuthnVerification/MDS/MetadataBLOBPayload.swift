@@ -91,10 +91,37 @@ public struct MetadataBLOBPayloadEntry: Sendable, Hashable, Decodable {
         }.map(\.element)
     }
 
+    /// The status reports that concern an authenticator running firmware `version` (getInfo's
+    /// firmwareVersion), in ``statusHistory`` order; every report when the version is unknown.
+    /// A report names the firmware it relates to (FIDO MDS3 §3.1.3): a certification (and a
+    /// self-assertion) covers that version and later ones; UPDATE_AVAILABLE names the fixed
+    /// version, so it concerns older firmware only; a problem report (a compromise, a bypass,
+    /// a revocation) concerns its version and older ones, and later ones too until a later
+    /// report (an update or a certification) names a version no newer than `version`.
+    public func statusHistory(forFirmware version: UInt64?) -> [StatusReport] {
+        let history = statusHistory
+        guard let version else { return history }
+        return history.enumerated().filter { index, report in
+            guard let named = report.authenticatorVersion else { return true }
+            if report.status == .updateAvailable { return version < named }
+            if !AuthenticatorStatus.refusedByDefault.contains(report.status) { return version >= named }
+            if version <= named { return true }
+            let fixed = history[(index + 1)...].contains { later in
+                guard let at = later.authenticatorVersion else { return false }
+                let clears = later.status == .updateAvailable || later.status.isCertification
+                return clears && at > named && at <= version
+            }
+            return !fixed
+        }.map(\.element)
+    }
+
     /// The latest certification status (FIDO_CERTIFIED_Lx, FIDO_CERTIFIED, NOT_FIDO_CERTIFIED, ...),
     /// preferring a levelled one over the plain FIDO_CERTIFIED of the same date.
-    public var certification: StatusReport? {
-        let certifications = statusHistory.filter { $0.status.isCertification }
+    public var certification: StatusReport? { certification(forFirmware: nil) }
+
+    /// The latest certification status that concerns firmware `version` (all when nil).
+    public func certification(forFirmware version: UInt64?) -> StatusReport? {
+        let certifications = statusHistory(forFirmware: version).filter { $0.status.isCertification }
         guard let last = certifications.last else { return nil }
         let sameDay = certifications.filter { $0.effectiveDate == last.effectiveDate }
         return sameDay.last { $0.status != .fidoCertified } ?? last
@@ -102,6 +129,11 @@ public struct MetadataBLOBPayloadEntry: Sendable, Hashable, Decodable {
 
     /// The latest status report of any kind.
     public var latestStatus: StatusReport? { statusHistory.last }
+
+    /// The latest status report that concerns firmware `version` (any when nil).
+    public func latestStatus(forFirmware version: UInt64?) -> StatusReport? {
+        statusHistory(forFirmware: version).last
+    }
 
     /// The model's attestation roots, decoded; entries that are not certificates are skipped.
     public var attestationRoots: [Certificate] {
