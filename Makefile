@@ -15,7 +15,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # real-hidraw tests in a guest (scripts/hidvm); fido2-tools is libfido2, a host they check against;
 # libfido2-dev and valgrind build and measure the benchmark's libfido2 host (make bench-callgrind).
 APT_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev pcscd vsmartcard-vpcd \
-	publicsuffix python3-venv python3-dev swig util-linux iproute2 \
+	openssl publicsuffix python3-venv python3-dev swig util-linux iproute2 \
 	qemu-system-x86 busybox-static cpio kmod fido2-tools \
 	libfido2-dev valgrind
 

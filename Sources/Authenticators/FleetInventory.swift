@@ -14,16 +14,37 @@ public struct FleetInventory: Sendable {
     public let concurrency: Int
     /// How long one key may take, from the moment its inspection starts.
     public let keyTimeout: Duration
+    /// Whether each healthy key also registers a throwaway credential to show its attestation
+    /// (needs a touch on every key), and how long a key may wait for its touch.
+    public let attestation: AttestationCheck?
     let logger: Logger
 
-    /// An inventory of `directory`'s keys, `concurrency` at a time, each given `keyTimeout`.
+    /// The attestation step of an inventory: every healthy key is asked for a throwaway
+    /// registration at once, so they all blink together.
+    public struct AttestationCheck: Sendable {
+        /// How long each key may wait for its touch (counted from the start of this step).
+        public var touchTimeout: Duration
+        /// Told when a key waits for its touch; never asked for a PIN (keys that need one are
+        /// reported as such).
+        public var interaction: (any AuthenticatorInteraction)?
+
+        /// An attestation step giving each key `touchTimeout` for its touch.
+        public init(touchTimeout: Duration = .seconds(30), interaction: (any AuthenticatorInteraction)? = nil) {
+            self.touchTimeout = touchTimeout
+            self.interaction = interaction
+        }
+    }
+
+    /// An inventory of `directory`'s keys, `concurrency` at a time, each given `keyTimeout`,
+    /// with the `attestation` step when one is given.
     public init(
         directory: AuthenticatorDirectory, concurrency: Int = 16, keyTimeout: Duration = .seconds(10),
-        logger: Logger = Logger(label: "securitykey.fleet")
+        attestation: AttestationCheck? = nil, logger: Logger = Logger(label: "securitykey.fleet")
     ) {
         self.directory = directory
         self.concurrency = max(1, concurrency)
         self.keyTimeout = keyTimeout
+        self.attestation = attestation
         self.logger = logger
     }
 
@@ -115,6 +136,21 @@ public struct FleetInventory: Sendable {
             await silentAssertion(authenticator, info: info, deadline: deadline, into: &health)
         }
         report.health = health
+        if let attestation {
+            if health.isHealthy {
+                let touchDeadline = overall.capped(at: attestation.touchTimeout)
+                do throws(AuthenticatorError) {
+                    report.attestationSample = try await authenticator.throwawayRegistration(
+                        interaction: attestation.interaction.map(NonPromptingInteraction.init), deadline: touchDeadline)
+                } catch {
+                    report.attestationProblem = error
+                }
+            } else {
+                report.attestationProblem = AuthenticatorError(
+                    .notSupported, "Attestation was not checked: the key failed its health check.",
+                    deviceURI: descriptor.uri)
+            }
+        }
         await authenticator.close()
         report.elapsed = clock.now - started
         return report
@@ -167,8 +203,8 @@ public struct FleetInventory: Sendable {
         _ authenticator: Authenticator, info: AuthenticatorInfo, deadline: Deadline, into health: inout FleetHealth
     ) async {
         let request = GetAssertionRequest(
-            rpID: "fleet-\(Self.randomHex(8)).invalid", clientDataHash: Self.randomBytes(32),
-            allowList: [PublicKeyCredentialDescriptor(id: Self.randomBytes(32))],
+            rpID: "fleet-\(RandomBytes.hex(8)).invalid", clientDataHash: RandomBytes.make(32),
+            allowList: [PublicKeyCredentialDescriptor(id: RandomBytes.make(32))],
             options: CommandOptions(userPresence: false))
         let clock = ContinuousClock()
         let start = clock.now
@@ -195,18 +231,6 @@ public struct FleetInventory: Sendable {
                     deviceURI: authenticator.uri, underlying: error)
             }
         }
-    }
-
-    static func randomBytes(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-    }
-
-    static func randomHex(_ count: Int) -> String {
-        randomBytes(count).map { byte in
-            let text = String(byte, radix: 16)
-            return byte < 0x10 ? "0" + text : text
-        }.joined()
     }
 }
 
@@ -244,6 +268,10 @@ public struct FleetKeyReport: Sendable {
     public var problem: AuthenticatorError?
     /// How long this key's inspection took.
     public var elapsed: Duration = .zero
+    /// The throwaway registration's answer, with an attestation check.
+    public var attestationSample: AttestationSample?
+    /// Why the attestation check got no answer (no touch, PIN needed, unhealthy key).
+    public var attestationProblem: AuthenticatorError?
 
     /// A report on `descriptor` with nothing found yet.
     public init(descriptor: DeviceDescriptor) {
@@ -260,4 +288,15 @@ public struct FleetKeyReport: Sendable {
 extension AuthenticatorError.Code {
     /// The key answered, but not as the specification says a healthy key does.
     public static let unexpectedAnswer = Self(rawValue: "unexpected-answer")
+}
+
+/// Passes activity notices on to the wrapped interaction but answers no PIN prompt: an
+/// inventory never asks for PINs.
+struct NonPromptingInteraction: AuthenticatorInteraction {
+    let base: any AuthenticatorInteraction
+    init(_ base: any AuthenticatorInteraction) { self.base = base }
+    var canPrompt: Bool { false }
+    func pin(_ prompt: PINPrompt) async -> String? { nil }
+    func activity(_ activity: AuthenticatorActivity) { base.activity(activity) }
+    func instruct(_ instruction: AuthenticatorInstruction) { base.instruct(instruction) }
 }

@@ -47,6 +47,29 @@ struct FleetCommand: ReportingCommand {
         help: ArgumentHelp("Seconds one key may take before it is reported as timed out.", valueName: "seconds"))
     var keyTimeout: Double = 10
 
+    @Flag(
+        name: .long,
+        help: "Also register a throwaway credential on each healthy key and verify its attestation (a touch per key; they blink together)."
+    )
+    var attest = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --attest: trust these roots (PEM/DER file or directory, repeatable) instead of the MDS cache.",
+            valueName: "path"))
+    var trustRoot: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("With --attest: seconds each key may wait for its touch.", valueName: "seconds"))
+    var touchTimeout: Double = 30
+
+    @Flag(
+        name: .long,
+        help: "Keep running: report each key as it arrives (inspected) and leaves, until interrupted.")
+    var watch = false
+
     var wantsJSON: Bool { global.json || ndjson }
 
     func validate() throws {
@@ -59,6 +82,12 @@ struct FleetCommand: ReportingCommand {
         guard keyTimeout > 0, keyTimeout <= 3600 else {
             throw ValidationError("--key-timeout must be between 0 and 3600 seconds.")
         }
+        guard touchTimeout > 0, touchTimeout <= 3600 else {
+            throw ValidationError("--touch-timeout must be between 0 and 3600 seconds.")
+        }
+        if !trustRoot.isEmpty && !attest { throw ValidationError("--trust-root needs --attest.") }
+        if watch && csv { throw ValidationError("--watch prints a table, --json or --ndjson lines, not CSV.") }
+        if watch && global.device != nil { throw ValidationError("--watch follows every key; it takes no --device.") }
     }
 
     func execute() async throws {
@@ -67,11 +96,24 @@ struct FleetCommand: ReportingCommand {
         // Configured UDP endpoints are inspected whether or not they answer a probe: one that
         // is silent is a key that failed, and probing them one by one would serialize the fleet.
         let endpoints = try global.udpEndpoints()
-        let directory = AuthenticatorDirectory.system(logger: logger)
+        // Watching follows configured UDP endpoints through their probes, like any discovery.
+        let directory = AuthenticatorDirectory.system(udpEndpoints: watch ? endpoints : [], logger: logger)
         let configured = endpoints.map { DeviceDescriptor(uri: $0.uri, transport: .udp, product: "CTAPHID over UDP") }
+        let anchors = try trustAnchors()
         let inventory = FleetInventory(
             directory: directory, concurrency: concurrency,
-            keyTimeout: .milliseconds(Int64((keyTimeout * 1000).rounded())), logger: logger)
+            keyTimeout: .milliseconds(Int64((keyTimeout * 1000).rounded())),
+            attestation: attest
+                ? FleetInventory.AttestationCheck(touchTimeout: .milliseconds(Int64((touchTimeout * 1000).rounded())))
+                : nil,
+            logger: logger)
+        if attest && isatty(STDERR_FILENO) == 1 {
+            Console.err("fleet: touch each key when it blinks, to check its attestation.")
+        }
+        if watch {
+            await watchFleet(inventory, rules: rules, anchors: anchors)
+            return
+        }
         var devices: [DeviceDescriptor]
         var denied: AuthenticatorError?
         if let uri = global.device {
@@ -89,28 +131,43 @@ struct FleetCommand: ReportingCommand {
         let ndjson = self.ndjson
         progress?.show(done: 0)
         var done = 0
-        let reports = await inventory.inspect(devices, overall: global.deadline()) { report in
+        let attest = self.attest
+        var rowsByURI: [String: FleetRow] = [:]
+        let reports = await inventory.inspect(
+            devices, overall: attest ? .after(global.timeoutDuration + .seconds(touchTimeout)) : global.deadline()
+        ) { report in
             done += 1
             progress?.show(done: done)
-            if ndjson {
-                Console.out(FleetRow(report: report, metadata: metadata, policy: rules).json.text())
-            }
+            let verdict = attest ? await FleetAttestationVerdict.judge(report, metadata: metadata, anchors: anchors) : nil
+            let row = FleetRow(report: report, metadata: metadata, policy: rules, attestation: verdict)
+            rowsByURI[report.descriptor.uri] = row
+            if ndjson { Console.out(row.json.text()) }
         }
         progress?.clear()
-        let rows = reports.map { FleetRow(report: $0, metadata: metadata, policy: rules) }
+        let rows = reports.compactMap { rowsByURI[$0.descriptor.uri] }
         if global.json {
             Console.json(.array(rows.map(\.json)))
         } else if csv {
             Console.out(FleetRow.csvHeader.joined(separator: ","))
             for row in rows { Console.out(row.csvFields.map(Self.csvField).joined(separator: ",")) }
         } else if !ndjson {
-            Self.printTable(rows, withPolicy: rules != nil)
+            Self.printTable(rows, withPolicy: rules != nil, withAttestation: attest)
         }
         if rules != nil, rows.contains(where: { $0.violations?.isEmpty == false }) {
             let failing = rows.filter { $0.violations?.isEmpty == false }.count
             Console.err("securitykey: \(failing) of \(rows.count) key(s) fail the policy.")
             throw ExitCode(CLIExitStatus.policyFailed.rawValue)
         }
+    }
+
+    /// The `--trust-root` anchors, nil when none are given.
+    func trustAnchors() throws -> AttestationTrustAnchors? {
+        guard !trustRoot.isEmpty else { return nil }
+        var anchors = AttestationTrustAnchors()
+        for path in trustRoot {
+            do { try anchors.add(contentsOf: path) } catch { throw CLIError.usage(error.message) }
+        }
+        return anchors
     }
 
     static func scheme(of uri: String) -> String {
@@ -142,8 +199,9 @@ struct FleetCommand: ReportingCommand {
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    static func printTable(_ rows: [FleetRow], withPolicy: Bool) {
+    static func printTable(_ rows: [FleetRow], withPolicy: Bool, withAttestation: Bool = false) {
         var header = ["URI", "MODEL / AAGUID", "FW", "PIN", "RETRIES", "HEALTH", "MS"]
+        if withAttestation { header.append("ATTEST") }
         if withPolicy { header.append("POLICY") }
         var lines = [header]
         for row in rows {
@@ -157,6 +215,9 @@ struct FleetCommand: ReportingCommand {
             var line: [String] = [
                 r.descriptor.uri, modelText, firmware, pinText, retries, health, String(r.elapsed.wholeMilliseconds),
             ]
+            if withAttestation {
+                line.append(row.attestation.map { $0.isGenuine ? "genuine" : "NOT PROVEN" } ?? "-")
+            }
             if withPolicy { line.append(row.violations?.isEmpty == true ? "pass" : "FAIL") }
             lines.append(line)
         }
@@ -169,6 +230,9 @@ struct FleetCommand: ReportingCommand {
         for row in rows {
             if let failure = row.report.failure {
                 Console.out("\(row.report.descriptor.uri): \(failure.message)")
+            }
+            if let problem = row.attestation?.problem {
+                Console.out("\(row.report.descriptor.uri): attestation: \(problem)")
             }
             for reason in row.violations ?? [] { Console.out("\(row.report.descriptor.uri): policy: \(reason)") }
         }
@@ -197,8 +261,14 @@ struct FleetRow {
     var status: String?
     /// The policy's reasons; nil without a policy.
     var violations: [String]?
+    /// The `--attest` verdict; nil without --attest.
+    var attestation: FleetAttestationVerdict?
 
-    init(report: FleetKeyReport, metadata: MetadataBLOBPayload?, policy: FleetPolicy?) {
+    init(
+        report: FleetKeyReport, metadata: MetadataBLOBPayload?, policy: FleetPolicy?,
+        attestation: FleetAttestationVerdict? = nil
+    ) {
+        self.attestation = attestation
         self.report = report
         let entry = report.info.flatMap { metadata?.entry(aaguid: $0.aaguid) }
         model = entry?.description
@@ -209,6 +279,10 @@ struct FleetRow {
         violations = policy?.violations(
             of: report,
             metadata: FleetPolicy.Metadata(model: model, latestStatus: status, certification: certification))
+        // With --attest, a key not proven genuine fails any policy.
+        if violations != nil, let attestation, !attestation.isGenuine {
+            violations?.append("Attestation not proven: \(attestation.problem ?? "no trusted path").")
+        }
     }
 
     var statusRefused: Bool? {
@@ -264,6 +338,7 @@ struct FleetRow {
                     ?? .null
             ),
         ]
+        if let attestation { members.append(("attestation", attestation.json)) }
         if let violations {
             members.append(
                 (

@@ -154,4 +154,119 @@ import Testing
             #expect(bad.stderr.contains("pinRequried"))
         }
     }
+
+    /// The subject of the PEM certificate at `path`, as openssl (an independent parser) prints
+    /// it with RFC 2253 names.
+    static func opensslSubject(_ path: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl", "x509", "-in", path, "-noout", "-subject", "-nameopt", "RFC2253"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "subject=", with: "")
+    }
+
+    /// `--attest`: each key registers a throwaway credential; the statement is verified and its
+    /// path must reach a root given with --trust-root (each served key wrote its own root).
+    @Test func attestProvesKeysGenuineAgainstTheRootsGiven() throws {
+        let base = 24000 + Int((ProcessInfo.processInfo.processIdentifier * 11 + 5) % 15000)
+        let ports = [base, base + 1, base + 2]
+        let work = try ChoiceCommandTests.scratch("fleet-attest")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let rootA = work.appendingPathComponent("a.pem").path, rootB = work.appendingPathComponent("b.pem").path
+        let keyA = try ChoiceCommandTests.ServedKey(
+            ["--udp", "127.0.0.1:\(ports[0])", "--profile", "ctap21", "--pin", "123456", "--attestation-root", rootA],
+            log: work.appendingPathComponent("a.log"))
+        let keyB = try ChoiceCommandTests.ServedKey(
+            ["--udp", "127.0.0.1:\(ports[1])", "--attestation-root", rootB], log: work.appendingPathComponent("b.log"))
+        // CTAP 2.0 with a PIN: registering needs the PIN, which a fleet never asks for.
+        let keyC = try ChoiceCommandTests.ServedKey(
+            ["--udp", "127.0.0.1:\(ports[2])", "--pin", "123456"], log: work.appendingPathComponent("c.log"))
+        for port in ports {
+            for _ in 0..<50 where (try? CLIRunner.run(["info", "--device", "udp:127.0.0.1:\(port)"]).status) != 0 {
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
+        let udp = ports.flatMap { ["--udp", "127.0.0.1:\($0)"] }
+        let result = try CLIRunner.run(["fleet", "--attest", "--trust-root", rootA, "--json"] + udp)
+        try #require(result.status == 0, "\(result.stderr)")
+        let keys = try #require(try result.json() as? [[String: Any]])
+        try #require(keys.count == 3)
+        let a = try #require(keys[0]["attestation"] as? [String: Any])
+        let b = try #require(keys[1]["attestation"] as? [String: Any])
+        let c = try #require(keys[2]["attestation"] as? [String: Any])
+        #expect(a["genuine"] as? Bool == true)
+        #expect(a["format"] as? String == "packed")
+        #expect(a["type"] as? String == "basic")
+        #expect(a["anchor"] as? String == (try Self.opensslSubject(rootA)))
+        // B's statement verifies, but its root was not given.
+        #expect(b["statementVerified"] as? Bool == true)
+        #expect(b["trusted"] as? Bool == false)
+        #expect(b["genuine"] as? Bool == false)
+        #expect(c["genuine"] as? Bool == false)
+        #expect((c["problem"] as? String)?.contains("PIN") == true, "\(c)")
+
+        // Both roots: A and B are genuine; with a policy, C alone fails it.
+        let policy = work.appendingPathComponent("any.json")
+        try Data("{}".utf8).write(to: policy)
+        let both = try CLIRunner.run(
+            ["fleet", "--attest", "--trust-root", rootA, "--trust-root", rootB, "--json", "--policy", policy.path] + udp)
+        #expect(both.status == 7, "\(both.stderr)")
+        let judged = try #require(try both.json() as? [[String: Any]])
+        #expect(judged.map { ($0["attestation"] as? [String: Any])?["genuine"] as? Bool } == [true, true, false])
+        #expect(judged.map { ($0["policy"] as? [String: Any])?["pass"] as? Bool } == [true, true, false])
+        _ = (keyA, keyB, keyC)
+    }
+
+    /// `--watch --ndjson`: a key that starts answering on a configured endpoint is reported
+    /// as it arrives, and again when it goes away.
+    @Test func watchReportsAKeyArrivingAndLeaving() throws {
+        let port = 27000 + Int((ProcessInfo.processInfo.processIdentifier * 3 + 1) % 12000)
+        let work = try ChoiceCommandTests.scratch("fleet-watch")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let output = work.appendingPathComponent("watch.out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let watcher = Process()
+        watcher.executableURL = CLIRunner.binary
+        watcher.arguments = ["fleet", "--watch", "--ndjson", "--udp", "127.0.0.1:\(port)"]
+        watcher.standardOutput = try FileHandle(forWritingTo: output)
+        watcher.standardError = FileHandle.nullDevice
+        try watcher.run()
+        defer {
+            // SIGKILL: the test runner's children may inherit SIGTERM blocked.
+            kill(watcher.processIdentifier, SIGKILL)
+            watcher.waitUntilExit()
+        }
+        func events(within seconds: Double, until done: ([[String: Any]]) -> Bool) -> [[String: Any]] {
+            let end = Date().addingTimeInterval(seconds)
+            var seen: [[String: Any]] = []
+            while Date() < end {
+                let text = String(decoding: FileManager.default.contents(atPath: output.path) ?? Data(), as: UTF8.self)
+                seen = text.split(separator: "\n").compactMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                }
+                if done(seen) { break }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            return seen
+        }
+        Thread.sleep(forTimeInterval: 1)
+        #expect(events(within: 0.1) { _ in true }.isEmpty, "nothing answers yet")
+        var key: ChoiceCommandTests.ServedKey? = try ChoiceCommandTests.ServedKey(
+            ["--udp", "127.0.0.1:\(port)", "--aaguid", Self.plainAAGUID], log: work.appendingPathComponent("key.log"))
+        let arrived = events(within: 15) { $0.contains { $0["event"] as? String == "arrived" } }
+        let first = try #require(arrived.first, "no arrival reported")
+        #expect(first["event"] as? String == "arrived")
+        #expect(first["uri"] as? String == "udp:127.0.0.1:\(port)")
+        #expect(first["aaguid"] as? String == Self.plainAAGUID)
+        #expect(first["healthy"] as? Bool == true)
+        key = nil  // stops the served key
+        let all = events(within: 15) { $0.contains { $0["event"] as? String == "left" } }
+        #expect(all.map { $0["event"] as? String } == ["arrived", "left"])
+        #expect(all.last?["uri"] as? String == "udp:127.0.0.1:\(port)")
+        _ = key
+    }
 }

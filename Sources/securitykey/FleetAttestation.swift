@@ -1,0 +1,91 @@
+import Authenticators
+import CTAP2
+import Foundation
+import WebAuthnVerification
+
+/// What `fleet --attest` concluded of one key's throwaway registration: whether the attestation
+/// statement verifies, and whether its certificate path leads to a trusted root (the model's
+/// MDS roots, or the `--trust-root` anchors).
+struct FleetAttestationVerdict: Sendable {
+    /// The statement format (`packed`, `fido-u2f`, ...).
+    var format: String?
+    /// basic, attCA, self, none ...
+    var type: String?
+    /// Whether the statement's signature and format rules verified.
+    var statementVerified = false
+    /// Whether the path chains to a trusted root; nil when nothing was there to chain to.
+    var trusted: Bool?
+    /// The root the path ends in.
+    var anchor: String?
+    /// Why the key is not proven genuine; nil when it is.
+    var problem: String?
+
+    /// Genuine: the statement verified and chains to a trusted root.
+    var isGenuine: Bool { statementVerified && trusted == true && problem == nil }
+
+    /// Judges `report`'s sample against `anchors` when given, else against `metadata`.
+    static func judge(
+        _ report: FleetKeyReport, metadata: MetadataBLOBPayload?, anchors: AttestationTrustAnchors?
+    ) async -> FleetAttestationVerdict? {
+        var verdict = FleetAttestationVerdict()
+        guard let sample = report.attestationSample else {
+            guard let problem = report.attestationProblem else { return nil }
+            verdict.problem = problem.message
+            return verdict
+        }
+        let object = sample.response.attestationObject
+        verdict.format = object.format.rawValue
+        let statement: AttestationVerification
+        do {
+            statement = try object.verify(clientDataHash: sample.clientDataHash)
+        } catch {
+            verdict.problem = "The attestation statement does not verify: \(error.message)"
+            return verdict
+        }
+        verdict.statementVerified = true
+        verdict.type = statement.type.rawValue
+        guard let aaguid = object.authData.attestedCredentialData?.aaguid else {
+            verdict.problem = "The registration carries no attested credential."
+            return verdict
+        }
+        if let claimed = report.info?.aaguid, claimed != aaguid, statement.type != .none {
+            verdict.problem = "The attested AAGUID \(aaguid) is not the one getInfo reports (\(claimed))."
+            return verdict
+        }
+        let policy: (any AttestationTrustPolicy)?
+        if let anchors {
+            policy = CertificatePathAttestationTrust(anchors: anchors)
+        } else if let metadata {
+            policy = MetadataAttestationTrust(metadata: metadata, authenticatorVersion: report.info?.firmwareVersion)
+        } else {
+            policy = nil
+        }
+        guard let policy else {
+            verdict.problem = "No trust anchors: run `securitykey mds update` or give --trust-root."
+            return verdict
+        }
+        do {
+            let trust = try await policy.evaluate(
+                AttestationEvidence(format: object.format, aaguid: aaguid, statement: statement))
+            verdict.trusted = trust.trustAnchor != nil
+            verdict.anchor = trust.trustAnchor.map { "\($0.subject)" }
+            if trust.trustAnchor == nil { verdict.problem = "The attestation names no certificate to trust." }
+        } catch {
+            verdict.trusted = false
+            verdict.problem = error.message
+        }
+        return verdict
+    }
+
+    var json: JSONValue {
+        .members([
+            ("genuine", .bool(isGenuine)),
+            ("format", format.map(JSONValue.string) ?? .null),
+            ("type", type.map(JSONValue.string) ?? .null),
+            ("statementVerified", .bool(statementVerified)),
+            ("trusted", trusted.map(JSONValue.bool) ?? .null),
+            ("anchor", anchor.map(JSONValue.string) ?? .null),
+            ("problem", problem.map(JSONValue.string) ?? .null),
+        ])
+    }
+}

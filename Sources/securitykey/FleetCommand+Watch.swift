@@ -1,0 +1,48 @@
+import Authenticators
+import Foundation
+import WebAuthnVerification
+
+extension FleetCommand {
+    /// `fleet --watch`: one line per key as it arrives (after its inspection) and as it leaves,
+    /// until the process is interrupted. JSON lines carry `"event": "arrived"` (followed by the
+    /// key's usual members) or `"event": "left"` and the URI.
+    func watchFleet(_ inventory: FleetInventory, rules: FleetPolicy?, anchors: AttestationTrustAnchors?) async {
+        let metadata = try? MDSCLI.cache.load()?.payload
+        let json = wantsJSON
+        let attest = self.attest
+        if !json { Console.out("fleet: watching for keys (interrupt to stop)") }
+        await inventory.watch { event in
+            switch event {
+            case .arrived(let report):
+                let verdict = attest ? await FleetAttestationVerdict.judge(report, metadata: metadata, anchors: anchors) : nil
+                let row = FleetRow(report: report, metadata: metadata, policy: rules, attestation: verdict)
+                if json {
+                    guard case .object(let members) = row.json else { return }
+                    Console.out(JSONValue.object([("event", "arrived")] + members).text())
+                } else {
+                    Console.out("arrived  " + row.summary)
+                }
+            case .left(let uri):
+                if json {
+                    Console.out(JSONValue.object([("event", "left"), ("uri", .string(uri))]).text())
+                } else {
+                    Console.out("left     \(uri)")
+                }
+            }
+        }
+    }
+}
+
+extension FleetRow {
+    /// One line for people: URI, model or AAGUID, firmware, PIN, health, and the verdicts.
+    var summary: String {
+        let r = report
+        var parts = [r.descriptor.uri, model ?? r.info.map { $0.aaguid.description.lowercased() } ?? "-"]
+        if let firmware = r.info?.firmwareVersion { parts.append("fw \(firmware)") }
+        if let isSet = r.pinStatus?.isSet { parts.append(isSet ? "PIN set" : "no PIN") }
+        parts.append(r.isHealthy ? "healthy" : "unhealthy: \(r.failure?.message ?? "no answer")")
+        if let attestation { parts.append(attestation.isGenuine ? "genuine" : "attestation not proven") }
+        if let violations { parts.append(violations.isEmpty ? "policy pass" : "policy FAIL: " + violations.joined(separator: " ")) }
+        return parts.joined(separator: "  ")
+    }
+}
