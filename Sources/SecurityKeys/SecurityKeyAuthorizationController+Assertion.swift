@@ -16,6 +16,7 @@ extension SecurityKeyAuthorizationController {
             ceremony: .get, challenge: request.challenge,
             relyingPartyIdentifier: request.relyingPartyIdentifier,
             publicSuffixes: publicSuffixes)
+        try Self.validatePRF(request)
         return try await withSelectedKey(deadline: deadline) { (key) throws(SecurityKeyError) in
             try await signIn(request, clientData: clientData, key: key, deadline: deadline)
         }
@@ -26,7 +27,6 @@ extension SecurityKeyAuthorizationController {
         key: ProviderKey, deadline: Deadline
     ) async throws(SecurityKeyError) -> SecurityKeyCredentialAssertion {
         var rpID = request.relyingPartyIdentifier
-        try Self.validatePRF(request)
         let plan = try await userVerification(
             key: key, preference: request.userVerificationPreference, keyDemandsIt: false,
             permissions: [.getAssertion], rpID: rpID, deadline: deadline)
