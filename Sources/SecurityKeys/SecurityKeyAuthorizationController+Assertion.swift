@@ -16,6 +16,7 @@ extension SecurityKeyAuthorizationController {
             ceremony: .get, challenge: request.challenge,
             relyingPartyIdentifier: request.relyingPartyIdentifier,
             publicSuffixes: publicSuffixes)
+        try Self.validatePRF(request)
         return try await withSelectedKey(deadline: deadline) { (key) throws(SecurityKeyError) in
             try await signIn(request, clientData: clientData, key: key, deadline: deadline)
         }
@@ -53,9 +54,12 @@ extension SecurityKeyAuthorizationController {
             allowList = [PublicKeyCredentialDescriptor(id: found.credentialID)]
         }
 
+        let extensions = try await assertionExtensions(
+            request, credentialID: allowList?.first?.id, key: key, deadline: deadline)
+        defer { extensions.wipe() }
         var getAssertion = GetAssertionRequest(
             rpID: rpID, clientDataHash: clientData.hash, allowList: allowList,
-            extensions: request.extensionInputs.isEmpty ? nil : request.extensionInputs,
+            extensions: extensions.inputs.isEmpty ? nil : extensions.inputs.cbor,
             options: plan.uvOption ? CommandOptions(userVerification: true) : nil)
         var responses: [GetAssertionResponse] = []
         do throws(CTAP2Error) {
@@ -100,9 +104,11 @@ extension SecurityKeyAuthorizationController {
         guard let credentialID = chosen.credential?.id ?? allowList?.first?.id else {
             throw SecurityKeyError(.invalidResponse, "The security key's assertion names no credential.")
         }
-        return SecurityKeyCredentialAssertion(
+        var assertion = SecurityKeyCredentialAssertion(
             credentialID: credentialID, rawAuthenticatorData: chosen.authData.bytes,
             signature: chosen.signature,
             userID: chosen.user?.id, rawClientDataJSON: clientData.json, appID: usedAppID, deviceURI: key.uri)
+        try applyAssertionOutputs(to: &assertion, request: request, plan: extensions, response: chosen)
+        return assertion
     }
 }

@@ -1,3 +1,4 @@
+import Authenticators
 import CBOR
 import CTAP2
 import Transport
@@ -55,6 +56,11 @@ extension SecurityKeyAuthorizationController {
             rpID: rpID, credentials: request.excludedCredentials, clientDataHash: clientData.hash,
             token: plan.token,
             deadline: deadline)
+        if excluded == nil, let appID = request.appIDExclude {
+            try await excludeAppIDCredentials(request, appID: appID, clientDataHash: clientData.hash, key: key, deadline: deadline)
+        }
+        let extensions = try await registrationExtensions(request, key: key, deadline: deadline)
+        defer { extensions.wipe() }
 
         var makeCredential = MakeCredentialRequest(
             clientDataHash: clientData.hash,
@@ -64,7 +70,7 @@ extension SecurityKeyAuthorizationController {
                 PublicKeyCredentialParameters(algorithm: CTAP2.COSEAlgorithm(rawValue: $0.rawValue))
             },
             excludeList: excluded.map { [PublicKeyCredentialDescriptor(id: $0.credentialID)] },
-            extensions: request.extensionInputs.isEmpty ? nil : request.extensionInputs,
+            extensions: extensions.inputs.isEmpty ? nil : extensions.inputs.cbor,
             options: CommandOptions(
                 residentKey: residentKey ? true : nil, userVerification: plan.uvOption ? true : nil),
             enterpriseAttestation: request.attestationPreference == .enterprise && info.isEnabled(.enterpriseAttestation)
@@ -87,9 +93,33 @@ extension SecurityKeyAuthorizationController {
         let attestation =
             request.attestationPreference == .none
             ? try Self.anonymized(response.attestationObject) : response.attestationObject
-        return SecurityKeyCredentialRegistration(
+        var registration = SecurityKeyCredentialRegistration(
             credentialID: credential.credentialID, rawAttestationObject: attestation.cborEncoded,
             rawClientDataJSON: clientData.json, transports: key.transports, deviceURI: key.uri)
+        try applyRegistrationOutputs(
+            to: &registration, request: request, plan: extensions, response: response, residentKey: residentKey)
+        return registration
+    }
+
+    /// The `appidExclude` extension (WebAuthn L3 §10.1.2) over CTAP2: a silent check of the
+    /// excluded credentials under the AppID's hash; a match waits for the user's touch (so
+    /// that a site cannot probe for keys silently) and fails as an excluded credential would.
+    private func excludeAppIDCredentials(
+        _ request: SecurityKeyCredentialRegistrationRequest, appID: String, clientDataHash: [UInt8],
+        key: ProviderKey, deadline: Deadline
+    ) async throws(SecurityKeyError) {
+        guard !request.excludedCredentials.isEmpty, appID != request.relyingPartyIdentifier else { return }
+        let found = try await key.preflight(
+            rpID: appID, credentials: request.excludedCredentials, clientDataHash: clientDataHash, token: nil,
+            deadline: deadline)
+        guard found != nil else { return }
+        do throws(AuthenticatorError) {
+            try await key.authenticator.waitForTouch(deadline: deadline, interaction: providerInteraction)
+        } catch {
+            throw SecurityKeyError(error)
+        }
+        throw SecurityKeyError(
+            .matchedExcludedCredential, "This security key is already registered for this account (under its AppID).")
     }
 
     /// The attestation object with attestation removed as WebAuthn L3 §5.1.3 step 21 describes

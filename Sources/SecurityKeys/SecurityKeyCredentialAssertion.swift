@@ -16,6 +16,12 @@ public struct SecurityKeyCredentialAssertion: Hashable, Sendable {
     public var appID: Bool
     /// The URI of the key that signed.
     public var deviceURI: String
+    /// The `prf` output, when PRF values were given and the key evaluated them.
+    public var prf: SecurityKeyPRFAssertionOutput?
+    /// The `hmacGetSecret` output, when raw salts were given and the key evaluated them.
+    public var hmacGetSecret: SecurityKeyHMACSecretOutput?
+    /// The `getCredBlob` output: the credential's stored blob (empty when none), when asked for.
+    public var credentialBlob: [UInt8]?
 
     /// Creates an assertion result.
     public init(
@@ -40,13 +46,32 @@ public struct SecurityKeyCredentialAssertion: Hashable, Sendable {
         ]
         if let rawClientDataJSON { response["clientDataJSON"] = Base64URL.encode(rawClientDataJSON) }
         if let userID { response["userHandle"] = Base64URL.encode(userID) }
-        var extensions: [String: Any] = [:]
-        if appID { extensions["appid"] = true }
         return WebAuthnJSON.serialize([
             "id": Base64URL.encode(credentialID), "rawId": Base64URL.encode(credentialID),
             "type": "public-key",
             "authenticatorAttachment": "cross-platform", "response": response,
-            "clientExtensionResults": extensions,
+            "clientExtensionResults": clientExtensionResults,
         ])
+    }
+
+    /// The client extension outputs (WebAuthn L3 §5.8 `AuthenticationExtensionsClientOutputs`)
+    /// as JSON text: binary members base64url.
+    public var clientExtensionResultsJSON: String { WebAuthnJSON.serialize(clientExtensionResults) }
+
+    var clientExtensionResults: [String: Any] {
+        var out: [String: Any] = [:]
+        if appID { out["appid"] = true }
+        if let prf {
+            var results = ["first": Base64URL.encode(prf.first.bytes)]
+            if let second = prf.second { results["second"] = Base64URL.encode(second.bytes) }
+            out["prf"] = ["results": results]
+        }
+        if let hmacGetSecret {
+            var entry = ["output1": Base64URL.encode(hmacGetSecret.output1.bytes)]
+            if let output2 = hmacGetSecret.output2 { entry["output2"] = Base64URL.encode(output2.bytes) }
+            out["hmacGetSecret"] = entry
+        }
+        if let credentialBlob { out["getCredBlob"] = Base64URL.encode(credentialBlob) }
+        return out
     }
 }

@@ -15,8 +15,21 @@ public struct SecurityKeyCredentialAssertionRequest: Hashable, Sendable {
     /// A legacy U2F AppID (FIDO AppID extension, WebAuthn L3 §10.1.1) tried when no allowed
     /// credential is found under the relying party identifier.
     public var appID: String?
-    /// CTAP authenticator extension inputs by identifier (CTAP 2.2 §12), sent as given.
-    public var extensionInputs: CBORMap = CBORMap()
+    /// `prf` (WebAuthn L3 §10.1.4): values to evaluate the credential's PRF on.
+    public var prf: SecurityKeyPRFAssertionInput?
+    /// `hmacGetSecret` (CTAP 2.2 §12.5): raw hmac-secret salts, used as they are.
+    public var hmacGetSecret: SecurityKeyHMACSecretInput?
+    /// `getCredBlob` (CTAP 2.2 §12.2): read the blob stored with the credential.
+    public var getCredentialBlob = false
+    /// Other CTAP authenticator extension inputs by identifier (CTAP 2.2 §12), sent as given:
+    /// the raw escape hatch. The typed members above win over the same identifiers here.
+    public var additionalExtensionInputs: CBORMap = CBORMap()
+    /// The raw extension inputs under their former name.
+    @available(*, deprecated, renamed: "additionalExtensionInputs")
+    public var extensionInputs: CBORMap {
+        get { additionalExtensionInputs }
+        set { additionalExtensionInputs = newValue }
+    }
     /// The client data, built from an origin by default (`https://` + the RP ID).
     public var clientData: SecurityKeyClientData
     /// How long the whole request may take, including the user's touch and PIN.

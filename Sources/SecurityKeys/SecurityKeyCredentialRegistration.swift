@@ -1,3 +1,4 @@
+import CTAP2
 import Foundation
 
 /// A new credential, as AuthenticationServices'
@@ -13,6 +14,19 @@ public struct SecurityKeyCredentialRegistration: Hashable, Sendable {
     public var transports: [SecurityKeyTransport]
     /// The URI of the key that made the credential.
     public var deviceURI: String
+    /// The `prf` output, when PRF was asked for.
+    public var prf: SecurityKeyPRFRegistrationOutput?
+    /// The `hmacCreateSecret` output, when it was asked for.
+    public var hmacCreateSecret: Bool?
+    /// The `credProps` output, when it was asked for.
+    public var credentialProperties: SecurityKeyCredentialProperties?
+    /// The `credBlob` output: whether the blob was stored, when one was given.
+    public var credentialBlobStored: Bool?
+    /// The `appidExclude` output: true when the AppID's credentials were checked.
+    public var appIDExclude: Bool?
+    /// The authenticator extension outputs in the authenticator data (credProtect level,
+    /// minPinLength, ...), as types.
+    public var authenticatorExtensionOutputs = AuthenticatorExtensionOutputs()
 
     /// Creates a registration result.
     public init(
@@ -38,8 +52,34 @@ public struct SecurityKeyCredentialRegistration: Hashable, Sendable {
             "id": Base64URL.encode(credentialID), "rawId": Base64URL.encode(credentialID),
             "type": "public-key",
             "authenticatorAttachment": "cross-platform", "response": response,
-            "clientExtensionResults": [String: Any](),
+            "clientExtensionResults": clientExtensionResults,
         ])
+    }
+
+    /// The client extension outputs (WebAuthn L3 §5.8 `AuthenticationExtensionsClientOutputs`)
+    /// as JSON text: binary members base64url.
+    public var clientExtensionResultsJSON: String { WebAuthnJSON.serialize(clientExtensionResults) }
+
+    var clientExtensionResults: [String: Any] {
+        var out: [String: Any] = [:]
+        if let prf {
+            var entry: [String: Any] = ["enabled": prf.isSupported]
+            if let first = prf.first {
+                var results = ["first": Base64URL.encode(first.bytes)]
+                if let second = prf.second { results["second"] = Base64URL.encode(second.bytes) }
+                entry["results"] = results
+            }
+            out["prf"] = entry
+        }
+        if let hmacCreateSecret { out["hmacCreateSecret"] = hmacCreateSecret }
+        if let credentialProperties {
+            var entry: [String: Any] = [:]
+            if let rk = credentialProperties.residentKey { entry["rk"] = rk }
+            out["credProps"] = entry
+        }
+        if let credentialBlobStored { out["credBlob"] = credentialBlobStored }
+        if let appIDExclude { out["appidExclude"] = appIDExclude }
+        return out
     }
 }
 

@@ -26,8 +26,30 @@ public struct SecurityKeyCredentialRegistrationRequest: Hashable, Sendable {
     public var userVerificationPreference: UserVerificationPreference = .preferred
     /// What attestation the relying party wants.
     public var attestationPreference: AttestationConveyancePreference = .none
-    /// CTAP authenticator extension inputs by identifier (CTAP 2.2 §12), sent as given.
-    public var extensionInputs: CBORMap = CBORMap()
+    /// `prf` (WebAuthn L3 §10.1.4): a credential with a PRF, evaluated at once where the key can.
+    public var prf: SecurityKeyPRFRegistrationInput?
+    /// `hmacCreateSecret` (CTAP 2.2 §12.5): a credential with an hmac-secret, for raw hmac-secret use.
+    public var hmacCreateSecret = false
+    /// `credProtect` (CTAP 2.2 §12.1): when the credential may be used without user verification.
+    public var credentialProtection: SecurityKeyCredentialProtection?
+    /// `credBlob` (CTAP 2.2 §12.2): bytes to store with the credential (at most the key's maxCredBlobLength).
+    public var credentialBlob: [UInt8]?
+    /// `minPinLength` (CTAP 2.2 §12.4): ask for the key's minimum PIN length (keys tell only
+    /// the relying parties they were configured to).
+    public var minimumPINLength = false
+    /// `credProps` (WebAuthn L3 §10.1.3): report whether the credential is discoverable.
+    public var credentialProperties = false
+    /// `appidExclude` (WebAuthn L3 §10.1.2): a legacy U2F AppID whose credentials are excluded too.
+    public var appIDExclude: String?
+    /// Other CTAP authenticator extension inputs by identifier (CTAP 2.2 §12), sent as given:
+    /// the raw escape hatch. The typed members above win over the same identifiers here.
+    public var additionalExtensionInputs: CBORMap = CBORMap()
+    /// The raw extension inputs under their former name.
+    @available(*, deprecated, renamed: "additionalExtensionInputs")
+    public var extensionInputs: CBORMap {
+        get { additionalExtensionInputs }
+        set { additionalExtensionInputs = newValue }
+    }
     /// The client data, built from an origin by default (`https://` + the RP ID).
     public var clientData: SecurityKeyClientData
     /// How long the whole request may take, including the user's touch and PIN.

@@ -20,6 +20,7 @@ struct AuthenticateCommand: ReportingCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var ceremony: CeremonyOptions
+    @OptionGroup(title: "Extensions") var extensions: AssertionExtensionOptions
 
     @Option(
         name: .long,
@@ -43,6 +44,7 @@ struct AuthenticateCommand: ReportingCommand {
         request.userVerificationPreference = ceremony.userVerification
         request.clientData = ProviderCeremony.clientData(clientData)
         request.timeout = global.timeoutDuration
+        try extensions.apply(to: &request)
         let assertion = try await ProviderCeremony.perform(global: global, pinReader: ceremony.pinReader) {
             [request] controller async throws(SecurityKeyError) in try await controller.performAssertion(request)
         }
@@ -66,7 +68,8 @@ struct AuthenticateCommand: ReportingCommand {
                         ("userPresent", .bool(authData.userPresent)),
                         ("userVerified", .bool(authData.userVerified)),
                         ("device", .string(assertion.deviceURI)),
-                    ]))
+                    ],
+                    clientExtensionResults: clientExtensionResults(assertion.clientExtensionResultsJSON)))
             return
         }
         Console.out("Credential ID:     \(id)")
@@ -75,5 +78,8 @@ struct AuthenticateCommand: ReportingCommand {
         Console.out("User handle:       \(userHandle ?? "(none)")")
         Console.out("Sign count:        \(authData.signCount)")
         if let json = assertion.rawClientDataJSON { Console.out("clientDataJSON:    \(Base64URL.encode(json))") }
+        if assertion.clientExtensionResultsJSON != "{}" {
+            Console.out("Extension results: \(assertion.clientExtensionResultsJSON)")
+        }
     }
 }

@@ -70,9 +70,10 @@ enum ProviderCeremony {
 
     /// A WebAuthn L3 PublicKeyCredential JSON (RegistrationResponseJSON or
     /// AuthenticationResponseJSON): id, rawId, type, attachment, `response` (clientDataJSON first,
-    /// then `response`'s members), empty clientExtensionResults, then `beside` (rpId, ...).
+    /// then `response`'s members), the client extension results, then `beside` (rpId, ...).
     static func credentialJSON(
-        id: [UInt8], clientDataJSON: [UInt8]?, response: [(String, JSONValue?)], beside: [(String, JSONValue?)]
+        id: [UInt8], clientDataJSON: [UInt8]?, response: [(String, JSONValue?)], beside: [(String, JSONValue?)],
+        clientExtensionResults: JSONValue = .object([])
     ) -> JSONValue {
         let text = Base64URL.encode(id)
         return .members(
@@ -80,7 +81,7 @@ enum ProviderCeremony {
                 ("id", .string(text)), ("rawId", .string(text)), ("type", "public-key"),
                 ("authenticatorAttachment", "cross-platform"),
                 ("response", .members([("clientDataJSON", clientDataJSON.map { .string(Base64URL.encode($0)) })] + response)),
-                ("clientExtensionResults", .object([])),
+                ("clientExtensionResults", clientExtensionResults),
             ] + beside)
     }
 

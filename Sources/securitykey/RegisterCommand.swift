@@ -14,11 +14,13 @@ struct RegisterCommand: ReportingCommand {
             response.clientDataJSON, response.attestationObject, response.authenticatorData, \
             response.publicKey, response.publicKeyAlgorithm, response.transports, \
             clientExtensionResults; binary fields base64url) with rpId, userId, publicKeyPEM, \
-            publicKeyCOSE, attestationFormat and device beside them.
+            publicKeyCOSE, attestationFormat, device and the credProtect and minPinLength outputs beside \
+            them. Extension options (--prf, --cred-protect, ...) are described in Docs/CLI.md.
             """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var ceremony: CeremonyOptions
+    @OptionGroup(title: "Extensions") var extensions: RegistrationExtensionOptions
 
     @Option(name: .long, help: ArgumentHelp("The user's account name.", valueName: "name"))
     var user: String
@@ -92,6 +94,7 @@ struct RegisterCommand: ReportingCommand {
         request.attestationPreference = AttestationConveyancePreference(rawValue: attestation)
         request.clientData = ProviderCeremony.clientData(clientData)
         request.timeout = global.timeoutDuration
+        try extensions.apply(to: &request)
         let registration = try await ProviderCeremony.perform(global: global, pinReader: ceremony.pinReader) {
             [request] controller async throws(SecurityKeyError) in try await controller.performRegistration(request)
         }
@@ -125,7 +128,8 @@ struct RegisterCommand: ReportingCommand {
                         ("publicKeyCOSE", .string(Base64URL.encode(credential.credentialPublicKey.cborEncoded))),
                         ("publicKeyPEM", .string(publicKey.pemRepresentation)),
                         ("device", .string(registration.deviceURI)),
-                    ]))
+                    ] + Self.authenticatorOutputs(registration.authenticatorExtensionOutputs),
+                    clientExtensionResults: clientExtensionResults(registration.clientExtensionResultsJSON)))
             return
         }
         Console.out("Credential ID:      \(id)")
@@ -138,5 +142,20 @@ struct RegisterCommand: ReportingCommand {
         Console.out(publicKey.pemRepresentation, terminator: "")
         Console.out("attestationObject:  \(Base64URL.encode(registration.rawAttestationObject))")
         if let json = registration.rawClientDataJSON { Console.out("clientDataJSON:     \(Base64URL.encode(json))") }
+        let outputs = registration.authenticatorExtensionOutputs
+        if let level = outputs.credProtect { Console.out("credProtect:        \(level)") }
+        if let length = outputs.minPINLength { Console.out("minPinLength:       \(length)") }
+        if registration.clientExtensionResultsJSON != "{}" {
+            Console.out("Extension results:  \(registration.clientExtensionResultsJSON)")
+        }
+    }
+
+    /// The authenticator extension outputs that are no client extension results (credProtect,
+    /// minPinLength), beside the WebAuthn JSON.
+    static func authenticatorOutputs(_ outputs: AuthenticatorExtensionOutputs) -> [(String, JSONValue?)] {
+        [
+            ("credProtect", outputs.credProtect.map { .integer(Int64(clamping: $0.rawValue)) }),
+            ("minPinLength", outputs.minPINLength.map { .integer(Int64(clamping: $0)) }),
+        ]
     }
 }

@@ -22,6 +22,6 @@ struct SecurityKeyCommand: AsyncParsableCommand {
         subcommands: [
             ListCommand.self, InfoCommand.self, RegisterCommand.self, AuthenticateCommand.self,
             VerifyCommand.self, PINCommand.self, CredentialsCommand.self, ConfigCommand.self, ResetCommand.self,
-            WinkCommand.self, DecodeCommand.self, VirtualCommand.self, MDSCommand.self, FleetCommand.self,
+            WinkCommand.self, HMACSecretCommand.self, DecodeCommand.self, VirtualCommand.self, MDSCommand.self, FleetCommand.self,
         ])
 }
