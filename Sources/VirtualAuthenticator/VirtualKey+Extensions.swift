@@ -42,7 +42,9 @@ enum ExtensionIdentifier {
     static let minPinLength = "minPinLength"
 
     /// Everything ``VirtualKey/Configuration/extensions`` may list.
-    static let implemented: Set<String> = [credProtect, credBlob, hmacSecret, hmacSecretMakeCredential, minPinLength]
+    static let implemented: Set<String> = [
+        credProtect, credBlob, hmacSecret, hmacSecretMakeCredential, minPinLength,
+    ]
 }
 
 extension VirtualKey.Configuration {
@@ -72,13 +74,16 @@ extension VirtualKey.Configuration {
             throw VirtualKeyError(.invalidConfiguration, "The extension \(name) is not implemented.")
         }
         let list = effectiveExtensions
-        if (list.contains(ExtensionIdentifier.hmacSecret) || list.contains(ExtensionIdentifier.hmacSecretMakeCredential))
+        if (list.contains(ExtensionIdentifier.hmacSecret)
+            || list.contains(ExtensionIdentifier.hmacSecretMakeCredential))
             && !supportsClientPIN
         {
             throw VirtualKeyError(
                 .invalidConfiguration, "hmac-secret needs a PIN/UV auth protocol for its shared secret.")
         }
-        if list.contains(ExtensionIdentifier.hmacSecretMakeCredential) && !list.contains(ExtensionIdentifier.hmacSecret) {
+        if list.contains(ExtensionIdentifier.hmacSecretMakeCredential)
+            && !list.contains(ExtensionIdentifier.hmacSecret)
+        {
             throw VirtualKeyError(.invalidConfiguration, "hmac-secret-mc needs hmac-secret.")
         }
         // CTAP 2.1 §6.4: maxCredBlobLength, when credBlob is supported, is at least 32.
@@ -185,7 +190,9 @@ extension VirtualKey {
     {
         var request = MakeCredentialExtensionRequest()
         guard let extensions else { return request }
-        if supports(ExtensionIdentifier.credProtect), let level = try extensions.integer(ExtensionIdentifier.credProtect) {
+        if supports(ExtensionIdentifier.credProtect),
+            let level = try extensions.integer(ExtensionIdentifier.credProtect)
+        {
             guard let value = UInt8(exactly: level), let parsed = CredProtectLevel(rawValue: value) else {
                 throw .rejected(.invalidOption, "credProtect must be 1, 2 or 3, not \(level).")
             }
@@ -258,7 +265,9 @@ extension VirtualKey {
     {
         var request = AssertionExtensionRequest()
         guard let extensions else { return request }
-        if supports(ExtensionIdentifier.hmacSecret), let input = try extensions.nested(ExtensionIdentifier.hmacSecret) {
+        if supports(ExtensionIdentifier.hmacSecret),
+            let input = try extensions.nested(ExtensionIdentifier.hmacSecret)
+        {
             request.hmacSecret = try hmacSecretRequest(input)
         }
         if supports(ExtensionIdentifier.credBlob) {
@@ -373,7 +382,9 @@ extension DiscoverableCredential {
 
     /// The extension state kept with this credential.
     var extensionState: CredentialExtensionState {
-        get { CredentialExtensionState(credProtect: credProtect, credRandoms: credRandoms, credBlob: credBlob) }
+        get {
+            CredentialExtensionState(credProtect: credProtect, credRandoms: credRandoms, credBlob: credBlob)
+        }
         set {
             credProtect = newValue.credProtect
             credRandoms = newValue.credRandoms
@@ -397,7 +408,8 @@ extension DiscoverableCredential {
             VirtualKeyError(.stateFileCorrupt, "A stored credential's \(name) field is damaged.")
         }
         if let v = map[ExtensionField.credProtect] {
-            guard let n = v.uint64Value, n <= UInt64(UInt8.max), let level = CredProtectLevel(rawValue: UInt8(n))
+            guard let n = v.uint64Value, n <= UInt64(UInt8.max),
+                let level = CredProtectLevel(rawValue: UInt8(n))
             else { throw damaged(ExtensionField.credProtect) }
             credProtect = level
         }

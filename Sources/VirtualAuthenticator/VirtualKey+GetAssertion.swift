@@ -115,11 +115,13 @@ extension VirtualKey {
 
         let discovered = allowList?.isEmpty ?? true
         var response = try assertion(
-            first, rpIDHash: rpIDHash, clientDataHash: clientDataHash, flags: flags, extensions: extensionRequest)
+            first, rpIDHash: rpIDHash, clientDataHash: clientDataHash, flags: flags,
+            extensions: extensionRequest)
         if discovered && found.count > 1 {
             response[AssertionResponseMember.numberOfCredentials] = .int(found.count)
             pendingAssertions = PendingAssertions(
-                rpIDHash: rpIDHash, clientDataHash: clientDataHash, flags: flags, extensions: extensionRequest,
+                rpIDHash: rpIDHash, clientDataHash: clientDataHash, flags: flags,
+                extensions: extensionRequest,
                 remaining: Array(found.dropFirst()), lastUsed: now)
         }
         try persist()

@@ -145,7 +145,8 @@ extension VirtualKey {
         let extensionState = newCredentialExtensionState(
             extensionRequest, credentialID: credentialID, discoverable: rk)
         try addMakeCredentialExtensionOutputs(
-            extensionRequest, state: extensionState, userVerified: verification.userVerified, to: &extensionOutputs)
+            extensionRequest, state: extensionState, userVerified: verification.userVerified,
+            to: &extensionOutputs)
         if rk {
             let replacing = state.credentials.contains { $0.rpID == rpID && $0.userID == userID }
             if !replacing && state.credentials.count >= configuration.maxDiscoverableCredentials {

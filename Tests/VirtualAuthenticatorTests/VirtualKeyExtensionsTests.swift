@@ -72,7 +72,9 @@ struct VirtualKeyExtensionsTests {
         var request = getAssertionRequest(rpID: rpID, allowList: allowList)
         request[4] = .map(extensions)
         let reply = try await send(key, Spec.getAssertion, request)
-        guard reply.status == Spec.ok, let authData = reply.body?[2]?.bytesValue else { return (reply.status, nil) }
+        guard reply.status == Spec.ok, let authData = reply.body?[2]?.bytesValue else {
+            return (reply.status, nil)
+        }
         return (reply.status, try authDataExtensions(authData))
     }
 
@@ -81,7 +83,8 @@ struct VirtualKeyExtensionsTests {
         #expect(ctap20[2] == [.textString(ExtensionSpec.hmacSecret)])
         #expect(ctap20[ExtensionSpec.maxCredBlobLength] == nil)
         let preview = try #require(try await send(try Self.key(.ctap21Preview()), Spec.getInfo).body)
-        #expect(preview[2] == [.textString(ExtensionSpec.hmacSecret), .textString(ExtensionSpec.credProtect)])
+        #expect(
+            preview[2] == [.textString(ExtensionSpec.hmacSecret), .textString(ExtensionSpec.credProtect)])
         var configuration = VirtualKey.Configuration.ctap21()
         configuration.maxCredBlobLength = 64
         let ctap21 = try #require(try await send(try Self.key(configuration), Spec.getInfo).body)
@@ -99,41 +102,52 @@ struct VirtualKeyExtensionsTests {
     func hmacSecretErrors(version: Int) async throws {
         let key = try Self.key()
         let platform = Platform(key: key, version: version)
-        #expect(try await Self.register(key, extensions: [.textString(ExtensionSpec.hmacSecret): true]).status == Spec.ok)
+        #expect(
+            try await Self.register(key, extensions: [.textString(ExtensionSpec.hmacSecret): true]).status
+                == Spec.ok)
         let salt = [UInt8](repeating: 0xA5, count: 32)
 
         // A good input works, and its output decrypts to one 32-byte secret.
         let good = try await platform.hmacSecretInput(salts: salt)
-        let ok = try await Self.assert(key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(good.input)])
+        let ok = try await Self.assert(
+            key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(good.input)])
         #expect(ok.status == Spec.ok)
         let encrypted = try #require(ok.outputs?[ExtensionSpec.hmacSecret]?.bytesValue)
         #expect(try platform.pinProtocol.decrypt(key: good.shared, encrypted).count == 32)
 
         let badAuth = try await platform.hmacSecretInput(salts: salt, corruptAuth: true)
         #expect(
-            try await Self.assert(key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(badAuth.input)]).status
+            try await Self.assert(
+                key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(badAuth.input)]
+            ).status
                 == PINSpec.pinAuthInvalid)
         for length in [16, 48, 96] {
             let wrong = try await platform.hmacSecretInput(salts: [UInt8](repeating: 1, count: length))
             #expect(
-                try await Self.assert(key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(wrong.input)])
-                    .status == Spec.invalidLength, "salts of \(length) bytes")
+                try await Self.assert(
+                    key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(wrong.input)]
+                )
+                .status == Spec.invalidLength, "salts of \(length) bytes")
         }
         var missing = good.input
         missing[3] = nil
         #expect(
-            try await Self.assert(key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(missing)]).status
+            try await Self.assert(key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(missing)])
+                .status
                 == Spec.missingParameter)
         var unsupported = try await platform.hmacSecretInput(salts: salt).input
         unsupported[4] = 3
         #expect(
-            try await Self.assert(key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(unsupported)]).status
+            try await Self.assert(key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(unsupported)])
+                .status
                 == Spec.invalidParameter)
         // Without member 4 the key assumes protocol one (§12.5): only a protocol-one input verifies.
         let implicit = try await platform.hmacSecretInput(salts: salt, sendProtocol: false)
         #expect(
-            try await Self.assert(key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(implicit.input)])
-                .status == (version == 1 ? Spec.ok : PINSpec.pinAuthInvalid))
+            try await Self.assert(
+                key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(implicit.input)]
+            )
+            .status == (version == 1 ? Spec.ok : PINSpec.pinAuthInvalid))
     }
 
     @Test func hmacSecretOnlyForCredentialsMadeWithIt() async throws {
@@ -143,7 +157,8 @@ struct VirtualKeyExtensionsTests {
         #expect(made.status == Spec.ok)
         #expect(made.outputs?[ExtensionSpec.hmacSecret] == nil)
         let input = try await platform.hmacSecretInput(salts: [UInt8](repeating: 7, count: 64)).input
-        let reply = try await Self.assert(key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(input)])
+        let reply = try await Self.assert(
+            key, extensions: [.textString(ExtensionSpec.hmacSecret): .map(input)])
         #expect(reply.status == Spec.ok)
         #expect(reply.outputs?[ExtensionSpec.hmacSecret] == nil)
     }
@@ -163,19 +178,23 @@ struct VirtualKeyExtensionsTests {
     @Test func credBlobLimitAndRoundTrip() async throws {
         let key = try Self.key()
         let fits = [UInt8](repeating: 0x42, count: 32)
-        let stored = try await Self.register(key, userID: [1], extensions: [.textString(ExtensionSpec.credBlob): .byteString(fits)])
+        let stored = try await Self.register(
+            key, userID: [1], extensions: [.textString(ExtensionSpec.credBlob): .byteString(fits)])
         #expect(stored.outputs?[ExtensionSpec.credBlob] == true)
         let tooLong = try await Self.register(
-            key, rpID: "example.com", userID: [2], extensions: [.textString(ExtensionSpec.credBlob): .byteString(fits + [0])])
+            key, rpID: "example.com", userID: [2],
+            extensions: [.textString(ExtensionSpec.credBlob): .byteString(fits + [0])])
         #expect(tooLong.status == Spec.ok)
         #expect(tooLong.outputs?[ExtensionSpec.credBlob] == false)
         let nonDiscoverable = try await Self.register(
-            key, rpID: "example.net", rk: false, extensions: [.textString(ExtensionSpec.credBlob): .byteString([1])])
+            key, rpID: "example.net", rk: false,
+            extensions: [.textString(ExtensionSpec.credBlob): .byteString([1])])
         #expect(nonDiscoverable.outputs?[ExtensionSpec.credBlob] == false)
 
         let read = try await Self.assert(key, extensions: [.textString(ExtensionSpec.credBlob): true])
         #expect(read.outputs?[ExtensionSpec.credBlob] == .byteString(fits))
-        let none = try await Self.assert(key, rpID: "example.com", extensions: [.textString(ExtensionSpec.credBlob): true])
+        let none = try await Self.assert(
+            key, rpID: "example.com", extensions: [.textString(ExtensionSpec.credBlob): true])
         #expect(none.outputs?[ExtensionSpec.credBlob] == .byteString([]))
         let notAsked = try await Self.assert(key, extensions: [:])
         #expect(notAsked.outputs == nil)
@@ -185,14 +204,17 @@ struct VirtualKeyExtensionsTests {
     /// without UV even when listed, level 2 only when listed.
     @Test func credProtectOfNonDiscoverableCredentials() async throws {
         let key = try Self.key()
-        let level3 = try await Self.register(key, rk: false, extensions: [.textString(ExtensionSpec.credProtect): 3])
+        let level3 = try await Self.register(
+            key, rk: false, extensions: [.textString(ExtensionSpec.credProtect): 3])
         #expect(level3.outputs?[ExtensionSpec.credProtect] == 3)
         let id3 = try #require(level3.id)
         #expect(try await Self.assert(key, allowList: [id3], extensions: [:]).status == Spec.noCredentials)
         let level2 = try await Self.register(
             key, rpID: "example.com", rk: false, extensions: [.textString(ExtensionSpec.credProtect): 2])
         let id2 = try #require(level2.id)
-        #expect(try await Self.assert(key, rpID: "example.com", allowList: [id2], extensions: [:]).status == Spec.ok)
+        #expect(
+            try await Self.assert(key, rpID: "example.com", allowList: [id2], extensions: [:]).status
+                == Spec.ok)
         // Without UV the level-3 credential does not exclude (§6.1.2 step 12).
         var request = makeCredentialRequest(userID: [9], excludeList: [id3])
         request[6] = .map([:])
@@ -215,15 +237,21 @@ struct VirtualKeyExtensionsTests {
         let before = Platform(key: first, version: 2)
         let inputBefore = try await before.hmacSecretInput(salts: salt)
         let outBefore = try #require(
-            try await Self.assert(first, allowList: [id], extensions: [.textString(ExtensionSpec.hmacSecret): .map(inputBefore.input)])
-                .outputs?[ExtensionSpec.hmacSecret]?.bytesValue)
+            try await Self.assert(
+                first, allowList: [id],
+                extensions: [.textString(ExtensionSpec.hmacSecret): .map(inputBefore.input)]
+            )
+            .outputs?[ExtensionSpec.hmacSecret]?.bytesValue)
 
         let second = try VirtualKey(configuration: .ctap21(), stateFile: path)
         let after = Platform(key: second, version: 2)
         let inputAfter = try await after.hmacSecretInput(salts: salt)
         let reply = try await Self.assert(
             second, allowList: [id],
-            extensions: [.textString(ExtensionSpec.hmacSecret): .map(inputAfter.input), .textString(ExtensionSpec.credBlob): true])
+            extensions: [
+                .textString(ExtensionSpec.hmacSecret): .map(inputAfter.input),
+                .textString(ExtensionSpec.credBlob): true,
+            ])
         let outAfter = try #require(reply.outputs?[ExtensionSpec.hmacSecret]?.bytesValue)
         #expect(
             try before.pinProtocol.decrypt(key: inputBefore.shared, outBefore)
@@ -239,7 +267,8 @@ struct VirtualKeyExtensionsTests {
         guard let python = pythonForCrossCheck() else { return }
         var configuration = VirtualKey.Configuration.ctap21()
         configuration.extensions = [
-            ExtensionSpec.credProtect, ExtensionSpec.credBlob, ExtensionSpec.hmacSecret, ExtensionSpec.hmacSecretMC,
+            ExtensionSpec.credProtect, ExtensionSpec.credBlob, ExtensionSpec.hmacSecret,
+            ExtensionSpec.hmacSecretMC,
             ExtensionSpec.minPinLength,
         ]
         let key = try VirtualKey(configuration: configuration)
@@ -252,7 +281,10 @@ struct VirtualKeyExtensionsTests {
             defer { group.cancelAll() }
             return try await runChild(
                 python,
-                [pythonScriptsDirectory.appendingPathComponent("fido2_extensions_check.py").path, "--udp", String(server.port)])
+                [
+                    pythonScriptsDirectory.appendingPathComponent("fido2_extensions_check.py").path, "--udp",
+                    String(server.port),
+                ])
         }
         #expect(result.status == 0, "\(result.output)\(result.errors)")
         let verdicts = ctap21Verdicts(result.output)
