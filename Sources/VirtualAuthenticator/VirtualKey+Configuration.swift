@@ -87,6 +87,12 @@ extension VirtualKey {
         /// How long after credential management's enumerateRPsBegin or enumerateCredentialsBegin
         /// (or the previous "next") the matching "next" subcommand works (CTAP 2.1 §6.8).
         public var credentialManagementEnumerationWindow: Duration
+        /// The extensions getInfo lists and the key processes (CTAP 2.1 §12; any of
+        /// credProtect, credBlob, hmac-secret, hmac-secret-mc, minPinLength); nil gives what a
+        /// key of the configured versions offers.
+        public var extensions: [String]? = nil
+        /// The longest credBlob stored (getInfo maxCredBlobLength, CTAP 2.1 §12.2; 32 to 4096).
+        public var maxCredBlobLength: Int = 32
 
         /// Creates a configuration; every parameter has a YubiKey-5-like default.
         public init(
@@ -252,6 +258,7 @@ extension VirtualKey {
                     .invalidConfiguration,
                     "maxRPIDsForSetMinPINLength and the enumeration window must not be negative.")
             }
+            try validateExtensions()
             if let pin {
                 if !supportsClientPIN {
                     throw VirtualKeyError(

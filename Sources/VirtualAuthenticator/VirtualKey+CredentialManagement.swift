@@ -56,10 +56,6 @@ extension VirtualKey {
         var lastUsed: ContinuousClock.Instant
     }
 
-    /// The credProtect level enumerateCredentials reports: this key does not implement the
-    /// credProtect extension, so every credential has userVerificationOptional (CTAP 2.1 §12.1).
-    static let defaultCredProtectLevel = 1
-
     /// Discoverable credentials that still fit (getInfo remainingDiscoverableCredentials).
     var remainingDiscoverableCredentials: Int {
         max(configuration.maxDiscoverableCredentials - state.credentials.count, 0)
@@ -261,7 +257,7 @@ extension VirtualKey {
                 "id": .byteString(credential.id), "type": "public-key",
             ]),
             .int(CredentialManagementResponseMember.publicKey): .map(key.cosePublicKey),
-            .int(CredentialManagementResponseMember.credProtect): .int(Self.defaultCredProtectLevel),
+            .int(CredentialManagementResponseMember.credProtect): .int(Int(credential.credProtect.rawValue)),
         ]
     }
 

@@ -28,6 +28,7 @@ extension VirtualKey {
         var rpIDHash: [UInt8]
         var clientDataHash: [UInt8]
         var flags: AuthenticatorData.Flags
+        var extensions: AssertionExtensionRequest
         var remaining: [ResolvedCredential]
         var lastUsed: ContinuousClock.Instant
     }
@@ -69,8 +70,8 @@ extension VirtualKey {
         let verification = try await establishVerification(
             param: pinUvAuthParam, protocol: pinUvAuthProtocol, uvOption: uv, clientDataHash: clientDataHash,
             permission: .getAssertion, rpID: rpID, puatRequired: alwaysUVEnabled, keepalive: keepalive)
-        // Unknown extensions are ignored (§6.2.2 step 8); none is implemented yet.
-        _ = extensions
+        // Unknown extensions are ignored (§6.2.2 step 8).
+        let extensionRequest = try assertionExtensionRequest(extensions)
 
         let rpIDHash = Array(SHA256.hash(data: Array(rpID.utf8)))
         var found: [ResolvedCredential] = []
@@ -81,7 +82,9 @@ extension VirtualKey {
         }
         if let allowList, !allowList.isEmpty {
             for descriptor in allowList where descriptor.type == "public-key" {
-                if let credential = resolve(descriptor.id, rpID: rpID, rpIDHash: rpIDHash) {
+                if let credential = resolve(descriptor.id, rpID: rpID, rpIDHash: rpIDHash),
+                    usable(credential, allowListed: true, userVerified: verification.userVerified)
+                {
                     found = [credential]
                     break
                 }
@@ -90,7 +93,10 @@ extension VirtualKey {
             // Discoverable credentials, most recently created first (§6.2.2 step 12).
             for stored in state.credentials.reversed() where stored.rpID == rpID {
                 if let key = CredentialPrivateKey(algorithm: stored.algorithm, seed: stored.seed) {
-                    found.append(ResolvedCredential(id: stored.id, key: key, discoverable: stored))
+                    let credential = ResolvedCredential(id: stored.id, key: key, discoverable: stored)
+                    if usable(credential, allowListed: false, userVerified: verification.userVerified) {
+                        found.append(credential)
+                    }
                 }
             }
         }
@@ -109,11 +115,13 @@ extension VirtualKey {
 
         let discovered = allowList?.isEmpty ?? true
         var response = try assertion(
-            first, rpIDHash: rpIDHash, clientDataHash: clientDataHash, flags: flags)
+            first, rpIDHash: rpIDHash, clientDataHash: clientDataHash, flags: flags,
+            extensions: extensionRequest)
         if discovered && found.count > 1 {
             response[AssertionResponseMember.numberOfCredentials] = .int(found.count)
             pendingAssertions = PendingAssertions(
                 rpIDHash: rpIDHash, clientDataHash: clientDataHash, flags: flags,
+                extensions: extensionRequest,
                 remaining: Array(found.dropFirst()), lastUsed: now)
         }
         try persist()
@@ -133,7 +141,8 @@ extension VirtualKey {
         pending.lastUsed = now
         pendingAssertions = pending.remaining.isEmpty ? nil : pending
         let response = try assertion(
-            next, rpIDHash: pending.rpIDHash, clientDataHash: pending.clientDataHash, flags: pending.flags)
+            next, rpIDHash: pending.rpIDHash, clientDataHash: pending.clientDataHash, flags: pending.flags,
+            extensions: pending.extensions)
         try persist()
         return response
     }
@@ -142,10 +151,11 @@ extension VirtualKey {
     /// credential, the user (names only after user verification, §6.2.2 step 12).
     func assertion(
         _ credential: ResolvedCredential, rpIDHash: [UInt8], clientDataHash: [UInt8],
-        flags: AuthenticatorData.Flags
+        flags: AuthenticatorData.Flags, extensions: AssertionExtensionRequest
     ) throws(VirtualKeyError) -> CBORMap {
         let authData = AuthenticatorData(
-            rpIDHash: rpIDHash, flags: flags, signCount: nextSignatureCount(credentialID: credential.id)
+            rpIDHash: rpIDHash, flags: flags, signCount: nextSignatureCount(credentialID: credential.id),
+            extensions: try assertionExtensionOutputs(credential, request: extensions, flags: flags)
         ).bytes
         let signature = try credential.key.sign(authData + clientDataHash)
         var response = CBORMap()

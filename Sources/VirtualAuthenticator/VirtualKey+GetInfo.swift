@@ -20,15 +20,6 @@ extension VirtualKey {
         static let remainingDiscoverableCredentials = 0x14
     }
 
-    /// Extension identifiers this key processes: minPinLength with setMinPINLength (CTAP 2.1
-    /// §12.4); credProtect and hmac-secret will be listed here when implemented.
-    var supportedExtensions: [String] {
-        configuration.supportsSetMinPINLength ? [Self.minPinLengthExtension] : []
-    }
-
-    /// The minPinLength extension identifier (CTAP 2.1 §12.4).
-    static let minPinLengthExtension = "minPinLength"
-
     /// authenticatorGetInfo (CTAP 2.1 §6.4). With clientPIN, `clientPin` says whether a PIN is
     /// set and `pinUvAuthToken` is true (unless configured false); these, and `alwaysUv`, `ep`
     /// and `makeCredUvNotRqd` when present, follow the state rather than the configured options.
@@ -79,6 +70,7 @@ extension VirtualKey {
         if let firmware = configuration.firmwareVersion {
             info[GetInfoMember.firmwareVersion] = .int(firmware)
         }
+        addExtensionInfo(to: &info)
         return info
     }
 }

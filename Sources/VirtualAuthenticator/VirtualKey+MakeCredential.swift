@@ -110,7 +110,9 @@ extension VirtualKey {
                 excludeItems, context: "excludeList", maxCount: configuration.maxCredentialCountInList,
                 maxIDLength: configuration.maxCredentialIdLength)
             for descriptor in excluded where descriptor.type == "public-key" {
-                if resolve(descriptor.id, rpID: rpID, rpIDHash: rpIDHash) != nil {
+                if let found = resolve(descriptor.id, rpID: rpID, rpIDHash: rpIDHash),
+                    excludes(found, userVerified: verification.userVerified)
+                {
                     // The spec asks for presence first so a page cannot probe silently (§6.1.2 step 12).
                     if !verification.userPresent { try await collectUserPresence(keepalive: keepalive) }
                     throw .rejected(.credentialExcluded, "A credential in excludeList is on this key.")
@@ -118,6 +120,7 @@ extension VirtualKey {
             }
         }
         // Unknown extensions are ignored (§6.1.2 step 10).
+        let extensionRequest = try makeCredentialExtensionRequest(extensions)
         var extensionOutputs = CBORMap()
         if supportedExtensions.contains(Self.minPinLengthExtension),
             try extensions?.bool(Self.minPinLengthExtension) == true,
@@ -137,7 +140,13 @@ extension VirtualKey {
         }
         let (seed, key) = generated
         let credentialID = try CredentialID.seal(
-            algorithm: algorithm, seed: seed, rpIDHash: rpIDHash, wrappingKey: wrappingKey)
+            algorithm: algorithm, seed: seed, rpIDHash: rpIDHash, wrappingKey: wrappingKey,
+            flags: extensionRequest.idFlags)
+        let extensionState = newCredentialExtensionState(
+            extensionRequest, credentialID: credentialID, discoverable: rk)
+        try addMakeCredentialExtensionOutputs(
+            extensionRequest, state: extensionState, userVerified: verification.userVerified,
+            to: &extensionOutputs)
         if rk {
             let replacing = state.credentials.contains { $0.rpID == rpID && $0.userID == userID }
             if !replacing && state.credentials.count >= configuration.maxDiscoverableCredentials {
@@ -148,7 +157,8 @@ extension VirtualKey {
                 DiscoverableCredential(
                     id: credentialID, rpID: rpID, rpName: rpName, userID: userID, userName: userName,
                     userDisplayName: userDisplayName, algorithm: algorithm, seed: seed, signatureCounter: 0,
-                    sequence: state.nextSequence))
+                    sequence: state.nextSequence, credProtect: extensionState.credProtect,
+                    credRandoms: extensionState.credRandoms, credBlob: extensionState.credBlob))
             state.nextSequence += 1
         }
         let signCount: UInt32 =
@@ -273,7 +283,7 @@ extension VirtualKey {
             let key = CredentialPrivateKey(algorithm: opened.algorithm, seed: opened.seed)
         else { return nil }
         let stored = state.credentials.first { $0.id == id && $0.rpID == rpID }
-        return ResolvedCredential(id: id, key: key, discoverable: stored)
+        return ResolvedCredential(id: id, key: key, discoverable: stored, sealedFlags: opened.flags)
     }
 }
 
@@ -282,4 +292,6 @@ struct ResolvedCredential {
     let id: [UInt8]
     let key: CredentialPrivateKey
     let discoverable: DiscoverableCredential?
+    /// The extension flags sealed in a non-discoverable credential's ID.
+    var sealedFlags = CredentialID.Flags(rawValue: 0)
 }

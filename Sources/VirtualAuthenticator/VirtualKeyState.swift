@@ -69,6 +69,10 @@ struct DiscoverableCredential: Sendable, Equatable {
     var seed: [UInt8]
     var signatureCounter: UInt32
     var sequence: UInt64
+    /// credProtect, hmac-secret and credBlob (VirtualKey+Extensions.swift).
+    var credProtect: CredProtectLevel = .optional
+    var credRandoms: CredRandoms? = nil
+    var credBlob: [UInt8]? = nil
 }
 
 extension VirtualKeyState {
@@ -299,6 +303,7 @@ extension DiscoverableCredential {
         map[Field.seed] = .byteString(seed)
         map[Field.signatureCounter] = .unsigned(UInt64(signatureCounter))
         map[Field.sequence] = .unsigned(sequence)
+        encodeExtensionFields(into: &map)
         return map
     }
 
@@ -331,5 +336,6 @@ extension DiscoverableCredential {
             userDisplayName: try optionalText(Field.userDisplayName),
             algorithm: COSEAlgorithm(rawValue: alg), seed: seed, signatureCounter: UInt32(counter),
             sequence: sequence)
+        try decodeExtensionFields(map)
     }
 }

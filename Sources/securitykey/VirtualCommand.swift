@@ -114,6 +114,16 @@ struct VirtualServeCommand: ReportingCommand {
     @Flag(name: .long, help: "With --profile ctap21: start with alwaysUv on.")
     var alwaysUV = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Replace the profile's extensions (comma-separated: credProtect, credBlob, hmac-secret, hmac-secret-mc, minPinLength; empty for none).",
+            valueName: "list"))
+    var extensions: String?
+
+    @Option(name: .long, help: ArgumentHelp("The longest credBlob stored (32 to 4096).", valueName: "bytes"))
+    var maxCredBlobLength: Int = 32
+
     @Flag(name: .long, help: "Print a JSON line describing the served key on standard output.")
     var json = false
 
@@ -191,6 +201,12 @@ struct VirtualServeCommand: ReportingCommand {
         default: throw CLIError.usage("--attestation takes packed, self or none.")
         }
         configuration.pin = pin
+        if let extensions {
+            configuration.extensions = extensions.split(separator: ",").map {
+                String($0).trimmingCharacters(in: .whitespaces)
+            }
+        }
+        configuration.maxCredBlobLength = maxCredBlobLength
         let key = try VirtualKey(
             configuration: configuration, stateFile: state, userPresence: try parsePresence(), logger: logger)
         if let attestationRoot {
