@@ -38,9 +38,6 @@ final class ExtensionHidingHandler: CTAPMessageHandler {
 
 /// The provider's extensions end to end against the virtual key.
 ///
-/// Tests marked `needs the virtual key's extensions (extvk)` run once the virtual key lists
-/// hmac-secret, credProtect and credBlob in getInfo (written in parallel by another helper);
-/// until then they are skipped, not passed.
 struct ProviderExtensionTests {
     let provider = SecurityKeyCredentialProvider(relyingPartyIdentifier: "example.org")
     static let pin = "1234"
@@ -49,16 +46,6 @@ struct ProviderExtensionTests {
         SecurityKeyAuthorizationController(
             sources: [.connection(InProcessConnection(handler: handler))],
             interaction: ScriptedInteraction(pins: [String](repeating: Self.pin, count: 20)))
-    }
-
-    /// Whether the virtual key lists every extension in `names` (false until extvk is merged).
-    static func virtualKeyLists(_ names: [ExtensionIdentifier]) async -> Bool {
-        guard let key = try? VirtualKey(),
-            let authenticator = try? await Authenticator.open(
-                InProcessConnection(handler: key), deadline: .after(.seconds(5)))
-        else { return false }
-        let listed = await authenticator.info.extensions
-        return names.allSatisfy(listed.contains)
     }
 
     func registration(_ user: UInt8, resident: Bool = false) -> SecurityKeyCredentialRegistrationRequest {
@@ -136,8 +123,7 @@ struct ProviderExtensionTests {
 
     // MARK: Needs the virtual key's extensions
 
-    // needs the virtual key's extensions (extvk)
-    @Test(.enabled("needs the virtual key's extensions (extvk)") { await virtualKeyLists([.hmacSecret]) })
+    @Test
     func prfOutputsAreStableDifferAcrossSaltsAndUserVerification() async throws {
         let controller = controller(try VirtualKey(configuration: .init(pin: Self.pin)))
         var request = registration(7)
@@ -169,8 +155,7 @@ struct ProviderExtensionTests {
         #expect(a.first.bitCount == 256)
     }
 
-    // needs the virtual key's extensions (extvk)
-    @Test(.enabled("needs the virtual key's extensions (extvk)") { await virtualKeyLists([.hmacSecret]) })
+    @Test
     func rawHMACSecretIsThePRFOfTheHashedSalt() async throws {
         let controller = controller(try VirtualKey(configuration: .init(pin: Self.pin)))
         var request = registration(8)
@@ -189,13 +174,11 @@ struct ProviderExtensionTests {
         #expect(viaRaw.output1 == viaPRF.first)
     }
 
-    // needs the virtual key's extensions (extvk)
-    @Test(
-        .enabled("needs the virtual key's extensions (extvk)") {
-            await virtualKeyLists([.hmacSecret, .hmacSecretMakeCredential])
-        })
+    @Test
     func prfResultsAtRegistrationMatchTheAssertion() async throws {
-        let controller = controller(try VirtualKey(configuration: .init(pin: Self.pin)))
+        var configuration = VirtualKey.Configuration.ctap21(pin: Self.pin)
+        configuration.extensions = ["credProtect", "credBlob", "hmac-secret", "hmac-secret-mc", "minPinLength"]
+        let controller = controller(try VirtualKey(configuration: configuration))
         var request = registration(9)
         request.userVerificationPreference = .required
         request.prf = SecurityKeyPRFRegistrationInput(inputValues: .init(saltInput1: [7]))
@@ -206,10 +189,9 @@ struct ProviderExtensionTests {
         #expect(try await controller.performAssertion(signIn).prf?.first == atRegistration)
     }
 
-    // needs the virtual key's extensions (extvk)
-    @Test(.enabled("needs the virtual key's extensions (extvk)") { await virtualKeyLists([.credProtect]) })
+    @Test
     func credProtectThreeIsInvisibleWithoutUserVerification() async throws {
-        let controller = controller(try VirtualKey(configuration: .init(pin: Self.pin)))
+        let controller = controller(try VirtualKey(configuration: .ctap21(pin: Self.pin)))
         var request = registration(10, resident: true)
         request.credentialProtection = .init(policy: .userVerificationRequired, isEnforced: true)
         let made = try await controller.performRegistration(request)
@@ -226,16 +208,16 @@ struct ProviderExtensionTests {
         #expect(verified.credentialID == made.credentialID)
     }
 
-    // needs the virtual key's extensions (extvk)
-    @Test(.enabled("needs the virtual key's extensions (extvk)") { await virtualKeyLists([.credBlob]) })
+    @Test
     func credBlobIsStoredAndReadBack() async throws {
-        let key = try VirtualKey(configuration: .init(pin: Self.pin))
+        let key = try VirtualKey(configuration: .ctap21(pin: Self.pin))
         let controller = controller(key)
         let authenticator = try await Authenticator.open(
             InProcessConnection(handler: key), deadline: .after(.seconds(5)))
         let maximum = Int(try #require(await authenticator.info.maxCredBlobLength))
         #expect(maximum >= 32)
-        var request = registration(11)
+        // credBlob is kept with discoverable credentials (CTAP 2.1 §12.2).
+        var request = registration(11, resident: true)
         request.credentialBlob = Array(repeating: 0xAB, count: maximum)
         let made = try await controller.performRegistration(request)
         #expect(made.credentialBlobStored == true)
