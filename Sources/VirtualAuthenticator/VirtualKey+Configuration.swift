@@ -87,6 +87,9 @@ extension VirtualKey {
         /// How long after credential management's enumerateRPsBegin or enumerateCredentialsBegin
         /// (or the previous "next") the matching "next" subcommand works (CTAP 2.1 §6.8).
         public var credentialManagementEnumerationWindow: Duration
+        /// A simulated fingerprint sensor (authenticatorBioEnrollment), or nil for none; see
+        /// ``VirtualKey/Configuration/withFingerprintSensor(_:)``.
+        public var fingerprintSensor: VirtualKey.FingerprintSensor? = nil
 
         /// Creates a configuration; every parameter has a YubiKey-5-like default.
         public init(
@@ -166,7 +169,7 @@ extension VirtualKey {
                 permissions.formUnion([.makeCredential, .getAssertion])
             }
             if supportsCredentialManagement { permissions.insert(.credentialManagement) }
-            if usingUV ? options["uvBioEnroll"] == true : options["bioEnroll"] != nil {
+            if usingUV ? options["uvBioEnroll"] == true : options["bioEnroll"] != nil || fingerprintSensor != nil {
                 permissions.insert(.bioEnrollment)
             }
             if options["largeBlobs"] == true { permissions.insert(.largeBlobWrite) }
@@ -252,6 +255,7 @@ extension VirtualKey {
                     .invalidConfiguration,
                     "maxRPIDsForSetMinPINLength and the enumeration window must not be negative.")
             }
+            try fingerprintSensor?.validate()
             if let pin {
                 if !supportsClientPIN {
                     throw VirtualKeyError(

@@ -79,6 +79,8 @@ extension VirtualKey {
         if let firmware = configuration.firmwareVersion {
             info[GetInfoMember.firmwareVersion] = .int(firmware)
         }
+        addFingerprintSensorInfo(options: &options, info: &info)
+        info[GetInfoMember.options] = .map(options)
         return info
     }
 }
