@@ -100,7 +100,9 @@ extension Authenticator {
                     "The key stores fingerprint names of at most \(limit) bytes; \"\(name)\" has \(name.utf8.count)."),
                 deviceURI: uri)
         }
-        let keepalive = touchObserver(interaction)
+        // The key's keepalives while it waits for the finger are not touch requests: `progress`
+        // already told the user what to do.
+        let keepalive: @Sendable (KeepaliveStatus) -> Void = { _ in }
         let template = try await withBioEnrollment(interaction: interaction, deadline: deadline) {
             (bio) throws(CTAP2Error) -> FingerprintTemplate in
             var templateID: [UInt8]?

@@ -232,8 +232,8 @@ final class SampleReporter: Sendable {
                 }
             case .sampleCaptured(let number, let sample):
                 state.withLock { $0.entries.append(Entry(number: number, sample: sample)) }
-                let text =
-                    "Sample \(number): \(sample.status.name) - \(sample.status.advice) \(sample.remainingSamples) more needed."
+                let rest = sample.remainingSamples == 0 ? "Enrollment complete." : "\(sample.remainingSamples) more needed."
+                let text = "Sample \(number): \(sample.status.name) - \(sample.status.advice) \(rest)"
                 if terminal {
                     write("\r\u{1B}[K" + text)
                     state.withLock { $0.lineOpen = true }
