@@ -459,3 +459,8 @@ extension VirtualKeyState {
         }
     }
 }
+
+extension VirtualKey {
+    /// Whether an enrollment was begun and neither finished nor cancelled (for tests).
+    public var fingerprintEnrollmentInProgress: Bool { bioSession.pending != nil }
+}
