@@ -77,7 +77,7 @@ extension VirtualKey {
         case .getPINUVAuthTokenUsingUVWithPermissions where configuration.supportsPINUVAuthTokenCommands:
             return try await uvToken(p, keepalive: keepalive)
         case .getUVRetries:
-            guard configuration.hasBuiltInUserVerification else {
+            guard hasUserVerificationSensor else {
                 throw .rejected(.notAllowed, "This key has no built-in user verification.")
             }
             return [.int(ClientPINResponseMember.uvRetries): .int(uvRetriesLeft)]
@@ -212,7 +212,7 @@ extension VirtualKey {
             permissionsValue != nil
         else { throw .rejected(.missingParameter, "The token request lacks a required parameter.") }
         let permissions = try requestedPermissions(permissionsValue, usingUV: true)
-        guard configuration.hasBuiltInUserVerification else {
+        guard hasBuiltInUserVerification else {
             throw .rejected(.notAllowed, "This key has no enabled built-in user verification.")
         }
         guard uvRetriesLeft > 0 else {

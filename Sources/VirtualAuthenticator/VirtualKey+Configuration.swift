@@ -93,6 +93,9 @@ extension VirtualKey {
         public var extensions: [String]? = nil
         /// The longest credBlob stored (getInfo maxCredBlobLength, CTAP 2.1 §12.2; 32 to 4096).
         public var maxCredBlobLength: Int = 32
+        /// A simulated fingerprint sensor (authenticatorBioEnrollment), or nil for none; see
+        /// ``VirtualKey/Configuration/withFingerprintSensor(_:)``.
+        public var fingerprintSensor: VirtualKey.FingerprintSensor? = nil
 
         /// Creates a configuration; every parameter has a YubiKey-5-like default.
         public init(
@@ -172,7 +175,7 @@ extension VirtualKey {
                 permissions.formUnion([.makeCredential, .getAssertion])
             }
             if supportsCredentialManagement { permissions.insert(.credentialManagement) }
-            if usingUV ? options["uvBioEnroll"] == true : options["bioEnroll"] != nil {
+            if usingUV ? options["uvBioEnroll"] == true : options["bioEnroll"] != nil || fingerprintSensor != nil {
                 permissions.insert(.bioEnrollment)
             }
             if options["largeBlobs"] == true { permissions.insert(.largeBlobWrite) }
@@ -259,6 +262,7 @@ extension VirtualKey {
                     "maxRPIDsForSetMinPINLength and the enumeration window must not be negative.")
             }
             try validateExtensions()
+            try fingerprintSensor?.validate()
             if let pin {
                 if !supportsClientPIN {
                     throw VirtualKeyError(

@@ -60,11 +60,11 @@ extension VirtualKey {
         // pinUvAuthParam takes precedence over the deprecated "uv" option (§6.2.2 step 5).
         var uvOption = try options?.bool("uv") ?? false
         // alwaysUv: built-in UV when there is one, else a pinUvAuthParam (§6.2.2 step 6).
-        if alwaysUVEnabled && pinUvAuthParam == nil && configuration.hasBuiltInUserVerification {
+        if alwaysUVEnabled && pinUvAuthParam == nil && hasBuiltInUserVerification {
             uvOption = true
         }
         let uv = pinUvAuthParam == nil && uvOption
-        if uv && !configuration.hasBuiltInUserVerification {
+        if uv && !hasBuiltInUserVerification {
             throw .rejected(.invalidOption, "This key has no built-in user verification.")
         }
         let verification = try await establishVerification(

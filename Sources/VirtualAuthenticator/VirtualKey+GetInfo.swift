@@ -71,6 +71,8 @@ extension VirtualKey {
             info[GetInfoMember.firmwareVersion] = .int(firmware)
         }
         addExtensionInfo(to: &info)
+        addFingerprintSensorInfo(options: &options, info: &info)
+        info[GetInfoMember.options] = .map(options)
         return info
     }
 }

@@ -84,11 +84,11 @@ extension VirtualKey {
         var uvOption = try options?.bool("uv") ?? false
         // alwaysUv: without a pinUvAuthParam, built-in UV is used when there is one, and a
         // pinUvAuthParam is required otherwise (§6.1.2 step 6).
-        if alwaysUVEnabled && pinUvAuthParam == nil && configuration.hasBuiltInUserVerification {
+        if alwaysUVEnabled && pinUvAuthParam == nil && hasBuiltInUserVerification {
             uvOption = true
         }
         let uv = pinUvAuthParam == nil && uvOption
-        if uv && !configuration.hasBuiltInUserVerification {
+        if uv && !hasBuiltInUserVerification {
             throw .rejected(.invalidOption, "This key has no built-in user verification.")
         }
         if rk && !configuration.supportsDiscoverableCredentials {

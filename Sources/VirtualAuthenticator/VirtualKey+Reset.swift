@@ -26,6 +26,7 @@ extension VirtualKey {
         state.minPINLengthRPIDs = []
         state.alwaysUV = nil
         state.enterpriseAttestationEnabled = nil
+        eraseFingerprints()
         clientPINSession = ClientPINSession()
         pendingEnumeration = nil
         try persist()

@@ -4,7 +4,7 @@ extension VirtualKey {
     /// Whether the key is "protected by some form of user verification" (CTAP 2.1 §6.1.2
     /// step 11): a PIN is set or built-in verification is enabled.
     var isProtectedByUserVerification: Bool {
-        (configuration.supportsClientPIN && pinIsSet) || configuration.hasBuiltInUserVerification
+        (configuration.supportsClientPIN && pinIsSet) || hasBuiltInUserVerification
     }
 
     /// performBuiltInUv() (CTAP 2.1 §6.5.5.8 and §6.1.2 step 11.2): the simulated fingerprint
@@ -13,7 +13,7 @@ extension VirtualKey {
     func performBuiltInUserVerification(
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(VirtualKeyError) {
-        guard configuration.hasBuiltInUserVerification else {
+        guard hasBuiltInUserVerification else {
             throw .rejected(.invalidOption, "This key has no enabled built-in user verification.")
         }
         guard uvRetriesLeft > 0 else {
@@ -147,7 +147,7 @@ extension VirtualKey {
             return outcome
         }
         if uvOption {
-            guard configuration.hasBuiltInUserVerification else {
+            guard hasBuiltInUserVerification else {
                 throw .rejected(.invalidOption, "This key has no built-in user verification.")
             }
             try await performBuiltInUserVerification(keepalive: keepalive)

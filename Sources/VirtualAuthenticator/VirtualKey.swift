@@ -59,6 +59,8 @@ public actor VirtualKey: CTAPMessageHandler {
     /// What credential management's enumerateRPsGetNextRP or
     /// enumerateCredentialsGetNextCredential continues with, if anything.
     var pendingEnumeration: PendingEnumeration?
+    /// The simulated fingerprint sensor's enrollment in progress and sample script position.
+    var bioSession = BioSensorSession()
 
     /// Creates a virtual key.
     ///
@@ -200,6 +202,9 @@ public actor VirtualKey: CTAPMessageHandler {
                 response = try credentialManagement(parameters, preview: true)
             case .config where configuration.supportsAuthenticatorConfig:
                 response = try authenticatorConfig(parameters)
+            case .bioEnrollment where configuration.fingerprintSensor != nil,
+                .bioEnrollmentPreview where configuration.fingerprintSensor != nil:
+                response = try await bioEnrollment(parameters, command: command, keepalive: keepalive)
             default:
                 throw VirtualKeyError.rejected(.invalidCommand, "Command \(command) is not supported.")
             }
@@ -223,6 +228,7 @@ public actor VirtualKey: CTAPMessageHandler {
         pendingAssertions = nil
         pendingEnumeration = nil
         clientPINSession = ClientPINSession()
+        bioSession.pending = nil
     }
 
     /// Records a wink (CTAPHID_WINK); a software key has no LED.

@@ -45,6 +45,8 @@ struct VirtualKeyState: Sendable, Equatable {
     var enterpriseAttestationEnabled: Bool? = nil
     /// The enterprise attestation identity, made once for an enterprise-attestation-capable key.
     var enterpriseAttestation: EnterpriseAttestationIdentity? = nil
+    /// Enrolled fingerprint templates of the simulated sensor.
+    var fingerprints: [FingerprintTemplateRecord] = []
 }
 
 /// The key and certificates that sign enterprise attestations (CTAP 2.1 §7.1).
@@ -139,6 +141,7 @@ extension VirtualKeyState {
             map[Field.enterpriseAttestationRootCertificate] = .byteString(
                 enterpriseAttestation.rootCertificate)
         }
+        encodeFingerprints(into: &map)
         return CBOREncoder.encode(.map(map))
     }
 
@@ -235,6 +238,7 @@ extension VirtualKeyState {
             forcePINChange = flag
         }
         try decodeConfigurationFields(map)
+        try decodeFingerprints(map)
     }
 
     /// The fields authenticatorConfig and enterprise attestation added; each is optional.

@@ -34,6 +34,12 @@ struct VirtualServeCommand: ReportingCommand {
             certificate of its own, off until enabled) or ctap21-pre (FIDO_2_1_PRE with \
             credentialMgmtPreview only, as keys shipped before CTAP 2.1 was final).
 
+            --bio adds a simulated fingerprint sensor to a ctap21 (bioEnroll, command 0x09) or ctap21-pre \
+            (userVerificationMgmtPreview, command 0x40) key: fingerprints are enrolled with `securitykey bio \
+            enroll` from the samples --bio-samples scripts (each sample's feedback in order, across \
+            enrollments; `timeout` means no finger comes and the capture times out), and kept in --state. \
+            Once a finger is enrolled the key reports built-in user verification (uv), which matches.
+
             Power-up: authenticatorReset works only within 10 s of a power-up. A vpcd card insertion \
             (--pcsc) and a new uhid device (--uhid) are power-ups, as is the start of the process; \
             over --udp, send SIGUSR1 to this process (kill -USR1 PID) to pull the key out of its port \
@@ -123,6 +129,26 @@ struct VirtualServeCommand: ReportingCommand {
 
     @Option(name: .long, help: ArgumentHelp("The longest credBlob stored (32 to 4096).", valueName: "bytes"))
     var maxCredBlobLength: Int = 32
+    @Flag(
+        name: .long,
+        help: "With --profile ctap21 or ctap21-pre: a simulated fingerprint sensor (bio enrollment, built-in UV once a finger is enrolled)."
+    )
+    var bio = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The fingerprint samples the user presents, in order (good, too-high, too-low, too-left, too-right, too-fast, too-slow, poor-quality, too-skewed, too-short, merge-failure, exists, no-user-activity, no-user-presence-transition, or timeout); good ones once the list runs out. Implies --bio.",
+            valueName: "list"))
+    var bioSamples: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Good samples an enrollment needs (default 4). Implies --bio.", valueName: "n"))
+    var bioSamplesRequired: Int?
+
+    /// Whether the key gets a fingerprint sensor.
+    var wantsBio: Bool { bio || bioSamples != nil || bioSamplesRequired != nil }
 
     @Flag(name: .long, help: "Print a JSON line describing the served key on standard output.")
     var json = false
@@ -143,6 +169,17 @@ struct VirtualServeCommand: ReportingCommand {
         _ = try parsePresence()
         guard ["ctap20", "ctap21", "ctap21-pre"].contains(profile) else {
             throw ValidationError("--profile takes ctap20, ctap21 or ctap21-pre, not \"\(profile)\".")
+        }
+        if wantsBio, profile == "ctap20" {
+            throw ValidationError("--bio, --bio-samples and --bio-samples-required need --profile ctap21 or ctap21-pre.")
+        }
+        if let bioSamplesRequired, !(1...50).contains(bioSamplesRequired) {
+            throw ValidationError("--bio-samples-required takes 1 to 50.")
+        }
+        if let bioSamples {
+            do { _ = try ScriptedFingerprintSample.parse(bioSamples) } catch {
+                throw ValidationError("--bio-samples: \(error.message)")
+            }
         }
         if profile != "ctap21", enterpriseAttestation || alwaysUV || !enterpriseAttestationRP.isEmpty {
             throw ValidationError(
@@ -207,6 +244,12 @@ struct VirtualServeCommand: ReportingCommand {
             }
         }
         configuration.maxCredBlobLength = maxCredBlobLength
+        if wantsBio {
+            var sensor = VirtualKey.FingerprintSensor()
+            if let bioSamplesRequired { sensor.samplesRequired = bioSamplesRequired }
+            if let bioSamples { sensor.samples = try ScriptedFingerprintSample.parse(bioSamples) }
+            configuration = configuration.withFingerprintSensor(sensor)
+        }
         let key = try VirtualKey(
             configuration: configuration, stateFile: state, userPresence: try parsePresence(), logger: logger)
         if let attestationRoot {

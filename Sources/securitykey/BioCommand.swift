@@ -1,0 +1,328 @@
+import ArgumentParser
+import Authenticators
+import CTAP2
+import Dispatch
+import Foundation
+import SecurityKeys
+import Synchronization
+import Transport
+
+/// `securitykey bio info|list|enroll|rename|delete`: fingerprints (CTAP 2.1 §6.7).
+struct BioCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bio",
+        abstract: "Enroll, list, rename and delete the fingerprints of a key with a fingerprint sensor.",
+        discussion: """
+            Needs the key's PIN for a token with the bio enrollment permission (built-in user \
+            verification only where the key allows it for enrollment, uvBioEnroll). Fingerprint \
+            template IDs are printed and taken in base64url, as credential IDs are.
+            """,
+        subcommands: [
+            BioInfoCommand.self, BioListCommand.self, BioEnrollCommand.self, BioRenameCommand.self,
+            BioDeleteCommand.self,
+        ])
+}
+
+/// Decodes a fingerprint template ID given on the command line.
+func templateID(_ text: String) throws(CLIError) -> [UInt8] {
+    guard let id = Base64URL.decode(text), !id.isEmpty, id.count <= BioEnrollmentRequest.maxTemplateIDLength else {
+        throw CLIError.usage("\"\(text)\" is not a fingerprint template ID in base64url.")
+    }
+    return id
+}
+
+extension FingerprintTemplate {
+    /// The friendly name, nil when the key stores none or an empty one.
+    var shownName: String? { friendlyName.flatMap { $0.isEmpty ? nil : $0 } }
+
+    var json: JSONValue {
+        .members([("id", .string(Base64URL.encode(id))), ("name", shownName.map(JSONValue.string) ?? .null)])
+    }
+}
+
+struct BioInfoCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info", abstract: "Describe the fingerprint sensor (no PIN needed).",
+        discussion: """
+            With --json: {device, modality, fingerprintKind, samplesRequired, maxNameLength, enrolled}; \
+            samplesRequired and maxNameLength are null when the key does not report them, enrolled \
+            says whether a finger is enrolled (getInfo bioEnroll).
+            """)
+
+    @OptionGroup var options: CredentialsOptions
+    var wantsJSON: Bool { options.global.json }
+
+    func execute() async throws {
+        try await withAuthenticator(options.global) { key, deadline in
+            let sensor = try await key.fingerprintSensorInfo(deadline: deadline)
+            let info = await key.info
+            let enrolled = info.options.isEnabled(.bioEnroll) || info.options.isEnabled(.userVerificationManagementPreview)
+            if wantsJSON {
+                Console.json(
+                    .members([
+                        ("device", .string(key.uri)),
+                        ("modality", .string(sensor.modality?.description ?? BioModality.fingerprint.description)),
+                        ("fingerprintKind", sensor.fingerprintKind.map { .string($0.description) } ?? .null),
+                        ("samplesRequired", sensor.maxCaptureSamplesRequiredForEnroll.map { .unsigned($0) } ?? .null),
+                        ("maxNameLength", sensor.maxTemplateFriendlyName.map { .unsigned($0) } ?? .null),
+                        ("enrolled", .bool(enrolled)),
+                    ]))
+                return
+            }
+            Console.out("Fingerprint sensor: \(sensor.fingerprintKind?.description ?? "unknown kind")")
+            if let samples = sensor.maxCaptureSamplesRequiredForEnroll {
+                Console.out("Samples per enrollment: \(samples)")
+            }
+            if let length = sensor.maxTemplateFriendlyName { Console.out("Longest name: \(length) bytes") }
+            Console.out("Fingerprints enrolled: \(enrolled ? "yes" : "none")")
+        }
+    }
+}
+
+struct BioListCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List the enrolled fingerprints.",
+        discussion: "With --json: an array of {id (base64url), name (or null)}.")
+
+    @OptionGroup var options: CredentialsOptions
+    var wantsJSON: Bool { options.global.json }
+
+    func execute() async throws {
+        let interaction = options.interaction()
+        try await withAuthenticator(options.global) { key, deadline in
+            let templates: [FingerprintTemplate]
+            do { templates = try await key.fingerprints(interaction: interaction, deadline: deadline) } catch {
+                throw interaction.explain(error)
+            }
+            if wantsJSON {
+                Console.json(.array(templates.map(\.json)))
+            } else if templates.isEmpty {
+                Console.out("No fingerprint is enrolled.")
+            } else {
+                for t in templates { Console.out("\(Base64URL.encode(t.id))  \(t.shownName ?? "(no name)")") }
+            }
+        }
+    }
+}
+
+struct BioEnrollCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "enroll", abstract: "Enroll a finger, one sample at a time.",
+        discussion: """
+            Each sample's feedback and the samples still needed are shown on standard error: as one \
+            progress line on a terminal, a line per sample otherwise. Ctrl-C abandons the enrollment \
+            and tells the key. The enrollment may take up to 5 minutes or --timeout, whichever is \
+            longer. With --json: {device, id, name, samples: [{sample, status, statusCode, remaining}]}.
+            """)
+
+    @OptionGroup var options: CredentialsOptions
+    @Option(name: .long, help: ArgumentHelp("A friendly name for the new fingerprint.", valueName: "name"))
+    var name: String?
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Seconds the key waits for the finger at each sample (default: the key's own).", valueName: "seconds"))
+    var sampleTimeout: Double?
+    var wantsJSON: Bool { options.global.json }
+    /// SIGINT and SIGTERM abandon the enrollment through the key (cancelCurrentEnrollment).
+    var cancelsOnSignal: Bool { false }
+
+    func validate() throws {
+        if let name, name.isEmpty { throw ValidationError("--name cannot be empty.") }
+        if let sampleTimeout, !(0.1...600).contains(sampleTimeout) {
+            throw ValidationError("--sample-timeout must be between 0.1 and 600 seconds.")
+        }
+    }
+
+    func execute() async throws {
+        let interaction = options.interaction()
+        let cancellation = FingerprintEnrollmentCancellation()
+        let finished = EnrollmentFinished()
+        let (signals, stop) = SignalCancellation.signalNames()
+        defer {
+            finished.flag.store(true, ordering: .releasing)
+            stop()
+        }
+        let reporter = SampleReporter(terminal: isatty(STDERR_FILENO) == 1)
+        let name = self.name
+        let sampleTimeout = self.sampleTimeout.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
+        let global = options.global
+        let wantsJSON = self.wantsJSON
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await withAuthenticator(global) { key, _ in
+                    let deadline = Deadline.after(max(global.timeoutDuration, .seconds(300)))
+                    let template: FingerprintTemplate
+                    do {
+                        template = try await key.enrollFingerprint(
+                            name: name, sampleTimeout: sampleTimeout, cancellation: cancellation,
+                            interaction: interaction, deadline: deadline, progress: reporter.report)
+                    } catch {
+                        reporter.finishLine()
+                        throw interaction.explain(error)
+                    }
+                    reporter.finishLine()
+                    if wantsJSON {
+                        Console.json(
+                            .members([
+                                ("device", .string(key.uri)), ("id", .string(Base64URL.encode(template.id))),
+                                ("name", template.shownName.map(JSONValue.string) ?? .null),
+                                ("samples", .array(reporter.samples.map(\.json))),
+                            ]))
+                    } else {
+                        Console.out(
+                            "Fingerprint \(Base64URL.encode(template.id)) enrolled\(template.shownName.map { " as \"\($0)\"" } ?? "").")
+                    }
+                }
+            }
+            group.addTask {
+                for await _ in signals {
+                    if cancellation.isCancelled { SignalCancellation.exitCancelled() }
+                    cancellation.cancel()
+                    // A PIN prompt blocks on the terminal and cannot see the cancellation.
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 5) {
+                        if !finished.flag.load(ordering: .acquiring) { SignalCancellation.exitCancelled() }
+                    }
+                }
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+}
+
+/// Set once `bio enroll` has ended, so a pending grace-period exit does nothing.
+final class EnrollmentFinished: Sendable {
+    let flag = Atomic<Bool>(false)
+}
+
+/// Shows each fingerprint sample's feedback on standard error and keeps them for the JSON.
+final class SampleReporter: Sendable {
+    /// One reported sample.
+    struct Entry: Sendable {
+        var number: Int
+        var sample: BioEnrollment.Sample
+
+        var json: JSONValue {
+            .members([
+                ("sample", .integer(Int64(number))), ("status", .string(sample.status.name)),
+                ("statusCode", .unsigned(sample.status.rawValue)), ("remaining", .unsigned(sample.remainingSamples)),
+            ])
+        }
+    }
+
+    private let terminal: Bool
+    private let state = Mutex<(entries: [Entry], lineOpen: Bool)>(([], false))
+
+    init(terminal: Bool) { self.terminal = terminal }
+
+    /// The samples reported so far.
+    var samples: [Entry] { state.withLock { $0.entries } }
+
+    /// The progress callback of the enrollment.
+    var report: @Sendable (FingerprintEnrollmentEvent) -> Void {
+        { [self] event in
+            switch event {
+            case .waitingForSample(let number):
+                let text = "Sample \(number): place your finger on the sensor."
+                if terminal {
+                    write("\r\u{1B}[K" + text)
+                    state.withLock { $0.lineOpen = true }
+                } else if number == 1 {
+                    Console.err(text)
+                }
+            case .sampleCaptured(let number, let sample):
+                state.withLock { $0.entries.append(Entry(number: number, sample: sample)) }
+                let rest = sample.remainingSamples == 0 ? "Enrollment complete." : "\(sample.remainingSamples) more needed."
+                let text = "Sample \(number): \(sample.status.name) - \(sample.status.advice) \(rest)"
+                if terminal {
+                    write("\r\u{1B}[K" + text)
+                    state.withLock { $0.lineOpen = true }
+                } else {
+                    Console.err(text)
+                }
+            }
+        }
+    }
+
+    /// Ends an open progress line so that what follows starts on its own line.
+    func finishLine() {
+        let open = state.withLock { s in
+            defer { s.lineOpen = false }
+            return s.lineOpen
+        }
+        if open { write("\n") }
+    }
+
+    private func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}
+
+struct BioRenameCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rename", abstract: "Change an enrolled fingerprint's friendly name.",
+        discussion: "With --json: {device, renamed, name}.")
+
+    @OptionGroup var options: CredentialsOptions
+    @Argument(help: ArgumentHelp("The template ID (base64url, as `bio list` shows).", valueName: "id"))
+    var id: String
+    @Argument(help: ArgumentHelp("The new name.", valueName: "name"))
+    var name: String
+    var wantsJSON: Bool { options.global.json }
+
+    func validate() throws {
+        if name.isEmpty { throw ValidationError("The name cannot be empty.") }
+    }
+
+    func execute() async throws {
+        let target = try templateID(id)
+        let interaction = options.interaction()
+        try await withAuthenticator(options.global) { key, deadline in
+            do {
+                try await key.renameFingerprint(id: target, name: name, interaction: interaction, deadline: deadline)
+            } catch {
+                throw interaction.explain(error)
+            }
+            if wantsJSON {
+                Console.json(.members([("device", .string(key.uri)), ("renamed", .string(id)), ("name", .string(name))]))
+            } else {
+                Console.out("The fingerprint \(id) is now named \"\(name)\".")
+            }
+        }
+    }
+}
+
+struct BioDeleteCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete an enrolled fingerprint (asks first).",
+        discussion: "With --json: {device, deleted}. The finger no longer unlocks the key.")
+
+    @OptionGroup var options: CredentialsOptions
+    @Argument(help: ArgumentHelp("The template ID (base64url, as `bio list` shows).", valueName: "id"))
+    var id: String
+    @Flag(name: .long, help: "Do not ask for confirmation.")
+    var yes = false
+    var wantsJSON: Bool { options.global.json }
+
+    func execute() async throws {
+        let target = try templateID(id)
+        let interaction = options.interaction()
+        try await withAuthenticator(options.global) { key, deadline in
+            let aaguid = await key.info.aaguid.description.lowercased()
+            try Confirmation.ask(
+                "Delete fingerprint \(id) from \(await key.identification)? That finger will no longer unlock the key.",
+                assumeYes: yes)
+            try await key.reidentify(as: aaguid, deadline: deadline)
+            do {
+                try await key.deleteFingerprint(id: target, interaction: interaction, deadline: deadline)
+            } catch {
+                throw interaction.explain(error)
+            }
+            if wantsJSON {
+                Console.json(.members([("device", .string(key.uri)), ("deleted", .string(id))]))
+            } else {
+                Console.out("The fingerprint \(id) is deleted.")
+            }
+        }
+    }
+}
