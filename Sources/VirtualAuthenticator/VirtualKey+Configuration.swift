@@ -87,6 +87,9 @@ extension VirtualKey {
         /// How long after credential management's enumerateRPsBegin or enumerateCredentialsBegin
         /// (or the previous "next") the matching "next" subcommand works (CTAP 2.1 §6.8).
         public var credentialManagementEnumerationWindow: Duration
+        /// Behave as a key that speaks only CTAP1/U2F: every CTAP2 message is answered
+        /// CTAP1_ERR_INVALID_COMMAND (see ``VirtualKey/Configuration/ctap1Only()``).
+        public var ctap1Only = false
 
         /// Creates a configuration; every parameter has a YubiKey-5-like default.
         public init(

@@ -114,6 +114,11 @@ struct VirtualServeCommand: ReportingCommand {
     @Flag(name: .long, help: "With --profile ctap21: start with alwaysUv on.")
     var alwaysUV = false
 
+    @Flag(
+        name: .customLong("ctap1-only"),
+        help: "Behave as a key that speaks only CTAP1/U2F (CTAP2 commands rejected, no CBOR capability).")
+    var ctap1Only = false
+
     @Flag(name: .long, help: "Print a JSON line describing the served key on standard output.")
     var json = false
 
@@ -133,6 +138,9 @@ struct VirtualServeCommand: ReportingCommand {
         _ = try parsePresence()
         guard ["ctap20", "ctap21", "ctap21-pre"].contains(profile) else {
             throw ValidationError("--profile takes ctap20, ctap21 or ctap21-pre, not \"\(profile)\".")
+        }
+        if ctap1Only, profile != "ctap20" || pin != nil {
+            throw ValidationError("--ctap1-only makes a U2F key: it takes no --profile and no --pin.")
         }
         if profile != "ctap21", enterpriseAttestation || alwaysUV || !enterpriseAttestationRP.isEmpty {
             throw ValidationError(
@@ -176,7 +184,7 @@ struct VirtualServeCommand: ReportingCommand {
             configuration = .ctap21(alwaysUV: alwaysUV, enterpriseAttestationEnabled: enterpriseAttestation)
             configuration.enterpriseAttestationRPIDs = enterpriseAttestationRP
         case "ctap21-pre": configuration = .ctap21Preview()
-        default: configuration = VirtualKey.Configuration()
+        default: configuration = ctap1Only ? .ctap1Only() : VirtualKey.Configuration()
         }
         if let aaguid {
             guard let parsed = AAGUID(uuidString: aaguid) else {
@@ -228,7 +236,11 @@ struct VirtualServeCommand: ReportingCommand {
                 throw CLIError.usage("--serial takes up to 63 ASCII characters, no newline or '='.")
             }
             let server = UHIDServer(
-                handler: key, configuration: .init(serialNumber: serialNumber), logger: logger)
+                handler: key,
+                configuration: .init(
+                    serialNumber: serialNumber,
+                    capabilities: ctap1Only ? UDPCTAPHIDServer.Configuration.ctap1OnlyCapabilities : [.wink, .cbor]),
+                logger: logger)
             body = {
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {
@@ -257,7 +269,11 @@ struct VirtualServeCommand: ReportingCommand {
         } else if udp {
             let target: (host: String, port: UInt16) = try address.map(Self.parseAddress) ?? ("127.0.0.1", 8111)
             let server = try UDPCTAPHIDServer(
-                handler: key, configuration: .init(host: target.host, port: target.port), logger: logger)
+                handler: key,
+                configuration: .init(
+                    host: target.host, port: target.port,
+                    capabilities: ctap1Only ? UDPCTAPHIDServer.Configuration.ctap1OnlyCapabilities : [.wink, .cbor]),
+                logger: logger)
             body = {
                 do throws(TransportError) { try await server.run() } catch { failure.set(CLIError(error)) }
             }
@@ -278,8 +294,9 @@ struct VirtualServeCommand: ReportingCommand {
                     env["SECURITYKEY_VPCD_HOST"] ?? "127.0.0.1",
                     env["SECURITYKEY_VPCD_PORT"].flatMap { UInt16($0) } ?? 35963
                 )
-            let server = VPCDCardServer(
-                handler: key, configuration: .init(host: target.host, port: target.port), logger: logger)
+            var cardConfiguration = VPCDCardServer.Configuration(host: target.host, port: target.port)
+            cardConfiguration.ctap1Only = ctap1Only
+            let server = VPCDCardServer(handler: key, configuration: cardConfiguration, logger: logger)
             body = { await server.run() }
             announce("pcsc", ("vpcd", "\(target.host):\(target.port)"), "to vpcd at \(target.host):\(target.port)")
         }
