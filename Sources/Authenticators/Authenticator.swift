@@ -40,8 +40,15 @@ public actor Authenticator {
         let session = CTAP2Session(connection: connection, logger: logger)
         do throws(CTAP2Error) {
             let info = try await session.getInfo(deadline: deadline.capped(at: getInfoTimeout))
+            // A getInfo without FIDO_2_x: the key is used through U2F (Authenticator+U2F.swift).
+            if info.isU2FOnly, let u2f = await u2fOnlyInfo(session, after: nil, deadline: deadline) {
+                return Authenticator(session: session, info: u2f, ownsConnection: ownsConnection, logger: logger)
+            }
             return Authenticator(session: session, info: info, ownsConnection: ownsConnection, logger: logger)
         } catch {
+            if let u2f = await u2fOnlyInfo(session, after: error, deadline: deadline) {
+                return Authenticator(session: session, info: u2f, ownsConnection: ownsConnection, logger: logger)
+            }
             if ownsConnection { await connection.close() }
             logger.debug(
                 "device is not a usable CTAP2 key",
@@ -59,6 +66,7 @@ public actor Authenticator {
     /// Asks getInfo again (after a PIN change, a config change, ...) and keeps the answer.
     @discardableResult
     public func refreshInfo(deadline: Deadline) async throws(AuthenticatorError) -> AuthenticatorInfo {
+        if info.isU2FOnly { return info }
         do throws(CTAP2Error) {
             info = try await session.getInfo(deadline: deadline)
             return info
@@ -90,6 +98,10 @@ public actor Authenticator {
         deadline: Deadline, interaction: (any AuthenticatorInteraction)? = nil
     ) async throws(AuthenticatorError) {
         let keepalive = touchObserver(interaction)
+        if isU2FOnly {
+            try await waitForU2FTouch(deadline: deadline, keepalive: keepalive)
+            return
+        }
         do throws(CTAP2Error) {
             if isCTAP21 {
                 try await session.selection(deadline: deadline, keepalive: keepalive)

@@ -151,6 +151,10 @@ public struct CTAPHIDDeviceState: Sendable {
         switch message.command {
         case .ping:
             return [.send(message)]
+        case .cbor where !deviceInfo.capabilities.contains(.cbor),
+            .msg where deviceInfo.capabilities.contains(.noMSG):
+            // A command the INIT capabilities disclaim (a U2F-only key has no CBOR).
+            return [.send(errorMessage(channel, .invalidCommand))]
         case .cbor, .msg:
             return startTransaction(message)
         case .wink:

@@ -26,6 +26,9 @@ extension SecurityKeyAuthorizationController {
         _ request: SecurityKeyCredentialAssertionRequest, clientData: (json: [UInt8]?, hash: [UInt8]),
         key: ProviderKey, deadline: Deadline
     ) async throws(SecurityKeyError) -> SecurityKeyCredentialAssertion {
+        if key.info.isU2FOnly {
+            return try await signInThroughU2F(request, clientData: clientData, key: key, deadline: deadline)
+        }
         var rpID = request.relyingPartyIdentifier
         let plan = try await userVerification(
             key: key, preference: request.userVerificationPreference, keyDemandsIt: false,

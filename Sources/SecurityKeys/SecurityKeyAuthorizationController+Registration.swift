@@ -30,6 +30,9 @@ extension SecurityKeyAuthorizationController {
         _ request: SecurityKeyCredentialRegistrationRequest, clientData: (json: [UInt8]?, hash: [UInt8]),
         key: ProviderKey, deadline: Deadline
     ) async throws(SecurityKeyError) -> SecurityKeyCredentialRegistration {
+        if key.info.isU2FOnly {
+            return try await registerThroughU2F(request, clientData: clientData, key: key, deadline: deadline)
+        }
         let info = key.info
         let rpID = request.relyingPartyIdentifier
         let canStore = info.options[.residentKey] == true

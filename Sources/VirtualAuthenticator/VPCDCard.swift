@@ -140,6 +140,9 @@ final class VPCDCard {
         guard selected else { return .reply(StatusWord.conditionsNotSatisfied.bytes) }
 
         switch (whole.cla, whole.ins) {
+        case (FIDOApplet.ctapClass, Instruction.nfcctapMessage.rawValue) where !configuration.acceptsCTAP2,
+            (FIDOApplet.ctapClass, Instruction.nfcctapGetResponse.rawValue) where !configuration.acceptsCTAP2:
+            return .reply(StatusWord.instructionNotSupported.bytes)
         case (FIDOApplet.ctapClass, Instruction.nfcctapMessage.rawValue):
             if let pending, pending.result == nil {
                 return .reply(StatusWord.conditionsNotSatisfied.bytes)

@@ -25,6 +25,8 @@ public struct VPCDCardServer: Sendable {
         public var immediateReplyWindow: Duration
         /// Pause before trying to reach vpcd again.
         public var reconnectDelay: Duration
+        /// Whether NFCCTAP_MSG is served; false makes a U2F-only card, which answers it `6D00`.
+        public var acceptsCTAP2 = true
 
         /// Creates a configuration.
         public init(

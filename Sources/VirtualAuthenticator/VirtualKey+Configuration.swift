@@ -96,6 +96,9 @@ extension VirtualKey {
         /// A simulated fingerprint sensor (authenticatorBioEnrollment), or nil for none; see
         /// ``VirtualKey/Configuration/withFingerprintSensor(_:)``.
         public var fingerprintSensor: VirtualKey.FingerprintSensor? = nil
+        /// Behave as a key that speaks only CTAP1/U2F: every CTAP2 message is answered
+        /// CTAP1_ERR_INVALID_COMMAND (see ``VirtualKey/Configuration/ctap1Only()``).
+        public var ctap1Only = false
 
         /// Creates a configuration; every parameter has a YubiKey-5-like default.
         public init(

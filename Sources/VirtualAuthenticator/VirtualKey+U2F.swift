@@ -150,7 +150,9 @@ struct U2FRequest {
                 guard body.count >= 3 else { return nil }
                 let length = Int(body[5]) << 8 | Int(body[6])
                 let rest = body.count - 3 - length
-                guard length > 0, rest == 0 || rest == 2 else { return nil }
+                // An empty extended Lc (`00 0000`) followed by Le is not ISO 7816-4, but it is
+                // how libfido2 and python-fido2 send U2F_VERSION, so U2F keys accept it.
+                guard length > 0 ? (rest == 0 || rest == 2) : rest == 2 else { return nil }
                 data = Array(body[7..<(7 + length)])
             }
         }

@@ -167,6 +167,8 @@ public actor VirtualKey: CTAPMessageHandler {
     public func handleCBOR(
         _ message: [UInt8], keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async -> [UInt8] {
+        // A U2F-only key knows no CTAP2 command at all (VirtualKey+CTAP1Only.swift).
+        guard !configuration.ctap1Only else { return [CTAPStatus.invalidCommand.rawValue] }
         guard let first = message.first else {
             return [CTAPStatus.invalidLength.rawValue]
         }

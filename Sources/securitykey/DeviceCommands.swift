@@ -46,6 +46,7 @@ struct ListCommand: ReportingCommand {
                 if let model = MDSCLI.modelName(aaguid: info.aaguid) { line += "  \(model)" }
                 line +=
                     "  AAGUID \(info.aaguid.description.lowercased())  \(info.versions.map(\.rawValue).joined(separator: ","))"
+                if info.isU2FOnly { line += "  (U2F only)" }
             } else if let problem = key.problem {
                 line += "  (\(problem.message))"
             }
@@ -74,6 +75,7 @@ extension AuthenticatorDirectory.Listing {
             ("aaguid", info.map { .string($0.aaguid.description.lowercased()) } ?? .null),
             ("model", info.flatMap { MDSCLI.modelName(aaguid: $0.aaguid) }.map(JSONValue.string) ?? .null),
             ("versions", info.map { .array($0.versions.map { .string($0.rawValue) }) } ?? .null),
+            ("u2fOnly", info.map { .bool($0.isU2FOnly) } ?? .null),
             ("error", problemText.map(JSONValue.string)),
         ])
     }
@@ -106,6 +108,7 @@ struct InfoCommand: ReportingCommand {
                 guard case .object(var members) = info.json else { return }
                 members.insert(("device", .string(key.uri)), at: 0)
                 members.insert(("model", MDSCLI.modelName(aaguid: info.aaguid).map(JSONValue.string) ?? .null), at: 1)
+                members.insert(("u2fOnly", .bool(info.isU2FOnly)), at: 2)
                 if let retries {
                     members.append(("pinRetries", .integer(Int64(retries.retries))))
                     if let p = retries.powerCycleRequired { members.append(("powerCycleRequired", .bool(p))) }
@@ -116,6 +119,9 @@ struct InfoCommand: ReportingCommand {
             }
             Console.out("Device:          \(key.uri)")
             if let model = MDSCLI.modelName(aaguid: info.aaguid) { Console.out("Model:           \(model) (FIDO metadata)") }
+            if info.isU2FOnly {
+                Console.out("Protocol:        CTAP1/U2F only (no CTAP2): used through U2F, without PIN or discoverable credentials")
+            }
             for line in info.summaryLines { Console.out(line) }
             if let retries {
                 var line = "PIN retries:     \(retries.retries) attempt(s) left"

@@ -150,6 +150,11 @@ struct VirtualServeCommand: ReportingCommand {
     /// Whether the key gets a fingerprint sensor.
     var wantsBio: Bool { bio || bioSamples != nil || bioSamplesRequired != nil }
 
+    @Flag(
+        name: .customLong("ctap1-only"),
+        help: "Behave as a key that speaks only CTAP1/U2F (CTAP2 commands rejected, no CBOR capability).")
+    var ctap1Only = false
+
     @Flag(name: .long, help: "Print a JSON line describing the served key on standard output.")
     var json = false
 
@@ -180,6 +185,9 @@ struct VirtualServeCommand: ReportingCommand {
             do { _ = try ScriptedFingerprintSample.parse(bioSamples) } catch {
                 throw ValidationError("--bio-samples: \(error.message)")
             }
+        }
+        if ctap1Only, profile != "ctap20" || pin != nil || wantsBio {
+            throw ValidationError("--ctap1-only makes a U2F key: it takes no --profile, no --pin and no --bio.")
         }
         if profile != "ctap21", enterpriseAttestation || alwaysUV || !enterpriseAttestationRP.isEmpty {
             throw ValidationError(
@@ -223,7 +231,7 @@ struct VirtualServeCommand: ReportingCommand {
             configuration = .ctap21(alwaysUV: alwaysUV, enterpriseAttestationEnabled: enterpriseAttestation)
             configuration.enterpriseAttestationRPIDs = enterpriseAttestationRP
         case "ctap21-pre": configuration = .ctap21Preview()
-        default: configuration = VirtualKey.Configuration()
+        default: configuration = ctap1Only ? .ctap1Only() : VirtualKey.Configuration()
         }
         if let aaguid {
             guard let parsed = AAGUID(uuidString: aaguid) else {
@@ -287,7 +295,11 @@ struct VirtualServeCommand: ReportingCommand {
                 throw CLIError.usage("--serial takes up to 63 ASCII characters, no newline or '='.")
             }
             let server = UHIDServer(
-                handler: key, configuration: .init(serialNumber: serialNumber), logger: logger)
+                handler: key,
+                configuration: .init(
+                    serialNumber: serialNumber,
+                    capabilities: ctap1Only ? UDPCTAPHIDServer.Configuration.ctap1OnlyCapabilities : [.wink, .cbor]),
+                logger: logger)
             body = {
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {
@@ -316,7 +328,11 @@ struct VirtualServeCommand: ReportingCommand {
         } else if udp {
             let target: (host: String, port: UInt16) = try address.map(Self.parseAddress) ?? ("127.0.0.1", 8111)
             let server = try UDPCTAPHIDServer(
-                handler: key, configuration: .init(host: target.host, port: target.port), logger: logger)
+                handler: key,
+                configuration: .init(
+                    host: target.host, port: target.port,
+                    capabilities: ctap1Only ? UDPCTAPHIDServer.Configuration.ctap1OnlyCapabilities : [.wink, .cbor]),
+                logger: logger)
             body = {
                 do throws(TransportError) { try await server.run() } catch { failure.set(CLIError(error)) }
             }
@@ -337,8 +353,9 @@ struct VirtualServeCommand: ReportingCommand {
                     env["SECURITYKEY_VPCD_HOST"] ?? "127.0.0.1",
                     env["SECURITYKEY_VPCD_PORT"].flatMap { UInt16($0) } ?? 35963
                 )
-            let server = VPCDCardServer(
-                handler: key, configuration: .init(host: target.host, port: target.port), logger: logger)
+            var cardConfiguration = VPCDCardServer.Configuration(host: target.host, port: target.port)
+            cardConfiguration.ctap1Only = ctap1Only
+            let server = VPCDCardServer(handler: key, configuration: cardConfiguration, logger: logger)
             body = { await server.run() }
             announce("pcsc", ("vpcd", "\(target.host):\(target.port)"), "to vpcd at \(target.host):\(target.port)")
         }

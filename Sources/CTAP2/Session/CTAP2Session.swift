@@ -160,7 +160,7 @@ public actor CTAP2Session {
         return Array(reply.dropFirst())
     }
 
-    private func acquire() async {
+    func acquire() async {
         if !busy {
             busy = true
             return
@@ -168,7 +168,7 @@ public actor CTAP2Session {
         await withCheckedContinuation { waiters.append($0) }
     }
 
-    private func release() {
+    func release() {
         if waiters.isEmpty {
             busy = false
         } else {
