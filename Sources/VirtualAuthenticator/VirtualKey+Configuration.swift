@@ -87,6 +87,9 @@ extension VirtualKey {
         /// How long after credential management's enumerateRPsBegin or enumerateCredentialsBegin
         /// (or the previous "next") the matching "next" subcommand works (CTAP 2.1 §6.8).
         public var credentialManagementEnumerationWindow: Duration
+        /// The largest serialized large-blob array stored, with `largeBlobs` (getInfo
+        /// maxSerializedLargeBlobArray, CTAP 2.1 §6.4; at least 1024).
+        public var maxSerializedLargeBlobArray: Int = 1024
 
         /// Creates a configuration; every parameter has a YubiKey-5-like default.
         public init(
@@ -251,6 +254,10 @@ extension VirtualKey {
                 throw VirtualKeyError(
                     .invalidConfiguration,
                     "maxRPIDsForSetMinPINLength and the enumeration window must not be negative.")
+            }
+            if maxSerializedLargeBlobArray < VirtualKey.minimumMaxSerializedLargeBlobArray {
+                throw VirtualKeyError(
+                    .invalidConfiguration, "maxSerializedLargeBlobArray must be at least 1024 (CTAP 2.1 §6.4).")
             }
             if let pin {
                 if !supportsClientPIN {

@@ -30,6 +30,8 @@ extension VirtualKey {
         var flags: AuthenticatorData.Flags
         var remaining: [ResolvedCredential]
         var lastUsed: ContinuousClock.Instant
+        /// Whether the largeBlobKey extension was asked for (CTAP 2.1 §12.3).
+        var largeBlobKey = false
     }
 
     /// authenticatorGetAssertion (CTAP 2.1 §6.2.2).
@@ -69,8 +71,8 @@ extension VirtualKey {
         let verification = try await establishVerification(
             param: pinUvAuthParam, protocol: pinUvAuthProtocol, uvOption: uv, clientDataHash: clientDataHash,
             permission: .getAssertion, rpID: rpID, puatRequired: alwaysUVEnabled, keepalive: keepalive)
-        // Unknown extensions are ignored (§6.2.2 step 8); none is implemented yet.
-        _ = extensions
+        // Unknown extensions are ignored (§6.2.2 step 8).
+        let wantsLargeBlobKey = try largeBlobKeyRequested(extensions, makeCredentialRK: nil)
 
         let rpIDHash = Array(SHA256.hash(data: Array(rpID.utf8)))
         var found: [ResolvedCredential] = []
@@ -110,11 +112,12 @@ extension VirtualKey {
         let discovered = allowList?.isEmpty ?? true
         var response = try assertion(
             first, rpIDHash: rpIDHash, clientDataHash: clientDataHash, flags: flags)
+        addLargeBlobKey(to: &response, credentialID: first.id, requested: wantsLargeBlobKey)
         if discovered && found.count > 1 {
             response[AssertionResponseMember.numberOfCredentials] = .int(found.count)
             pendingAssertions = PendingAssertions(
                 rpIDHash: rpIDHash, clientDataHash: clientDataHash, flags: flags,
-                remaining: Array(found.dropFirst()), lastUsed: now)
+                remaining: Array(found.dropFirst()), lastUsed: now, largeBlobKey: wantsLargeBlobKey)
         }
         try persist()
         return response
@@ -132,8 +135,9 @@ extension VirtualKey {
         let next = pending.remaining.removeFirst()
         pending.lastUsed = now
         pendingAssertions = pending.remaining.isEmpty ? nil : pending
-        let response = try assertion(
+        var response = try assertion(
             next, rpIDHash: pending.rpIDHash, clientDataHash: pending.clientDataHash, flags: pending.flags)
+        addLargeBlobKey(to: &response, credentialID: next.id, requested: pending.largeBlobKey)
         try persist()
         return response
     }

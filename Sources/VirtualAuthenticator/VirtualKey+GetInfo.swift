@@ -23,7 +23,8 @@ extension VirtualKey {
     /// Extension identifiers this key processes: minPinLength with setMinPINLength (CTAP 2.1
     /// §12.4); credProtect and hmac-secret will be listed here when implemented.
     var supportedExtensions: [String] {
-        configuration.supportsSetMinPINLength ? [Self.minPinLengthExtension] : []
+        (configuration.supportsSetMinPINLength ? [Self.minPinLengthExtension] : [])
+            + (configuration.supportsLargeBlobs ? [Self.largeBlobKeyExtension] : [])
     }
 
     /// The minPinLength extension identifier (CTAP 2.1 §12.4).
@@ -76,6 +77,9 @@ extension VirtualKey {
         info[GetInfoMember.transports] = .array(configuration.transports.map { .textString($0) })
         info[GetInfoMember.algorithms] = .array(
             configuration.algorithms.map { .map(["type": "public-key", "alg": .int($0.rawValue)]) })
+        if configuration.supportsLargeBlobs {
+            info[.int(Self.maxSerializedLargeBlobArrayMember)] = .int(configuration.maxSerializedLargeBlobArray)
+        }
         if let firmware = configuration.firmwareVersion {
             info[GetInfoMember.firmwareVersion] = .int(firmware)
         }

@@ -118,6 +118,7 @@ extension VirtualKey {
             }
         }
         // Unknown extensions are ignored (§6.1.2 step 10).
+        let wantsLargeBlobKey = try largeBlobKeyRequested(extensions, makeCredentialRK: rk)
         var extensionOutputs = CBORMap()
         if supportedExtensions.contains(Self.minPinLengthExtension),
             try extensions?.bool(Self.minPinLengthExtension) == true,
@@ -151,6 +152,7 @@ extension VirtualKey {
                     sequence: state.nextSequence))
             state.nextSequence += 1
         }
+        let largeBlobKey = rk && wantsLargeBlobKey ? makeLargeBlobKey(credentialID: credentialID) : nil
         let signCount: UInt32 =
             configuration.signatureCounter == .global ? nextSignatureCount(credentialID: credentialID) : 0
         var flags: AuthenticatorData.Flags = .userPresent
@@ -170,6 +172,7 @@ extension VirtualKey {
         response[MakeCredentialResponseMember.authData] = .byteString(authData)
         response[MakeCredentialResponseMember.attStmt] = .map(statement)
         if enterprise { response[MakeCredentialResponseMember.epAtt] = true }
+        if let largeBlobKey { response[.int(Self.makeCredentialLargeBlobKeyMember)] = .byteString(largeBlobKey) }
         return response
     }
 

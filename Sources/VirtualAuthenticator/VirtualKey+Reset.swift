@@ -26,6 +26,9 @@ extension VirtualKey {
         state.minPINLengthRPIDs = []
         state.alwaysUV = nil
         state.enterpriseAttestationEnabled = nil
+        state.largeBlobArray = nil
+        state.largeBlobKeys = [:]
+        pendingLargeBlobWrite = nil
         clientPINSession = ClientPINSession()
         pendingEnumeration = nil
         try persist()

@@ -59,6 +59,8 @@ public actor VirtualKey: CTAPMessageHandler {
     /// What credential management's enumerateRPsGetNextRP or
     /// enumerateCredentialsGetNextCredential continues with, if anything.
     var pendingEnumeration: PendingEnumeration?
+    /// A fragmented authenticatorLargeBlobs write in progress, if any.
+    var pendingLargeBlobWrite: PendingLargeBlobWrite?
 
     /// Creates a virtual key.
     ///
@@ -200,6 +202,8 @@ public actor VirtualKey: CTAPMessageHandler {
                 response = try credentialManagement(parameters, preview: true)
             case .config where configuration.supportsAuthenticatorConfig:
                 response = try authenticatorConfig(parameters)
+            case .largeBlobs where configuration.supportsLargeBlobs:
+                response = try largeBlobs(parameters)
             default:
                 throw VirtualKeyError.rejected(.invalidCommand, "Command \(command) is not supported.")
             }
@@ -222,6 +226,7 @@ public actor VirtualKey: CTAPMessageHandler {
         poweredUp = now
         pendingAssertions = nil
         pendingEnumeration = nil
+        pendingLargeBlobWrite = nil
         clientPINSession = ClientPINSession()
     }
 

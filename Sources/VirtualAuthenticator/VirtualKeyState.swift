@@ -45,6 +45,10 @@ struct VirtualKeyState: Sendable, Equatable {
     var enterpriseAttestationEnabled: Bool? = nil
     /// The enterprise attestation identity, made once for an enterprise-attestation-capable key.
     var enterpriseAttestation: EnterpriseAttestationIdentity? = nil
+    /// The serialized large-blob array; nil means the initial empty one (CTAP 2.1 §6.10).
+    var largeBlobArray: [UInt8]? = nil
+    /// The largeBlobKeys of discoverable credentials, by credential ID (CTAP 2.1 §12.3).
+    var largeBlobKeys: [[UInt8]: [UInt8]] = [:]
 }
 
 /// The key and certificates that sign enterprise attestations (CTAP 2.1 §7.1).
@@ -135,6 +139,7 @@ extension VirtualKeyState {
             map[Field.enterpriseAttestationRootCertificate] = .byteString(
                 enterpriseAttestation.rootCertificate)
         }
+        encodeLargeBlobFields(into: &map)
         return CBOREncoder.encode(.map(map))
     }
 
@@ -231,6 +236,7 @@ extension VirtualKeyState {
             forcePINChange = flag
         }
         try decodeConfigurationFields(map)
+        try decodeLargeBlobFields(map)
     }
 
     /// The fields authenticatorConfig and enterprise attestation added; each is optional.

@@ -30,8 +30,9 @@ struct VirtualServeCommand: ReportingCommand {
 
             --profile picks what the key implements: ctap20 (the default: FIDO_2_0 with clientPIN), \
             ctap21 (FIDO_2_1: credential management, authenticatorConfig with setMinPINLength and \
-            alwaysUv, makeCredUvNotRqd, pinUvAuthToken permissions, and an enterprise attestation \
-            certificate of its own, off until enabled) or ctap21-pre (FIDO_2_1_PRE with \
+            alwaysUv, makeCredUvNotRqd, pinUvAuthToken permissions, large blobs with the \
+            largeBlobKey extension (--max-large-blob sets maxSerializedLargeBlobArray, 1024 by default), \
+            and an enterprise attestation certificate of its own, off until enabled) or ctap21-pre (FIDO_2_1_PRE with \
             credentialMgmtPreview only, as keys shipped before CTAP 2.1 was final).
 
             Power-up: authenticatorReset works only within 10 s of a power-up. A vpcd card insertion \
@@ -114,6 +115,13 @@ struct VirtualServeCommand: ReportingCommand {
     @Flag(name: .long, help: "With --profile ctap21: start with alwaysUv on.")
     var alwaysUV = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --profile ctap21: the largest serialized large-blob array stored (maxSerializedLargeBlobArray, at least 1024).",
+            valueName: "bytes"))
+    var maxLargeBlob: Int?
+
     @Flag(name: .long, help: "Print a JSON line describing the served key on standard output.")
     var json = false
 
@@ -138,6 +146,12 @@ struct VirtualServeCommand: ReportingCommand {
             throw ValidationError(
                 "--enterprise-attestation, --enterprise-attestation-rp and --always-uv need --profile ctap21."
             )
+        }
+        if let maxLargeBlob {
+            guard profile == "ctap21" else { throw ValidationError("--max-large-blob needs --profile ctap21.") }
+            guard (1024...(1 << 20)).contains(maxLargeBlob) else {
+                throw ValidationError("--max-large-blob takes 1024 to 1048576 bytes.")
+            }
         }
     }
 
@@ -175,6 +189,7 @@ struct VirtualServeCommand: ReportingCommand {
         case "ctap21":
             configuration = .ctap21(alwaysUV: alwaysUV, enterpriseAttestationEnabled: enterpriseAttestation)
             configuration.enterpriseAttestationRPIDs = enterpriseAttestationRP
+            if let maxLargeBlob { configuration.maxSerializedLargeBlobArray = maxLargeBlob }
         case "ctap21-pre": configuration = .ctap21Preview()
         default: configuration = VirtualKey.Configuration()
         }
