@@ -21,7 +21,7 @@ struct SecurityKeyCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             ListCommand.self, InfoCommand.self, RegisterCommand.self, AuthenticateCommand.self,
-            VerifyCommand.self, PINCommand.self, CredentialsCommand.self, ConfigCommand.self, ResetCommand.self,
+            VerifyCommand.self, PINCommand.self, CredentialsCommand.self, LargeBlobCommand.self, ConfigCommand.self, ResetCommand.self,
             WinkCommand.self, DecodeCommand.self, VirtualCommand.self, MDSCommand.self, FleetCommand.self,
         ])
 }
