@@ -42,6 +42,9 @@ let package = Package(
                        providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CPCSCLite", path: "Sources/CPCSCLite", pkgConfig: "libpcsclite",
                        providers: [.apt(["libpcsclite-dev"])]),
+        // Raw DEFLATE (RFC 1951) of large-blob entries; imported by CTAP2 only.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"])]),
 
         // MARK: Pure values, no I/O
         .target(name: "CBOR", swiftSettings: strict),
@@ -55,7 +58,7 @@ let package = Package(
         .target(
             name: "CTAP2",
             dependencies: [
-                "CBOR", "Transport",
+                "CBOR", "Transport", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -99,6 +99,9 @@ extension VirtualKey {
         /// Behave as a key that speaks only CTAP1/U2F: every CTAP2 message is answered
         /// CTAP1_ERR_INVALID_COMMAND (see ``VirtualKey/Configuration/ctap1Only()``).
         public var ctap1Only = false
+        /// The largest serialized large-blob array stored, with `largeBlobs` (getInfo
+        /// maxSerializedLargeBlobArray, CTAP 2.1 §6.4; at least 1024).
+        public var maxSerializedLargeBlobArray: Int = 1024
 
         /// Creates a configuration; every parameter has a YubiKey-5-like default.
         public init(
@@ -266,6 +269,10 @@ extension VirtualKey {
             }
             try validateExtensions()
             try fingerprintSensor?.validate()
+            if maxSerializedLargeBlobArray < VirtualKey.minimumMaxSerializedLargeBlobArray {
+                throw VirtualKeyError(
+                    .invalidConfiguration, "maxSerializedLargeBlobArray must be at least 1024 (CTAP 2.1 §6.4).")
+            }
             if let pin {
                 if !supportsClientPIN {
                     throw VirtualKeyError(

@@ -251,7 +251,7 @@ extension VirtualKey {
         var user: CBORMap = ["id": .byteString(credential.userID)]
         if let name = credential.userName { user["name"] = .textString(name) }
         if let displayName = credential.userDisplayName { user["displayName"] = .textString(displayName) }
-        return [
+        var response: CBORMap = [
             .int(CredentialManagementResponseMember.user): .map(user),
             .int(CredentialManagementResponseMember.credentialID): .map([
                 "id": .byteString(credential.id), "type": "public-key",
@@ -259,6 +259,10 @@ extension VirtualKey {
             .int(CredentialManagementResponseMember.publicKey): .map(key.cosePublicKey),
             .int(CredentialManagementResponseMember.credProtect): .int(Int(credential.credProtect.rawValue)),
         ]
+        if let key = state.largeBlobKeys[credential.id] {
+            response[.int(CredentialManagementResponseMember.largeBlobKey)] = .byteString(key)
+        }
+        return response
     }
 
     /// The stored credential that subCommandParams' credentialId names; NO_CREDENTIALS when

@@ -40,10 +40,11 @@ enum ExtensionIdentifier {
     static let hmacSecret = "hmac-secret"
     static let hmacSecretMakeCredential = "hmac-secret-mc"
     static let minPinLength = "minPinLength"
+    static let largeBlobKey = "largeBlobKey"
 
     /// Everything ``VirtualKey/Configuration/extensions`` may list.
     static let implemented: Set<String> = [
-        credProtect, credBlob, hmacSecret, hmacSecretMakeCredential, minPinLength,
+        credProtect, credBlob, hmacSecret, hmacSecretMakeCredential, minPinLength, largeBlobKey,
     ]
 }
 
@@ -65,6 +66,8 @@ extension VirtualKey.Configuration {
             list.append(ExtensionIdentifier.hmacSecretMakeCredential)
         }
         if supportsSetMinPINLength { list.append(ExtensionIdentifier.minPinLength) }
+        // largeBlobKey comes with the largeBlobs command (CTAP 2.1 §12.3).
+        if supportsLargeBlobs { list.append(ExtensionIdentifier.largeBlobKey) }
         return list
     }
 

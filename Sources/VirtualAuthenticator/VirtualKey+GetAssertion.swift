@@ -31,6 +31,8 @@ extension VirtualKey {
         var extensions: AssertionExtensionRequest
         var remaining: [ResolvedCredential]
         var lastUsed: ContinuousClock.Instant
+        /// Whether the largeBlobKey extension was asked for (CTAP 2.1 §12.3).
+        var largeBlobKey = false
     }
 
     /// authenticatorGetAssertion (CTAP 2.1 §6.2.2).
@@ -72,6 +74,7 @@ extension VirtualKey {
             permission: .getAssertion, rpID: rpID, puatRequired: alwaysUVEnabled, keepalive: keepalive)
         // Unknown extensions are ignored (§6.2.2 step 8).
         let extensionRequest = try assertionExtensionRequest(extensions)
+        let wantsLargeBlobKey = try largeBlobKeyRequested(extensions, makeCredentialRK: nil)
 
         let rpIDHash = Array(SHA256.hash(data: Array(rpID.utf8)))
         var found: [ResolvedCredential] = []
@@ -117,12 +120,13 @@ extension VirtualKey {
         var response = try assertion(
             first, rpIDHash: rpIDHash, clientDataHash: clientDataHash, flags: flags,
             extensions: extensionRequest)
+        addLargeBlobKey(to: &response, credentialID: first.id, requested: wantsLargeBlobKey)
         if discovered && found.count > 1 {
             response[AssertionResponseMember.numberOfCredentials] = .int(found.count)
             pendingAssertions = PendingAssertions(
                 rpIDHash: rpIDHash, clientDataHash: clientDataHash, flags: flags,
                 extensions: extensionRequest,
-                remaining: Array(found.dropFirst()), lastUsed: now)
+                remaining: Array(found.dropFirst()), lastUsed: now, largeBlobKey: wantsLargeBlobKey)
         }
         try persist()
         return response
@@ -140,9 +144,10 @@ extension VirtualKey {
         let next = pending.remaining.removeFirst()
         pending.lastUsed = now
         pendingAssertions = pending.remaining.isEmpty ? nil : pending
-        let response = try assertion(
+        var response = try assertion(
             next, rpIDHash: pending.rpIDHash, clientDataHash: pending.clientDataHash, flags: pending.flags,
             extensions: pending.extensions)
+        addLargeBlobKey(to: &response, credentialID: next.id, requested: pending.largeBlobKey)
         try persist()
         return response
     }

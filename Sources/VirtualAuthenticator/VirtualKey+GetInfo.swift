@@ -67,6 +67,9 @@ extension VirtualKey {
         info[GetInfoMember.transports] = .array(configuration.transports.map { .textString($0) })
         info[GetInfoMember.algorithms] = .array(
             configuration.algorithms.map { .map(["type": "public-key", "alg": .int($0.rawValue)]) })
+        if configuration.supportsLargeBlobs {
+            info[.int(Self.maxSerializedLargeBlobArrayMember)] = .int(configuration.maxSerializedLargeBlobArray)
+        }
         if let firmware = configuration.firmwareVersion {
             info[GetInfoMember.firmwareVersion] = .int(firmware)
         }

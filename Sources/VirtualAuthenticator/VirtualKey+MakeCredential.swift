@@ -121,6 +121,7 @@ extension VirtualKey {
         }
         // Unknown extensions are ignored (§6.1.2 step 10).
         let extensionRequest = try makeCredentialExtensionRequest(extensions)
+        let wantsLargeBlobKey = try largeBlobKeyRequested(extensions, makeCredentialRK: rk)
         var extensionOutputs = CBORMap()
         if supportedExtensions.contains(Self.minPinLengthExtension),
             try extensions?.bool(Self.minPinLengthExtension) == true,
@@ -161,6 +162,7 @@ extension VirtualKey {
                     credRandoms: extensionState.credRandoms, credBlob: extensionState.credBlob))
             state.nextSequence += 1
         }
+        let largeBlobKey = rk && wantsLargeBlobKey ? makeLargeBlobKey(credentialID: credentialID) : nil
         let signCount: UInt32 =
             configuration.signatureCounter == .global ? nextSignatureCount(credentialID: credentialID) : 0
         var flags: AuthenticatorData.Flags = .userPresent
@@ -180,6 +182,7 @@ extension VirtualKey {
         response[MakeCredentialResponseMember.authData] = .byteString(authData)
         response[MakeCredentialResponseMember.attStmt] = .map(statement)
         if enterprise { response[MakeCredentialResponseMember.epAtt] = true }
+        if let largeBlobKey { response[.int(Self.makeCredentialLargeBlobKeyMember)] = .byteString(largeBlobKey) }
         return response
     }
 

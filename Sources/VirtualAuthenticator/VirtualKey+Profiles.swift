@@ -20,6 +20,7 @@ extension VirtualKey.Configuration {
         var options: [String: Bool] = [
             "rk": true, "up": true, "plat": false, "credMgmt": true, "authnrCfg": true,
             "setMinPINLength": true, "makeCredUvNotRqd": true, "alwaysUv": alwaysUV, "pinUvAuthToken": true,
+            "largeBlobs": true,
         ]
         if enterpriseAttestation { options["ep"] = enterpriseAttestationEnabled }
         if builtInUV {

@@ -27,6 +27,9 @@ extension VirtualKey {
         state.alwaysUV = nil
         state.enterpriseAttestationEnabled = nil
         eraseFingerprints()
+        state.largeBlobArray = nil
+        state.largeBlobKeys = [:]
+        pendingLargeBlobWrite = nil
         clientPINSession = ClientPINSession()
         pendingEnumeration = nil
         try persist()

@@ -61,6 +61,8 @@ public actor VirtualKey: CTAPMessageHandler {
     var pendingEnumeration: PendingEnumeration?
     /// The simulated fingerprint sensor's enrollment in progress and sample script position.
     var bioSession = BioSensorSession()
+    /// A fragmented authenticatorLargeBlobs write in progress, if any.
+    var pendingLargeBlobWrite: PendingLargeBlobWrite?
 
     /// Creates a virtual key.
     ///
@@ -207,6 +209,8 @@ public actor VirtualKey: CTAPMessageHandler {
             case .bioEnrollment where configuration.fingerprintSensor != nil,
                 .bioEnrollmentPreview where configuration.fingerprintSensor != nil:
                 response = try await bioEnrollment(parameters, command: command, keepalive: keepalive)
+            case .largeBlobs where configuration.supportsLargeBlobs:
+                response = try largeBlobs(parameters)
             default:
                 throw VirtualKeyError.rejected(.invalidCommand, "Command \(command) is not supported.")
             }
@@ -229,6 +233,7 @@ public actor VirtualKey: CTAPMessageHandler {
         poweredUp = now
         pendingAssertions = nil
         pendingEnumeration = nil
+        pendingLargeBlobWrite = nil
         clientPINSession = ClientPINSession()
         bioSession.pending = nil
     }

@@ -47,6 +47,10 @@ struct VirtualKeyState: Sendable, Equatable {
     var enterpriseAttestation: EnterpriseAttestationIdentity? = nil
     /// Enrolled fingerprint templates of the simulated sensor.
     var fingerprints: [FingerprintTemplateRecord] = []
+    /// The serialized large-blob array; nil means the initial empty one (CTAP 2.1 §6.10).
+    var largeBlobArray: [UInt8]? = nil
+    /// The largeBlobKeys of discoverable credentials, by credential ID (CTAP 2.1 §12.3).
+    var largeBlobKeys: [[UInt8]: [UInt8]] = [:]
 }
 
 /// The key and certificates that sign enterprise attestations (CTAP 2.1 §7.1).
@@ -142,6 +146,7 @@ extension VirtualKeyState {
                 enterpriseAttestation.rootCertificate)
         }
         encodeFingerprints(into: &map)
+        encodeLargeBlobFields(into: &map)
         return CBOREncoder.encode(.map(map))
     }
 
@@ -239,6 +244,7 @@ extension VirtualKeyState {
         }
         try decodeConfigurationFields(map)
         try decodeFingerprints(map)
+        try decodeLargeBlobFields(map)
     }
 
     /// The fields authenticatorConfig and enterprise attestation added; each is optional.

@@ -104,7 +104,7 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
                 message += " \(retries) attempt(s) left."
             }
         case .pinTokenExpired: status = .pinProblem
-        case .unauthorizedPermission: byName = true
+        case .unauthorizedPermission, .largeBlobStorageFull, .largeBlobCorrupted: byName = true
         case .pinUVNotSupported, .unsupportedAttestationFormat: status = .notSupported
         case .unsupportedAlgorithm, .unsupportedOption, .unsupportedExtension, .invalidCommand:
             status = .notSupported

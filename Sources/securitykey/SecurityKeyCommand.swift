@@ -21,7 +21,8 @@ struct SecurityKeyCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             ListCommand.self, InfoCommand.self, RegisterCommand.self, AuthenticateCommand.self,
-            VerifyCommand.self, PINCommand.self, CredentialsCommand.self, BioCommand.self, ConfigCommand.self, ResetCommand.self,
-            WinkCommand.self, HMACSecretCommand.self, DecodeCommand.self, VirtualCommand.self, MDSCommand.self, FleetCommand.self,
+            VerifyCommand.self, PINCommand.self, CredentialsCommand.self, LargeBlobCommand.self, BioCommand.self,
+            ConfigCommand.self, ResetCommand.self, WinkCommand.self, HMACSecretCommand.self, DecodeCommand.self,
+            VirtualCommand.self, MDSCommand.self, FleetCommand.self,
         ])
 }

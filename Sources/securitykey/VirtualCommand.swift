@@ -30,8 +30,9 @@ struct VirtualServeCommand: ReportingCommand {
 
             --profile picks what the key implements: ctap20 (the default: FIDO_2_0 with clientPIN), \
             ctap21 (FIDO_2_1: credential management, authenticatorConfig with setMinPINLength and \
-            alwaysUv, makeCredUvNotRqd, pinUvAuthToken permissions, and an enterprise attestation \
-            certificate of its own, off until enabled) or ctap21-pre (FIDO_2_1_PRE with \
+            alwaysUv, makeCredUvNotRqd, pinUvAuthToken permissions, large blobs with the \
+            largeBlobKey extension (--max-large-blob sets maxSerializedLargeBlobArray, 1024 by default), \
+            and an enterprise attestation certificate of its own, off until enabled) or ctap21-pre (FIDO_2_1_PRE with \
             credentialMgmtPreview only, as keys shipped before CTAP 2.1 was final).
 
             --bio adds a simulated fingerprint sensor to a ctap21 (bioEnroll, command 0x09) or ctap21-pre \
@@ -123,12 +124,13 @@ struct VirtualServeCommand: ReportingCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Replace the profile's extensions (comma-separated: credProtect, credBlob, hmac-secret, hmac-secret-mc, minPinLength; empty for none).",
+            "Replace the profile's extensions (comma-separated: credProtect, credBlob, hmac-secret, hmac-secret-mc, minPinLength, largeBlobKey; empty for none).",
             valueName: "list"))
     var extensions: String?
 
     @Option(name: .long, help: ArgumentHelp("The longest credBlob stored (32 to 4096).", valueName: "bytes"))
     var maxCredBlobLength: Int = 32
+
     @Flag(
         name: .long,
         help: "With --profile ctap21 or ctap21-pre: a simulated fingerprint sensor (bio enrollment, built-in UV once a finger is enrolled)."
@@ -154,6 +156,13 @@ struct VirtualServeCommand: ReportingCommand {
         name: .customLong("ctap1-only"),
         help: "Behave as a key that speaks only CTAP1/U2F (CTAP2 commands rejected, no CBOR capability).")
     var ctap1Only = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --profile ctap21: the largest serialized large-blob array stored (maxSerializedLargeBlobArray, at least 1024).",
+            valueName: "bytes"))
+    var maxLargeBlob: Int?
 
     @Flag(name: .long, help: "Print a JSON line describing the served key on standard output.")
     var json = false
@@ -194,6 +203,12 @@ struct VirtualServeCommand: ReportingCommand {
                 "--enterprise-attestation, --enterprise-attestation-rp and --always-uv need --profile ctap21."
             )
         }
+        if let maxLargeBlob {
+            guard profile == "ctap21" else { throw ValidationError("--max-large-blob needs --profile ctap21.") }
+            guard (1024...(1 << 20)).contains(maxLargeBlob) else {
+                throw ValidationError("--max-large-blob takes 1024 to 1048576 bytes.")
+            }
+        }
     }
 
     func parsePresence() throws(CLIError) -> UserPresencePolicy {
@@ -230,6 +245,7 @@ struct VirtualServeCommand: ReportingCommand {
         case "ctap21":
             configuration = .ctap21(alwaysUV: alwaysUV, enterpriseAttestationEnabled: enterpriseAttestation)
             configuration.enterpriseAttestationRPIDs = enterpriseAttestationRP
+            if let maxLargeBlob { configuration.maxSerializedLargeBlobArray = maxLargeBlob }
         case "ctap21-pre": configuration = .ctap21Preview()
         default: configuration = ctap1Only ? .ctap1Only() : VirtualKey.Configuration()
         }

@@ -85,7 +85,7 @@ func checkCTAP21View(_ verdicts: [String: [String: Any]], key: VirtualKey) {
     #expect(info["remaining"] as? Int == 25)
     #expect(info["minPINLength"] as? Int == 4)
     #expect(info["maxRPIDs"] as? Int == 8)
-    #expect(info["extensions"] as? [String] == ["hmac-secret", "credProtect", "credBlob", "minPinLength"])
+    #expect(info["extensions"] as? [String] == ["hmac-secret", "credProtect", "credBlob", "minPinLength", "largeBlobKey"])
 
     #expect(verdicts["getCredsMetadata"]?["existing"] as? Int == 3)
     #expect(verdicts["getCredsMetadata"]?["remaining"] as? Int == 22)

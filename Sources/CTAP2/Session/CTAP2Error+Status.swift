@@ -44,6 +44,9 @@ extension CTAP2Error {
                 .unauthorizedPermission,
                 "The PIN/UV token does not permit this operation: get a token with the right permission."
             )
+        case .largeBlobStorageFull:
+            (.largeBlobStorageFull, "The large-blob array would not fit in the key's large-blob storage.")
+        case .integrityFailure: (.integrityFailure, status.message)
         default: (.authenticatorStatus, status.message)
         }
     }

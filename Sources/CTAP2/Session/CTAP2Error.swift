@@ -92,6 +92,14 @@ public struct CTAP2Error: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidCommand = Code(rawValue: "invalid-command")
         /// The key timed out waiting for the rest of a message (CTAP1_ERR_TIMEOUT).
         public static let messageTimeout = Code(rawValue: "message-timeout")
+        /// The large-blob array would not fit the key's maxSerializedLargeBlobArray
+        /// (CTAP2_ERR_LARGE_BLOB_STORAGE_FULL, or refused before the key was asked).
+        public static let largeBlobStorageFull = Code(rawValue: "large-blob-storage-full")
+        /// The key's large-blob array is corrupted (it reads as empty); it is only overwritten
+        /// when the caller forces it.
+        public static let largeBlobCorrupted = Code(rawValue: "large-blob-corrupted")
+        /// The key found the data written inconsistent (CTAP2_ERR_INTEGRITY_FAILURE).
+        public static let integrityFailure = Code(rawValue: "integrity-failure")
 
         public var description: String { rawValue }
     }
