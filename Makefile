@@ -19,7 +19,7 @@ APT_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev zlib1g-dev 
 	qemu-system-x86 busybox-static cpio kmod fido2-tools \
 	libfido2-dev valgrind
 
-.PHONY: all deps pydeps build test demo fuzz bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
+.PHONY: all deps pydeps build test demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
 
 all: build
 
@@ -29,7 +29,9 @@ help:
 	@echo "make bench   [BENCH_ARGS='-n 1000'] ours vs python-fido2 (vs libfido2) on virtual keys, fleet, micro"
 	@echo "make bench-report   run the benchmark and write Docs/Performance.md"
 	@echo "make bench-drivers | bench-smoke | bench-callgrind | bench-hidraw   libfido2 host, instructions, hidraw"
-	@echo "make build | fuzz [FUZZ_SECONDS=60] | format | install [PREFIX=] | deps"
+	@echo "make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS='cbor tpm']   each libFuzzer target for N seconds"
+	@echo "make fuzz-coverage   line coverage of each target's parser files over its corpus (llvm-cov)"
+	@echo "make build | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages; a quick no-op when everything is there.
 deps:
@@ -65,8 +67,14 @@ demo: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --product securitykey
 	SECURITYKEY_BIN="$$($(SWIFT) build --show-bin-path)/securitykey" scripts/demo.sh
 
+# libFuzzer targets, one per parser of untrusted bytes (Docs/Fuzzing.md); crashes land in
+# Tests/FuzzTargetsTests/Regressions/TARGET/, which `make test` replays.
+FUZZ_TARGETS ?=
 fuzz: deps
-	scripts/fuzz.sh $(FUZZ_SECONDS)
+	scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-coverage: deps
+	scripts/fuzz-coverage.sh $(FUZZ_TARGETS)
 
 # Release builds of the benchmark and the CLI it serves virtual keys with, and the libfido2
 # driver; python-fido2 and libfido2 are the other hosts. The PC/SC part starts a

@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
         .executable(name: "securitykey", targets: ["securitykey"]),
         .executable(name: "securitykey-bench", targets: ["securitykey-bench"]),
+        // Not an API: exported only so the libFuzzer package in Fuzz/ can link the fuzz targets.
+        .library(name: "_FuzzTargets", targets: ["FuzzTargets"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
@@ -147,11 +149,26 @@ let package = Package(
             path: "Sources/Benchmarks",
             swiftSettings: strict),
 
+        // MARK: Fuzzing (Docs/Fuzzing.md)
+        // One "fuzz one input" function per parser of untrusted bytes, shared by the libFuzzer
+        // executable (Fuzz/Package.swift) and the regression replay tests.
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                "CBOR", "CTAPHID", "ISO7816", "CTAP2", "WebAuthnVerification", "VirtualAuthenticator",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strict),
+
         // MARK: Tests (one target per module)
         // Vector-file reading shared by the test targets (not a product).
         .target(name: "VectorFiles", path: "Tests/VectorFiles", swiftSettings: strict),
         .testTarget(name: "CBORTests", dependencies: ["CBOR"],
                     exclude: ["PythonFido2"],
+                    resources: [.copy("Regressions")], swiftSettings: strict),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"],
                     resources: [.copy("Regressions")], swiftSettings: strict),
         .testTarget(name: "CTAPHIDTests", dependencies: ["CTAPHID"], swiftSettings: strict),
         .testTarget(name: "HIDTransportTests", dependencies: ["HIDTransport", "CTAPHID", "Transport"],

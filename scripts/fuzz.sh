@@ -1,62 +1,60 @@
 #!/usr/bin/env bash
-# Fuzzes the CBOR decoder (strict and lenient) with libFuzzer for $1 (or $FUZZ_SECONDS) seconds.
+# Runs every libFuzzer target (or the ones named) for $1 (or $FUZZ_SECONDS) seconds each.
 #
-#   scripts/fuzz.sh [SECONDS]
+#   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
-# Builds Fuzz/CBORDecoderFuzzer.swift with Sources/CBOR into .build-fuzz (its own scratch path,
-# apart from .build), seeds the corpus with Tests/CBORTests/Regressions and the CBOR test
-# vectors, and prints the number of executions. A crashing input is saved under
-# Tests/CBORTests/Regressions/, where the CBOR tests replay it; the script then fails.
+# Builds Fuzz/ (one executable, securitykey-fuzz, over the FuzzTargets module) with
+# `swift build --sanitize fuzzer --sanitize address` into .build-fuzz/fuzzer, apart from .build;
+# extracts seeds from the vector files (scripts/fuzz-targets.py); keeps each target's corpus in
+# .build-fuzz/corpus/TARGET. A crashing input is saved under
+# Tests/FuzzTargetsTests/Regressions/TARGET/, which `make test` replays; the script then fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${1:-${FUZZ_SECONDS:-60}}"
+shift || true
 scratch=.build-fuzz
-regressions=Tests/CBORTests/Regressions
-swiftc="${SWIFTC:-$(command -v swiftc || true)}"
-if [ -z "$swiftc" ]; then
-    echo "fuzz: no swiftc on PATH (swift.org/install)" >&2
+regressions=Tests/FuzzTargetsTests/Regressions
+python="${PYTHON:-python3}"
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    mapfile -t targets < <("$python" scripts/fuzz-targets.py table | cut -f1)
+fi
+
+mkdir -p "$scratch"
+echo "fuzz: building securitykey-fuzz (libFuzzer + AddressSanitizer)"
+start=$SECONDS
+# The linker warns about every ASan symbol it cannot export; show its output only on failure.
+swift build --package-path Fuzz --scratch-path "$scratch/fuzzer" --sanitize fuzzer --sanitize address \
+    >"$scratch/build.log" 2>&1 || { grep -v "Cannot export" "$scratch/build.log" >&2; exit 1; }
+echo "fuzz: built in $((SECONDS - start)) s"
+binary="$scratch/fuzzer/debug/securitykey-fuzz"
+
+rm -rf "$scratch/seeds"
+"$python" scripts/fuzz-targets.py seeds "$scratch/seeds"
+
+failed=()
+for target in "${targets[@]}"; do
+    mkdir -p "$scratch/corpus/$target" "$regressions/$target"
+    log="$scratch/$target.log"
+    status=0
+    # Swift's own backtracer would delay libFuzzer's crash handler; leaks in the Swift runtime's
+    # caches are not parser bugs.
+    FUZZ_TARGET="$target" SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 nice "$binary" \
+        "$scratch/corpus/$target" "$regressions/$target" "$scratch/seeds/$target" \
+        -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
+        -artifact_prefix="$regressions/$target/" -print_final_stats=1 >"$log" 2>&1 || status=$?
+    executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+    coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
+    printf 'fuzz: %-20s %10s executions in %s s (%s)\n' "$target" "${executions:-?}" "$seconds" "${coverage:-cov: ?}"
+    if [ "$status" -ne 0 ]; then
+        tail -n 30 "$log" >&2
+        failed+=("$target")
+    fi
+done
+# Empty regression folders are not kept.
+find "$regressions" -mindepth 1 -type d -empty -delete
+if [ ${#failed[@]} -ne 0 ]; then
+    echo "fuzz: ${failed[*]} failed; the inputs are saved under $regressions/TARGET/" >&2
     exit 1
-fi
-
-mkdir -p "$scratch/corpus" "$scratch/seeds"
-binary="$scratch/cbor-decoder-fuzzer"
-sources=(Sources/CBOR/*.swift Fuzz/CBORDecoderFuzzer.swift)
-if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary" 2>/dev/null)" ]; then
-    echo "fuzz: building $binary"
-    # The linker warns about every ASan symbol it cannot export; show its output only on failure.
-    "$swiftc" -O -parse-as-library -module-name CBORFuzz -sanitize=fuzzer,address \
-        -module-cache-path "$scratch/module-cache" "${sources[@]}" -o "$binary" >"$scratch/build.log" 2>&1 || {
-        cat "$scratch/build.log" >&2
-        exit 1
-    }
-fi
-
-# Seeds from the vector files: every hex item of rfc8949-cbor.json and python-fido2's responses.
-if command -v python3 >/dev/null && [ -z "$(ls -A "$scratch/seeds")" ]; then
-    python3 - "$scratch/seeds" <<'PY'
-import hashlib, json, os, sys
-out = sys.argv[1]
-for name in ("rfc8949-cbor.json", "python-fido2-vectors.json"):
-    for entry in json.load(open(os.path.join("Tests/Vectors", name))):
-        kind, hexed = entry.get("kind", ""), entry.get("hex")
-        if hexed and (kind.startswith("cbor-vector") or kind == "ctap2-response-cbor"):
-            data = bytes.fromhex(hexed)
-            with open(os.path.join(out, hashlib.sha1(data).hexdigest()), "wb") as f:
-                f.write(data)
-PY
-fi
-
-log="$scratch/fuzz.log"
-status=0
-"$binary" "$scratch/corpus" "$regressions" "$scratch/seeds" \
-    -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 \
-    -artifact_prefix="$regressions/" -print_final_stats=1 >"$log" 2>&1 || status=$?
-
-executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-echo "fuzz: ${executions:-unknown} executions in ${seconds} s (strict and lenient decoding, round trips)"
-if [ "$status" -ne 0 ]; then
-    tail -n 40 "$log" >&2
-    echo "fuzz: libFuzzer exited with status $status; the input is saved under $regressions/" >&2
-    exit "$status"
 fi

@@ -1,0 +1,51 @@
+import CBOR
+import CTAP2
+
+extension FuzzTarget {
+    /// authenticatorGetInfo responses: what parses keeps its raw fields, and those fields
+    /// re-encoded parse to the same info.
+    static let getInfo = FuzzTarget("getinfo", "authenticatorGetInfo response (AuthenticatorInfo)") {
+        bytes throws(FuzzPropertyViolation) in
+        guard let info = try? AuthenticatorInfo(cbor: bytes) else { return }
+        let again = try? AuthenticatorInfo(cbor: CBOREncoder.encode(.map(info.fields)))
+        try expect(again == info, "getInfo fields re-encoded parse to another info")
+    }
+
+    /// authenticatorData: parsing consumes every byte and keeps them; the attested credential's
+    /// COSE key re-encodes to a key that parses the same.
+    static let authenticatorData = FuzzTarget("authenticator-data", "authenticatorData (attested credential, extensions)") {
+        bytes throws(FuzzPropertyViolation) in
+        guard let data = try? AuthenticatorData(bytes: bytes) else { return }
+        try expect(data.bytes == bytes && data.rpIDHash.count == 32, "authenticatorData does not keep its bytes")
+        if let key = data.attestedCredentialData?.credentialPublicKey {
+            try expect((try? COSEKey(cbor: key.cborEncoded)) == key, "the credential's COSE key does not round trip")
+        }
+        try expect((try? AuthenticatorData(bytes: data.bytes)) == data, "authenticatorData parses differently twice")
+    }
+
+    /// COSE keys: a key that parses re-encodes canonically to a key that parses the same.
+    static let coseKey = FuzzTarget("cose-key", "COSE_Key (RFC 9052) parsing and re-encoding") { bytes throws(FuzzPropertyViolation) in
+        guard let key = try? COSEKey(cbor: bytes) else { return }
+        try expect((try? COSEKey(cbor: key.cborEncoded)) == key, "a COSE key does not round trip")
+    }
+
+    /// The response of every CTAP2 command with a body (makeCredential, getAssertion and
+    /// getNextAssertion, clientPIN, credentialManagement, getInfo), each fed the same bytes;
+    /// a makeCredential response's attestation object round trips.
+    static let ctap2Responses = FuzzTarget("ctap2-responses", "CTAP2 responses of every command") {
+        bytes throws(FuzzPropertyViolation) in
+        if let response = try? MakeCredentialResponse(cbor: bytes) {
+            let object = response.attestationObject
+            let again = try? AttestationObject(cbor: object.cborEncoded)
+            try expect(again == object, "a makeCredential response's attestation object does not round trip")
+        }
+        if let response = try? GetAssertionResponse(cbor: bytes) {
+            try expect(
+                (try? AuthenticatorData(bytes: response.authData.bytes)) == response.authData,
+                "a getAssertion response's authData does not parse the same")
+        }
+        _ = try? ClientPINResponse(cbor: bytes)
+        _ = try? CredentialManagementResponse(cbor: bytes)
+        _ = try? AuthenticatorInfo(cbor: bytes)
+    }
+}

@@ -1,0 +1,40 @@
+import ISO7816
+
+extension FuzzTarget {
+    /// ISO 7816-4 APDUs: a command APDU that parses re-encodes in its own length form to the
+    /// same bytes and chains into segments that carry its data; response APDUs round trip; a
+    /// sequence of responses (GET RESPONSE / wrong-Le chaining, as the NFC transport drives it)
+    /// ends bounded, in a request that encodes or in a complete response.
+    static let iso7816 = FuzzTarget("iso7816", "command/response APDU parsing, response chaining") {
+        bytes throws(FuzzPropertyViolation) in
+        if let command = try? CommandAPDU(bytes: bytes) {
+            let extended = bytes.count > 5 && bytes[4] == 0
+            let form: CommandAPDU.LengthForm = extended ? .extended : .short
+            try expect((try? command.encoded(form)) == bytes, "a command APDU does not re-encode to itself")
+            if let segments = try? command.chained(maxSegmentCount: 16) {
+                try expect(
+                    segments.flatMap(\.data) == command.data && segments.last?.le == command.le,
+                    "command chaining loses data or Le")
+            }
+        }
+        if let response = try? ResponseAPDU(bytes: bytes) {
+            try expect(response.bytes == bytes, "a response APDU does not re-encode to itself")
+        }
+        let limit = 4096
+        var assembler = ResponseAssembler(
+            command: CommandAPDU(cla: 0x80, ins: 0x10, p1: 0, p2: 0, data: [0x04], le: 256), maxRounds: 32,
+            maxResponseCount: limit)
+        for record in lengthPrefixedRecords(bytes) {
+            guard let response = try? ResponseAPDU(bytes: record) else { continue }
+            switch try? assembler.receive(response) {
+            case .send(let next):
+                try expect((try? next.encoded()) != nil, "the assembler asks for a command that does not encode")
+            case .complete(let complete):
+                try expect(complete.data.count <= limit, "an assembled response exceeds its limit")
+                return
+            case nil:
+                return
+            }
+        }
+    }
+}

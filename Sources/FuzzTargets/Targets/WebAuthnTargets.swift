@@ -1,0 +1,113 @@
+import CBOR
+import CTAP2
+import Crypto
+import Foundation
+import WebAuthnVerification
+
+extension FuzzTarget {
+    /// Attestation objects through every statement verifier (packed, tpm, android-key,
+    /// android-safetynet, fido-u2f, apple, none). The input is a 32-byte clientDataHash and then
+    /// the attestation object, so real registrations get past their signature checks. What
+    /// verifies reports a type that fits its format, with a trust path exactly when the type
+    /// needs one, and verifies the same way twice.
+    static let attestationObject = FuzzTarget("attestation-object", "attestation objects and statement verifiers") {
+        bytes throws(FuzzPropertyViolation) in
+        guard bytes.count > 32, let object = try? AttestationObject(cbor: Array(bytes[32...])) else { return }
+        let hash = Array(bytes[..<32])
+        guard let result = try? object.verify(clientDataHash: hash) else { return }
+        try expect((result.type == .none) == (object.format == .none), "a none type for a format other than none")
+        try expect(
+            result.trustPath.isEmpty == (result.type == .none || result.type == .selfAttestation),
+            "a trust path that does not fit the attestation type \(result.type)")
+        try expect((try? object.verify(clientDataHash: hash)) == result, "an attestation verifies differently twice")
+    }
+
+    /// TPM 2.0 structures of the tpm format (TPMS_ATTEST certInfo, TPMT_PUBLIC pubArea):
+    /// bounded parsing, the same result twice.
+    static let tpm = FuzzTarget("tpm", "TPMS_ATTEST and TPMT_PUBLIC parsing") { bytes throws(FuzzPropertyViolation) in
+        if let attest = try? TPMSAttest(bytes: bytes) {
+            try expect((try? TPMSAttest(bytes: bytes)) == attest, "TPMS_ATTEST parses differently twice")
+        }
+        if let area = try? TPMTPublic(bytes: bytes) {
+            try expect((try? TPMTPublic(bytes: bytes)) == area, "TPMT_PUBLIC parses differently twice")
+        }
+    }
+
+    /// The Android key attestation extension (KeyDescription, DER).
+    static let androidKeyDescription = FuzzTarget("android-key", "Android key description (DER)") {
+        bytes throws(FuzzPropertyViolation) in
+        guard let description = try? AndroidKeyDescription(derEncoded: bytes) else { return }
+        try expect(
+            (try? AndroidKeyDescription(derEncoded: bytes)) == description, "a key description parses differently twice")
+    }
+
+    /// The android-safetynet JWS (compact serialization, x5c, payload JSON).
+    static let safetyNet = FuzzTarget("safetynet", "android-safetynet JWS response") { bytes throws(FuzzPropertyViolation) in
+        guard let response = try? SafetyNetResponse(jws: bytes) else { return }
+        try expect(bytes.count <= SafetyNetResponse.maximumSize, "a SafetyNet response over the size limit parsed")
+        try expect(!response.certificates.isEmpty, "a SafetyNet response without certificates parsed")
+    }
+
+    /// clientDataJSON as a relying party checks it (type, challenge, origin, crossOrigin,
+    /// topOrigin) under each cross-origin policy; a forged assertion never verifies.
+    static let clientData = FuzzTarget("client-data", "clientDataJSON checks") { bytes throws(FuzzPropertyViolation) in
+        let rpID = "example.org"
+        let hash = Array(SHA256.hash(data: Array(rpID.utf8)))
+        guard let authData = try? AuthenticatorData(bytes: hash + [0x05, 0, 0, 0, 1]) else {
+            throw FuzzPropertyViolation(description: "the fixed authenticatorData does not parse")
+        }
+        guard let key = fixedCredentialKey else {
+            throw FuzzPropertyViolation(description: "the fixed credential key does not parse")
+        }
+        for crossOrigin in [CrossOriginPolicy.sameOriginOnly, .unchecked, .allowed(topOrigins: ["https://top.example"])] {
+            let policy = RelyingPartyPolicy(
+                relyingPartyID: rpID, origins: ["https://example.org"], crossOrigin: crossOrigin)
+            let response = AssertionResponse(
+                id: nil, clientData: .json(bytes), authenticatorData: authData, signature: [0x30, 0x00])
+            let verified = try? AssertionVerifier(policy: policy).verify(
+                response, credential: CredentialRecord(id: nil, publicKey: .cose(key), signCount: 0))
+            try expect(verified == nil, "an assertion with a forged signature verified")
+        }
+    }
+
+    /// MDS3 BLOBs (JWS compact, x5c, payload) through the whole verifier at a fixed time with
+    /// the default anchor: what verifies is the BLOB that was given, with a signing chain.
+    static let mdsBLOB = FuzzTarget("mds-blob", "MDS3 BLOB JWS verification and payload") { bytes throws(FuzzPropertyViolation) in
+        let verifier = MetadataBLOBVerifier(verifyTime: Date(timeIntervalSince1970: 1_725_148_800))
+        let result = try runBlocking { () async -> MetadataBLOB? in try? await verifier.verify(bytes) }
+        guard let blob = result else { return }
+        try expect(!blob.signingChain.isEmpty, "a BLOB verified without a signing chain")
+    }
+
+    /// The MDS3 BLOB payload (JSON metadata statements and status reports).
+    static let mdsPayload = FuzzTarget("mds-payload", "MDS3 BLOB payload JSON") { bytes throws(FuzzPropertyViolation) in
+        guard let payload = try? MetadataBLOBPayload(json: bytes) else { return }
+        _ = payload.entries.count
+    }
+
+    /// Certificate revocation lists (DER or PEM) as MDS verification reads them.
+    static let crl = FuzzTarget("crl", "certificate revocation lists (DER, PEM)") { bytes throws(FuzzPropertyViolation) in
+        guard let list = try? CertificateRevocationList(bytes: bytes) else { return }
+        try expect((try? CertificateRevocationList(bytes: bytes)) == list, "a CRL parses differently twice")
+    }
+
+    /// Trust anchor files (PEM bundles or DER) given to `verify --trust`.
+    static let trustAnchors = FuzzTarget("trust-anchors", "trust anchor files (PEM bundles, DER)") {
+        bytes throws(FuzzPropertyViolation) in
+        guard let certificates = try? AttestationTrustAnchors.parse(bytes) else { return }
+        try expect(!certificates.isEmpty, "a trust anchor file parsed to no certificate")
+    }
+}
+
+/// An ES256 credential key the fuzzer does not hold the private key of (a fixed scalar).
+private let fixedCredentialKey: COSEKey? = {
+    guard let signer = try? P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 7, count: 32)) else {
+        return nil
+    }
+    let xy = Array(signer.publicKey.rawRepresentation)
+    let map: CBORMap = [
+        .unsigned(1): .unsigned(2), .unsigned(3): .negative(6), .negative(0): .unsigned(1),
+        .negative(1): .byteString(Array(xy[..<32])), .negative(2): .byteString(Array(xy[32...])),
+    ]
+    return try? COSEKey(map: map)
+}()

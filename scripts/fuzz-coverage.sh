@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Line coverage of each fuzz target's parser files over its corpus, measured with llvm-cov.
+#
+#   scripts/fuzz-coverage.sh [TARGET...]
+#
+# Builds Fuzz/ with -profile-generate -profile-coverage-mapping (libFuzzer, no ASan) into
+# .build-fuzz/coverage, runs each target once over its corpus (.build-fuzz/corpus/TARGET, grown
+# by `make fuzz`), its seeds and its regression files, and prints the line coverage of the
+# files scripts/fuzz-targets.py lists for it. Ends with the line
+# `fuzz-coverage: N targets, min line coverage X%`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scratch=.build-fuzz
+regressions=Tests/FuzzTargetsTests/Regressions
+python="${PYTHON:-python3}"
+bin="$(dirname "$(command -v swift)")"
+llvm_cov="${LLVM_COV:-$bin/llvm-cov}"
+llvm_profdata="${LLVM_PROFDATA:-$bin/llvm-profdata}"
+
+echo "fuzz-coverage: building securitykey-fuzz with coverage mapping"
+start=$SECONDS
+swift build --package-path Fuzz --scratch-path "$scratch/coverage" --sanitize fuzzer \
+    -Xswiftc -profile-generate -Xswiftc -profile-coverage-mapping \
+    >"$scratch/coverage-build.log" 2>&1 || { cat "$scratch/coverage-build.log" >&2; exit 1; }
+echo "fuzz-coverage: built in $((SECONDS - start)) s"
+binary="$scratch/coverage/debug/securitykey-fuzz"
+[ -d "$scratch/seeds" ] || "$python" scripts/fuzz-targets.py seeds "$scratch/seeds"
+
+profiles="$scratch/profiles"
+rm -rf "$profiles" && mkdir -p "$profiles"
+count=0
+minimum=""
+while IFS=$'\t' read -r target files; do
+    if [ $# -gt 0 ] && [[ " $* " != *" $target "* ]]; then continue; fi
+    dirs=()
+    for d in "$scratch/corpus/$target" "$scratch/seeds/$target" "$regressions/$target"; do
+        [ -d "$d" ] && dirs+=("$d")
+    done
+    FUZZ_TARGET="$target" SWIFT_BACKTRACE=enable=no LLVM_PROFILE_FILE="$profiles/$target-%p.profraw" \
+        "$binary" -runs=0 -max_len=65536 "${dirs[@]}" >"$profiles/$target.log" 2>&1 || {
+        tail -n 20 "$profiles/$target.log" >&2
+        echo "fuzz-coverage: $target failed on its corpus" >&2
+        exit 1
+    }
+    "$llvm_profdata" merge -sparse "$profiles/$target"-*.profraw -o "$profiles/$target.profdata"
+    # llvm-cov names files by the path they were compiled at; report the target's files only.
+    # shellcheck disable=SC2086
+    report=$("$llvm_cov" report "$binary" -instr-profile="$profiles/$target.profdata" $(for f in $files; do echo "$PWD/$f"; done))
+    percent=$(echo "$report" | awk '$1 == "TOTAL" { print $(NF-3) }' | tr -d '%')
+    echo "$report" | awk -v t="$target" 'NR > 2 && $1 != "TOTAL" && $1 !~ /^-/ && NF > 9 {
+        n = split($1, p, "/"); printf "fuzz-coverage:   %-20s %-45s %s lines\n", t, p[n], $(NF-3) }'
+    printf 'fuzz-coverage: %-20s %s%% of the lines of its parser files\n' "$target" "${percent:-0}"
+    count=$((count + 1))
+    if [ -z "$minimum" ] || awk -v a="${percent:-0}" -v b="$minimum" 'BEGIN { exit !(a < b) }'; then
+        minimum="${percent:-0}"
+    fi
+done < <("$python" scripts/fuzz-targets.py table)
+echo "fuzz-coverage: $count targets, min line coverage ${minimum:-0}%"
