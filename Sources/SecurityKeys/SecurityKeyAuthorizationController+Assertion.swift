@@ -30,9 +30,18 @@ extension SecurityKeyAuthorizationController {
             return try await signInThroughU2F(request, clientData: clientData, key: key, deadline: deadline)
         }
         var rpID = request.relyingPartyIdentifier
+        try Self.validateLargeBlob(request)
+        // Writing a large blob takes a token with the lbw permission (CTAP 2.1 §6.10.2).
+        let writesLargeBlob: Bool
+        if case .write = request.largeBlob, Self.supportsLargeBlobs(key.info) {
+            writesLargeBlob = true
+        } else {
+            writesLargeBlob = false
+        }
         let plan = try await userVerification(
-            key: key, preference: request.userVerificationPreference, keyDemandsIt: false,
-            permissions: [.getAssertion], rpID: rpID, deadline: deadline)
+            key: key, preference: request.userVerificationPreference, keyDemandsIt: writesLargeBlob,
+            permissions: writesLargeBlob ? [.getAssertion, .largeBlobWrite] : [.getAssertion], rpID: rpID,
+            deadline: deadline)
         defer { plan.token?.wipe() }
 
         var allowList: [PublicKeyCredentialDescriptor]?
@@ -57,9 +66,10 @@ extension SecurityKeyAuthorizationController {
             allowList = [PublicKeyCredentialDescriptor(id: found.credentialID)]
         }
 
-        let extensions = try await assertionExtensions(
+        var extensions = try await assertionExtensions(
             request, credentialID: allowList?.first?.id, key: key, deadline: deadline)
         defer { extensions.wipe() }
+        extensions.inputs.largeBlobKey = request.largeBlob != nil && Self.supportsLargeBlobs(key.info)
         var getAssertion = GetAssertionRequest(
             rpID: rpID, clientDataHash: clientData.hash, allowList: allowList,
             extensions: extensions.inputs.isEmpty ? nil : extensions.inputs.cbor,
@@ -112,6 +122,10 @@ extension SecurityKeyAuthorizationController {
             signature: chosen.signature,
             userID: chosen.user?.id, rawClientDataJSON: clientData.json, appID: usedAppID, deviceURI: key.uri)
         try applyAssertionOutputs(to: &assertion, request: request, plan: extensions, response: chosen)
+        if let input = request.largeBlob {
+            assertion.largeBlob = await performLargeBlob(
+                input, response: chosen, key: key, token: plan.token, deadline: deadline)
+        }
         return assertion
     }
 }

@@ -49,6 +49,8 @@ extension SecurityKeyAuthorizationController {
         }
         // A key with a PIN refuses makeCredential without verification unless it offers
         // makeCredUvNotRqd for non-discoverable credentials (CTAP 2.1 §6.1.2 steps 7-8).
+        // A largeBlob that must be supported fails here, before the user is asked anything.
+        let wantsLargeBlobKey = try Self.largeBlobKeyWanted(request, info: info, residentKey: residentKey)
         let keyDemandsIt = residentKey || !info.isEnabled(.makeCredentialUVNotRequired)
         let plan = try await userVerification(
             key: key, preference: request.userVerificationPreference, keyDemandsIt: keyDemandsIt,
@@ -62,8 +64,9 @@ extension SecurityKeyAuthorizationController {
         if excluded == nil, let appID = request.appIDExclude {
             try await excludeAppIDCredentials(request, appID: appID, clientDataHash: clientData.hash, key: key, deadline: deadline)
         }
-        let extensions = try await registrationExtensions(request, key: key, deadline: deadline)
+        var extensions = try await registrationExtensions(request, key: key, deadline: deadline)
         defer { extensions.wipe() }
+        extensions.inputs.largeBlobKey = wantsLargeBlobKey
 
         var makeCredential = MakeCredentialRequest(
             clientDataHash: clientData.hash,
@@ -101,6 +104,9 @@ extension SecurityKeyAuthorizationController {
             rawClientDataJSON: clientData.json, transports: key.transports, deviceURI: key.uri)
         try applyRegistrationOutputs(
             to: &registration, request: request, plan: extensions, response: response, residentKey: residentKey)
+        if request.largeBlob != nil {
+            registration.largeBlob = SecurityKeyLargeBlobRegistrationOutput(isSupported: response.largeBlobKey != nil)
+        }
         return registration
     }
 

@@ -22,6 +22,8 @@ public struct SecurityKeyCredentialAssertion: Hashable, Sendable {
     public var hmacGetSecret: SecurityKeyHMACSecretOutput?
     /// The `getCredBlob` output: the credential's stored blob (empty when none), when asked for.
     public var credentialBlob: [UInt8]?
+    /// `largeBlob`: the blob read, or whether the write succeeded, when asked.
+    public var largeBlob: SecurityKeyLargeBlobAssertionOutput?
 
     /// Creates an assertion result.
     public init(
@@ -72,6 +74,12 @@ public struct SecurityKeyCredentialAssertion: Hashable, Sendable {
             out["hmacGetSecret"] = entry
         }
         if let credentialBlob { out["getCredBlob"] = Base64URL.encode(credentialBlob) }
+        if let largeBlob {
+            var entry: [String: Any] = [:]
+            if let data = largeBlob.readData { entry["blob"] = Base64URL.encode(data) }
+            if let written = largeBlob.didWrite { entry["written"] = written }
+            out["largeBlob"] = entry
+        }
         return out
     }
 }

@@ -21,6 +21,8 @@ public struct SecurityKeyCredentialAssertionRequest: Hashable, Sendable {
     public var hmacGetSecret: SecurityKeyHMACSecretInput?
     /// `getCredBlob` (CTAP 2.2 §12.2): read the blob stored with the credential.
     public var getCredentialBlob = false
+    /// `largeBlob` (WebAuthn L3 §10.1.5): read the credential's large blob, or write one.
+    public var largeBlob: SecurityKeyLargeBlobAssertionInput?
     /// Other CTAP authenticator extension inputs by identifier (CTAP 2.2 §12), sent as given:
     /// the raw escape hatch. The typed members above win over the same identifiers here.
     public var additionalExtensionInputs: CBORMap = CBORMap()

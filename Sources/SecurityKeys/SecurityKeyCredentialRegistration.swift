@@ -24,6 +24,8 @@ public struct SecurityKeyCredentialRegistration: Hashable, Sendable {
     public var credentialBlobStored: Bool?
     /// The `appidExclude` output: true when the AppID's credentials were checked.
     public var appIDExclude: Bool?
+    /// `largeBlob`: whether the credential can hold a large blob, when asked.
+    public var largeBlob: SecurityKeyLargeBlobRegistrationOutput?
     /// The authenticator extension outputs in the authenticator data (credProtect level,
     /// minPinLength, ...), as types.
     public var authenticatorExtensionOutputs = AuthenticatorExtensionOutputs()
@@ -79,6 +81,7 @@ public struct SecurityKeyCredentialRegistration: Hashable, Sendable {
         }
         if let credentialBlobStored { out["credBlob"] = credentialBlobStored }
         if let appIDExclude { out["appidExclude"] = appIDExclude }
+        if let largeBlob { out["largeBlob"] = ["supported": largeBlob.isSupported] }
         return out
     }
 }

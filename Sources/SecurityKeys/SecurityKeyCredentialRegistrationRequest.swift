@@ -41,6 +41,8 @@ public struct SecurityKeyCredentialRegistrationRequest: Hashable, Sendable {
     public var credentialProperties = false
     /// `appidExclude` (WebAuthn L3 §10.1.2): a legacy U2F AppID whose credentials are excluded too.
     public var appIDExclude: String?
+    /// `largeBlob` (WebAuthn L3 §10.1.5): large-blob storage for the new (discoverable) credential.
+    public var largeBlob: SecurityKeyLargeBlobRegistrationInput?
     /// Other CTAP authenticator extension inputs by identifier (CTAP 2.2 §12), sent as given:
     /// the raw escape hatch. The typed members above win over the same identifiers here.
     public var additionalExtensionInputs: CBORMap = CBORMap()

@@ -141,7 +141,11 @@ extension VirtualKey {
                 + (0..<4).map { UInt8(truncatingIfNeeded: offset >> (8 * $0)) } + Array(SHA256.hash(data: set))
             try verifyPinUvAuthParam(
                 pinUvAuthParam, protocol: pinUvAuthProtocol, message: message, permission: .largeBlobWrite,
-                rpID: nil, bindsRP: false)
+                rpID: nil, bindsRP: false,
+                // CTAP 2.1 §6.10.2 checks the lbw permission only: a getAssertion clears every
+                // permission but lbw, and the UV flag, exactly so that the platform can write
+                // the credential's blob next with the same token.
+                requiresUserVerifiedFlag: false)
         }
         guard offsetValue + UInt64(set.count) <= UInt64(pending.expectedLength) else {
             throw .rejected(.invalidParameter, "The largeBlobs fragment runs past the announced length.")

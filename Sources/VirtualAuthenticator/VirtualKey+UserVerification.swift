@@ -73,7 +73,8 @@ extension VirtualKey {
     ///     (makeCredential and getAssertion; credential management only checks).
     func verifyPinUvAuthParam(
         _ param: [UInt8], protocol pinProtocol: UInt64?, message: [UInt8],
-        permission: PINUVAuthPermissions, rpID: String?, bindsRP: Bool = true
+        permission: PINUVAuthPermissions, rpID: String?, bindsRP: Bool = true,
+        requiresUserVerifiedFlag: Bool = true
     ) throws(VirtualKeyError) {
         let chosen = try PINProtocol.negotiate(pinProtocol, supported: configuration.pinUvAuthProtocols)
         clientPINSession.tokenState.observe(now: now, limits: configuration.tokenLimits)
@@ -90,7 +91,7 @@ extension VirtualKey {
         if let rpID, let bound = token.rpID, bound != rpID {
             throw .rejected(.pinAuthInvalid, "The pinUvAuthToken is bound to another relying party.")
         }
-        guard token.userVerifiedFlag else {
+        guard token.userVerifiedFlag || !requiresUserVerifiedFlag else {
             throw .rejected(.pinAuthInvalid, "The pinUvAuthToken no longer carries user verification.")
         }
         clientPINSession.tokenState.markUsed()

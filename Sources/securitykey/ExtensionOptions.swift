@@ -49,7 +49,17 @@ struct RegistrationExtensionOptions: ParsableArguments {
         help: ArgumentHelp("A legacy U2F AppID whose credentials are excluded too (appidExclude).", valueName: "url"))
     var appidExclude: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Ask for large-blob storage (largeBlob): required (fail on a key without it) or preferred.",
+            valueName: "support"))
+    var largeBlob: String?
+
     func validate() throws {
+        if let largeBlob, SecurityKeyLargeBlobRegistrationInput.SupportRequirement(rawValue: largeBlob) == nil {
+            throw ValidationError("--large-blob takes required or preferred.")
+        }
         if let credProtect, CredentialProtectionPolicy(webAuthnName: credProtect) == nil {
             throw ValidationError("--cred-protect takes 1, 2, 3 or a WebAuthn policy name.")
         }
@@ -86,6 +96,9 @@ struct RegistrationExtensionOptions: ParsableArguments {
         request.minimumPINLength = minPinLength
         request.credentialProperties = credProps
         request.appIDExclude = appidExclude
+        if let largeBlob, let support = SecurityKeyLargeBlobRegistrationInput.SupportRequirement(rawValue: largeBlob) {
+            request.largeBlob = SecurityKeyLargeBlobRegistrationInput(supportRequirement: support)
+        }
     }
 }
 
@@ -110,7 +123,20 @@ struct AssertionExtensionOptions: ParsableArguments {
     @Flag(name: .long, help: "Read the blob stored with the credential (getCredBlob).")
     var credBlob = false
 
+    @Flag(name: .long, help: "Read the credential's large blob (largeBlob.read; base64url in the result).")
+    var largeBlobRead = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Store these bytes (base64 or base64url) as the credential's large blob (largeBlob.write; needs --credential and the PIN).",
+            valueName: "b64"))
+    var largeBlobWrite: String?
+
     func validate() throws {
+        if largeBlobRead, largeBlobWrite != nil {
+            throw ValidationError("--large-blob-read and --large-blob-write exclude each other.")
+        }
         if prfSalt != nil, hmacSalt != nil { throw ValidationError("--prf-salt and --hmac-salt exclude each other.") }
         if prfSalt2 != nil, prfSalt == nil { throw ValidationError("--prf-salt2 needs --prf-salt.") }
         if hmacSalt2 != nil, hmacSalt == nil { throw ValidationError("--hmac-salt2 needs --hmac-salt.") }
@@ -128,6 +154,13 @@ struct AssertionExtensionOptions: ParsableArguments {
                 salt2: try hmacSalt2.map { try parseSalt($0, option: "--hmac-salt2") })
         }
         request.getCredentialBlob = credBlob
+        if largeBlobRead { request.largeBlob = .read }
+        if let largeBlobWrite {
+            guard let bytes = decodeBase64Any(largeBlobWrite) else {
+                throw CLIError.usage("--large-blob-write takes base64 or base64url.")
+            }
+            request.largeBlob = .write(bytes)
+        }
     }
 }
 

@@ -40,6 +40,54 @@ import Testing
         }
     }
 
+    /// The WebAuthn largeBlob extension through the provider (`register --large-blob`,
+    /// `authenticate --large-blob-write/--large-blob-read`): python-fido2 reads what a sign-in
+    /// wrote, and a sign-in reads what python-fido2 wrote.
+    @Test func theLargeBlobExtensionWritesAndReadsWhatPythonSees() throws {
+        guard let python = PythonFido2.interpreter() else { return }
+        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 37) % 20000)
+        let device = "udp:127.0.0.1:\(port)?local=0"
+        _ = try CLIRunner.withVirtualKey(["--udp", "127.0.0.1:\(port)", "--profile", "ctap21", "--pin", Self.pin]) {
+            Self.waitUntilServed(device)
+            let made = try Self.cli([
+                "register", "--device", device, "--rp", "blob.example", "--user", "carol", "--resident",
+                "--large-blob", "required",
+            ])
+            try #require(made.status == 0, "\(made.stderr)")
+            let registration = try made.object()
+            let credentialID = try #require(registration["id"] as? String)
+            let results = registration["clientExtensionResults"] as? [String: Any]
+            #expect((results?["largeBlob"] as? [String: Any])?["supported"] as? Bool == true)
+
+            let data = Array("a certificate, an SSH key, anything".utf8)
+            let write = try Self.cli([
+                "authenticate", "--device", device, "--rp", "blob.example", "--credential", credentialID,
+                "--large-blob-write", base64url(data),
+            ])
+            try #require(write.status == 0, "\(write.stderr)")
+            let written = try write.object()["clientExtensionResults"] as? [String: Any]
+            #expect((written?["largeBlob"] as? [String: Any])?["written"] as? Bool == true)
+            #expect(try Self.python(python, port, "get", [credentialID])["data"] as? String == Self.hex(data))
+
+            let replaced = Array("replaced by python-fido2".utf8)
+            _ = try Self.python(python, port, "put", [credentialID, Self.hex(replaced)])
+            let read = try Self.cli([
+                "authenticate", "--device", device, "--rp", "blob.example", "--credential", credentialID,
+                "--large-blob-read",
+            ])
+            try #require(read.status == 0, "\(read.stderr)")
+            let readResults = try read.object()["clientExtensionResults"] as? [String: Any]
+            #expect((readResults?["largeBlob"] as? [String: Any])?["blob"] as? String == base64url(replaced))
+
+            // A non-discoverable credential cannot hold one: `required` fails before creating.
+            let refused = try Self.cli([
+                "register", "--device", device, "--rp", "blob.example", "--user", "dave", "--large-blob", "required",
+            ])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("discoverable"), "\(refused.stderr)")
+        }
+    }
+
     static func exchange(python: String, port: Int, device: String, directory: URL) throws {
         let alice = try Self.python(python, port, "make", ["a.example", "alice"])
         let bob = try Self.python(python, port, "make", ["b.example", "bob"])
