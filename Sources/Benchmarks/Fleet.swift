@@ -48,7 +48,8 @@ struct Fleet {
         StandardStreams.out(
             "Fleet over CTAPHID/UDP: K keys served by one `securitykey virtual serve --count \(largest) "
                 + "--latency \(Self.keyLatencyMilliseconds)` process (each key answers every CTAP command after "
-                + "\(Self.keyLatencyMilliseconds) ms); wall time per round to open every key and run getInfo on it")
+                + "\(Self.keyLatencyMilliseconds) ms); wall time per round to open every key and run getInfo on it"
+        )
         let keys: ChildProcess
         var uris: [String] = []
         do throws(BenchError) {
@@ -100,7 +101,9 @@ struct Fleet {
             StandardStreams.out("serving process (\(largest) keys): peak RSS \(Self.mebibytes(peak))")
         }
         for name in ["securitykey", "python-fido2", "libfido2"] {
-            guard let one = medians[name]?[1], largest > 1, let many = medians[name]?[largest] else { continue }
+            guard let one = medians[name]?[1], largest > 1, let many = medians[name]?[largest] else {
+                continue
+            }
             let ratio = many / one
             let verdict =
                 name == "securitykey" ? " (target <= 2 x: \(ratio <= 2 ? "met" : "MISSED"))" : ""
@@ -154,7 +157,8 @@ struct Fleet {
         StandardStreams.out(
             "Fleet over PC/SC: K cards on vpcd readers of one pcscd with 16 readers (pcsc-lite's limit, so K "
                 + "stops at \(maximum)); wall time to list the readers, open each card and run getInfo "
-                + "(no latency added: the card's answers go through pcscd); libfido2's driver speaks UDP and hidraw only")
+                + "(no latency added: the card's answers go through pcscd); libfido2's driver speaks UDP and hidraw only"
+        )
         let bed: PCSCBed
         do {
             bed = try PCSCBed(repository: environment.repository, readerPairs: maximum / 2, name: "fleet")
@@ -191,7 +195,8 @@ struct Fleet {
             // The cards reach their readers a moment after the processes start: wait until all answer.
             let ready = Host(
                 name: "securitykey", executable: environment.benchBinary,
-                arguments: ["fleet-probe", "--repeat", "1", "--warmup", "0", "--pcsc"], environment: bed.environment)
+                arguments: ["fleet-probe", "--repeat", "1", "--warmup", "0", "--pcsc"],
+                environment: bed.environment)
             let deadline = ContinuousClock.now + .seconds(20)
             while ContinuousClock.now < deadline,
                 (try? measure(ready, keys: []).get().found.first) ?? 0 < size
@@ -205,7 +210,10 @@ struct Fleet {
                     arguments: ["fleet-probe", "--repeat", rounds, "--pcsc"], environment: bed.environment),
                 Host(
                     name: "python-fido2", executable: environment.python ?? "",
-                    arguments: ["\(environment.repository)/scripts/bench/fido2_fleet.py", "--repeat", rounds, "--pcsc"],
+                    arguments: [
+                        "\(environment.repository)/scripts/bench/fido2_fleet.py", "--repeat", rounds,
+                        "--pcsc",
+                    ],
                     environment: bed.environment,
                     missing: environment.python == nil ? "no Python with python-fido2" : nil),
             ]
@@ -269,7 +277,8 @@ struct Fleet {
             }
             return .success(
                 Measurement(
-                    times: times.map { UInt64(clamping: max(0, $0.int64Value)) }, found: found.map(\.intValue),
+                    times: times.map { UInt64(clamping: max(0, $0.int64Value)) },
+                    found: found.map(\.intValue),
                     hostCPUNanoseconds: UInt64(clamping: max(0, cpu.int64Value)),
                     keysCPUNanoseconds: keys.isEmpty
                         ? nil : keysBefore.flatMap { before in keysAfter.map { $0 &- before } },
@@ -299,7 +308,9 @@ struct Fleet {
 
     /// The peak resident set of a running process in KiB (`VmHWM` in /proc/PID/status).
     static func peakResidentKilobytes(of pid: Int32) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
+            return nil
+        }
         for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
             return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
         }

@@ -83,13 +83,16 @@ enum FleetProbeCommand {
     }
 
     private static func usage() -> Int32 {
-        StandardStreams.err("securitykey-bench: fleet-probe takes --repeat R [--warmup W] (--pcsc | udp:HOST:PORT...)")
+        StandardStreams.err(
+            "securitykey-bench: fleet-probe takes --repeat R [--warmup W] (--pcsc | udp:HOST:PORT...)")
         return 2
     }
 
     /// Opens every endpoint and runs getInfo, all at once; how many answered.
     static func probeUDP(_ endpoints: [UDPEndpoint], logger: Logger) async -> Int {
-        let directory = AuthenticatorDirectory(discoveries: [UDPDiscovery(endpoints: endpoints, logger: logger)])
+        let directory = AuthenticatorDirectory(discoveries: [
+            UDPDiscovery(endpoints: endpoints, logger: logger)
+        ])
         var found = 0
         for result in await directory.open(uris: endpoints.map(\.uri), deadline: .after(roundDeadline)) {
             guard case .success(let key) = result else { continue }

@@ -85,13 +85,16 @@ extension VirtualServeCommand {
         Console.err(
             "securitykey: \(count) virtual keys served over CTAPHID/UDP at udp:\(target.host):"
                 + "\(ports.min() ?? 0)...\(ports.max() ?? 0)"
-                + (latency.map { ", each answering after \($0) ms" } ?? "") + "; SIGINT or SIGTERM stops them.")
+                + (latency.map { ", each answering after \($0) ms" } ?? "")
+                + "; SIGINT or SIGTERM stops them.")
         let failure = ServeFailure()
         let body: @Sendable () async -> Void = { [servers] in
             await withTaskGroup(of: Void.self) { group in
                 for server in servers {
                     group.addTask {
-                        do throws(TransportError) { try await server.run() } catch { failure.set(CLIError(error)) }
+                        do throws(TransportError) { try await server.run() } catch {
+                            failure.set(CLIError(error))
+                        }
                     }
                 }
                 // One server failing ends them all.
