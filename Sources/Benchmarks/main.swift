@@ -1,8 +1,10 @@
 // securitykey-bench: performance figures. Tests never assert on timings; this prints them.
 //
-//   securitykey-bench [-n N] [--rounds R] [--fleet 1,8,32] [--transport udp|pcsc] [SECTION...]
+//   securitykey-bench [-n N] [--rounds R] [--fleet 1,8,32,128] [--transport udp|pcsc] [SECTION...]
 //                                  run the named sections (default: all, in the order of --list)
 //   securitykey-bench --list       list the sections
+//   securitykey-bench fleet-probe --repeat R [--warmup W] (--pcsc | URI...)
+//                                  our host's side of the fleet benchmark (FleetProbe.swift)
 //   securitykey-bench drive --device URI
 //                                  our host as a driver of the line protocol (Docs/Performance.md)
 //   securitykey-bench --device URI [--ops getinfo,mc,ga] [-n N] [--json]
@@ -26,7 +28,10 @@ enum BenchMain {
             "hosts",
             "getInfo/makeCredential/getAssertion: ours vs python-fido2 vs libfido2 on a virtual key (UDP, PC/SC)"
         ),
-        ("fleet", "list + getInfo on K virtual keys (UDP, PC/SC): ours in parallel vs python-fido2 threads"),
+        (
+            "fleet",
+            "open + getInfo on K virtual keys of one process (UDP; PC/SC): ours vs python-fido2 vs libfido2"
+        ),
     ]
 
     static func usage(_ message: String) -> Int32 {
@@ -51,6 +56,9 @@ enum BenchMain {
                     + "\"p95\":\(Figures.fixed(summary.p95, decimals: 1))}")
             return 0
         }
+        if arguments.first == "fleet-probe" {
+            return await FleetProbeCommand.run(Array(arguments.dropFirst()))
+        }
         if arguments.first == "drive" {
             guard arguments.count == 3, arguments[1] == "--device" else {
                 return usage("drive takes --device URI")
@@ -60,7 +68,7 @@ enum BenchMain {
 
         var count = 1000
         var rounds = 10
-        var fleetSizes = [1, 8, 32]
+        var fleetSizes = [1, 8, 32, 128]
         var device: String?
         var operations = BenchOperation.allCases
         var json = false
@@ -141,9 +149,9 @@ enum BenchMain {
             if transports.contains("pcsc") { comparison.runPCSC() }
         }
         if selected.contains("fleet") {
-            let fleet = Fleet(environment: environment, repetitions: 30)
-            if transports.contains("udp") { await fleet.runUDP(sizes: fleetSizes) }
-            if transports.contains("pcsc") { await fleet.runPCSC(sizes: fleetSizes) }
+            let fleet = Fleet(environment: environment, repetitions: 20)
+            if transports.contains("udp") { fleet.runUDP(sizes: fleetSizes) }
+            if transports.contains("pcsc") { fleet.runPCSC(sizes: fleetSizes) }
         }
         return 0
     }

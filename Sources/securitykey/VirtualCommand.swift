@@ -46,6 +46,13 @@ struct VirtualServeCommand: ReportingCommand {
             over --udp, send SIGUSR1 to this process (kill -USR1 PID) to pull the key out of its port \
             for 2 s (it answers nothing, so hosts see it go) and plug it back in powered up: the reset \
             window opens again and PIN-entry blocks, tokens and pending enumerations are cleared.
+
+            --count N (with --udp) serves N keys from this one process on ports PORT to PORT+N-1 \
+            (port 0: any free port each), each with its own AAGUID, attestation identity and credentials, \
+            in memory only (--state, --aaguid and --attestation-root name one key and are refused); \
+            --json prints one line per key. --latency MS makes every CTAP2 and U2F command answer no \
+            earlier than MS after it arrived, as a real key's own processing time would; CTAPHID INIT, \
+            PING and WINK stay immediate. The wait is a sleep, so many slow keys cost almost no CPU.
             """)
 
     @Flag(name: .long, help: "Serve the key as a card to vpcd (PC/SC).")
@@ -167,6 +174,20 @@ struct VirtualServeCommand: ReportingCommand {
     @Flag(name: .long, help: "Print a JSON line describing the served key on standard output.")
     var json = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --udp: serve N keys from this process, on ports PORT to PORT+N-1.",
+            valueName: "n"))
+    var count: Int = 1
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Answer every CTAP2/U2F command no earlier than MS after it arrived (a real key's own time).",
+            valueName: "ms"))
+    var latency: Int?
+
     @Flag(name: .shortAndLong, help: "Log commands and statuses on standard error; twice for more.")
     var verbose: Int
 
@@ -181,6 +202,7 @@ struct VirtualServeCommand: ReportingCommand {
         if uhid, address != nil { throw ValidationError("--uhid takes no address.") }
         if !uhid, serial != nil { throw ValidationError("--serial goes with --uhid.") }
         _ = try parsePresence()
+        try validateMany()
         guard ["ctap20", "ctap21", "ctap21-pre"].contains(profile) else {
             throw ValidationError("--profile takes ctap20, ctap21 or ctap21-pre, not \"\(profile)\".")
         }
@@ -274,6 +296,10 @@ struct VirtualServeCommand: ReportingCommand {
             if let bioSamples { sensor.samples = try ScriptedFingerprintSample.parse(bioSamples) }
             configuration = configuration.withFingerprintSensor(sensor)
         }
+        if count > 1 {
+            try await serveMany(configuration: configuration, logger: logger)
+            return
+        }
         let key = try VirtualKey(
             configuration: configuration, stateFile: state, userPresence: try parsePresence(), logger: logger)
         if let attestationRoot {
@@ -286,6 +312,7 @@ struct VirtualServeCommand: ReportingCommand {
             }
         }
         let aaguidText = AAGUID(bytes: key.aaguid)?.description ?? Hex.encode(key.aaguid)
+        let handler = withLatency(key)
         let failure = ServeFailure()
         let announce: @Sendable (_ transport: String, _ location: (String, String), _ whereText: String) -> Void =
             { [json, state] transport, location, whereText in
@@ -311,7 +338,7 @@ struct VirtualServeCommand: ReportingCommand {
                 throw CLIError.usage("--serial takes up to 63 ASCII characters, no newline or '='.")
             }
             let server = UHIDServer(
-                handler: key,
+                handler: handler,
                 configuration: .init(
                     serialNumber: serialNumber,
                     capabilities: ctap1Only ? UDPCTAPHIDServer.Configuration.ctap1OnlyCapabilities : [.wink, .cbor]),
@@ -344,7 +371,7 @@ struct VirtualServeCommand: ReportingCommand {
         } else if udp {
             let target: (host: String, port: UInt16) = try address.map(Self.parseAddress) ?? ("127.0.0.1", 8111)
             let server = try UDPCTAPHIDServer(
-                handler: key,
+                handler: handler,
                 configuration: .init(
                     host: target.host, port: target.port,
                     capabilities: ctap1Only ? UDPCTAPHIDServer.Configuration.ctap1OnlyCapabilities : [.wink, .cbor]),
@@ -371,7 +398,7 @@ struct VirtualServeCommand: ReportingCommand {
                 )
             var cardConfiguration = VPCDCardServer.Configuration(host: target.host, port: target.port)
             cardConfiguration.ctap1Only = ctap1Only
-            let server = VPCDCardServer(handler: key, configuration: cardConfiguration, logger: logger)
+            let server = VPCDCardServer(handler: handler, configuration: cardConfiguration, logger: logger)
             body = { await server.run() }
             announce("pcsc", ("vpcd", "\(target.host):\(target.port)"), "to vpcd at \(target.host):\(target.port)")
         }

@@ -56,6 +56,59 @@ import Testing
             localSuffix: "")
     }
 
+    /// Our fleet probe against two keys of one `virtual serve --count 2` process: the warm line,
+    /// then R round times with both keys found in each, then exit 0 once told to quit.
+    @Test func ourFleetProbeSpeaksTheFleetProtocol() async throws {
+        try await Self.checkFleetHost(
+            executable: Binaries.bench, arguments: ["fleet-probe", "--repeat", "3"])
+    }
+
+    /// python-fido2's fleet host (scripts/bench/fido2_fleet.py) speaks the same protocol.
+    @Test func pythonFleetHostSpeaksTheFleetProtocol() async throws {
+        guard let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"], !python.isEmpty else {
+            Issue.record(
+                "SECURITYKEY_PYTHON is not set: point it at a Python with python-fido2 (make pydeps).")
+            return
+        }
+        try await Self.checkFleetHost(
+            executable: URL(fileURLWithPath: python),
+            arguments: [
+                Binaries.repository.appendingPathComponent("scripts/bench/fido2_fleet.py").path, "--repeat",
+                "3",
+            ])
+    }
+
+    static func checkFleetHost(executable: URL, arguments: [String]) async throws {
+        let transcript = try await Subprocess.onThread { () throws -> [String] in
+            let keys = try Subprocess(
+                Binaries.securityKey,
+                ["virtual", "serve", "--udp", "127.0.0.1:0", "--count", "2", "--latency", "5", "--json"])
+            defer { keys.terminate() }
+            var uris: [String] = []
+            for _ in 0..<2 {
+                let line = try keys.readLine()
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                uris.append(try #require(object?["uri"] as? String, "key line: \(line)"))
+            }
+            let host = try Subprocess(executable, arguments + uris)
+            defer { host.terminate() }
+            var lines = [try host.readLine(), try host.readLine()]
+            try host.write("quit")
+            lines.append("exit \(host.waitForExit())")
+            return lines
+        }
+        try #require(transcript.count == 3)
+        #expect(transcript[0] == #"{"warm":true}"# || transcript[0] == #"{"warm": true}"#, "\(transcript[0])")
+        let result =
+            (try? JSONSerialization.jsonObject(with: Data(transcript[1].utf8))) as? [String: Any] ?? [:]
+        let times = result["times_ns"] as? [NSNumber] ?? []
+        #expect(times.count == 3, "\(transcript[1])")
+        #expect(times.allSatisfy { $0.int64Value > 0 })
+        #expect((result["found"] as? [NSNumber])?.map(\.intValue) == [2, 2, 2], "\(transcript[1])")
+        #expect((result["cpu_ns"] as? NSNumber).map { $0.int64Value >= 0 } == true)
+        #expect(transcript[2] == "exit 0")
+    }
+
     static func checkDriver(executable: URL, arguments: [String], localSuffix: String) async throws {
         let transcript = try await Subprocess.onThread { () throws -> [String] in
             let port = try freeUDPPort()

@@ -269,4 +269,72 @@ import Testing
         #expect(all.last?["uri"] as? String == "udp:127.0.0.1:\(port)")
         _ = key
     }
+
+    /// The round-trip time of one getInfo over CTAPHID/UDP, in ms, and its CTAP status, measured by
+    /// python3 speaking the raw reports (CTAP 2.1 §11.2) rather than by our host.
+    static func rawGetInfo(port: Int) throws -> (milliseconds: Int, status: Int) {
+        let script = """
+            import os, socket, struct, time
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.settimeout(5)
+            s.connect(("127.0.0.1", \(port)))
+            nonce = os.urandom(8)
+            s.send(b"\\xff" * 4 + bytes([0x86]) + struct.pack(">H", 8) + nonce + bytes(49))
+            while True:
+                r = s.recv(64)
+                if r[:5] == b"\\xff" * 4 + bytes([0x86]) and r[7:15] == nonce:
+                    break
+            cid = r[15:19]
+            start = time.monotonic()
+            s.send(cid + bytes([0x90]) + struct.pack(">H", 1) + bytes([0x04]) + bytes(56))
+            while True:
+                r = s.recv(64)
+                if r[:4] == cid and r[4] == 0x90:
+                    break
+            print(int((time.monotonic() - start) * 1000), r[7])
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let fields = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        try #require(process.terminationStatus == 0 && fields.count == 2, "python3 printed \(text)")
+        return (fields[0], fields[1])
+    }
+
+    @Test func oneProcessServesManyDistinctKeysEachAnsweringAfterItsLatency() throws {
+        let work = try ChoiceCommandTests.scratch("fleet-many")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let base = 21000 + Int((ProcessInfo.processInfo.processIdentifier * 11 + 5) % 18000)
+        let ports = Array(base..<(base + 4))
+        let served = try ChoiceCommandTests.ServedKey(
+            ["--udp", "127.0.0.1:\(base)", "--count", "4", "--latency", "50"],
+            log: work.appendingPathComponent("many.log"))
+        // Up once the last key answers (the process binds them in order).
+        for _ in 0..<50 {
+            if (try? CLIRunner.run(["info", "--device", "udp:127.0.0.1:\(base + 3)"]).status) == 0 { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let result = try CLIRunner.run(["fleet", "--json"] + ports.flatMap { ["--udp", "127.0.0.1:\($0)"] })
+        try #require(result.status == 0, "\(result.stderr)")
+        let keys = try #require(try result.json() as? [[String: Any]])
+        #expect(keys.compactMap { $0["uri"] as? String } == ports.map { "udp:127.0.0.1:\($0)" })
+        #expect(Set(keys.compactMap { $0["aaguid"] as? String }).count == 4, "four distinct keys")
+        #expect(keys.allSatisfy { $0["healthy"] as? Bool == true })
+        // The latency is behaviour, not performance: no answer may come before it.
+        let (milliseconds, status) = try Self.rawGetInfo(port: ports[2])
+        #expect(status == 0)
+        #expect(milliseconds >= 50, "getInfo answered after \(milliseconds) ms")
+
+        // One process serves the keys: its log names all four.
+        #expect(served.logText.contains("4 virtual keys served"))
+        // Per-key options are refused with --count.
+        let refused = try CLIRunner.run(
+            ["virtual", "serve", "--udp", "127.0.0.1:\(base + 10)", "--count", "2", "--state", work.appendingPathComponent("s").path])
+        #expect(refused.status == 64, "\(refused.stderr)")
+    }
 }

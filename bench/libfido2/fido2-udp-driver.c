@@ -21,6 +21,17 @@
  * Under callgrind, collection is switched off around the checks for the same reason.
  * "quit" or end of input ends the driver (exit 0).
  *
+ * Fleet mode, the libfido2 host of the fleet benchmark:
+ *
+ *   fido2-udp-driver --fleet --repeat R [--warmup W] [--timeout MS] udp:HOST:PORT...
+ *
+ * opens each key (CTAPHID_INIT; libfido2's fido_dev_open also runs its own getInfo) and runs
+ * getInfo on it, one key after the other, as a plain C program using libfido2 does (its API is
+ * blocking and keeps no thread of its own). After W rounds (default 1) it prints {"warm":true},
+ * measures R rounds and prints {"times_ns":[R],"found":[R],"cpu_ns":N,"mode":"sequential"}
+ * (found: keys whose getInfo answered and checked), the line fido2_fleet.py prints; then it waits
+ * for a line or the end of its input before it exits, so the orchestrator can read its memory.
+ *
  * Everything the device sends is hostile: datagrams of the wrong size are dropped, every wait
  * has a deadline (the libfido2 operation timeout, never infinite).
  */
@@ -557,11 +568,140 @@ setup(fido_dev_t *dev, struct bench_credential *bc, const char **what)
 	return r;
 }
 
+/* Maximum keys in fleet mode (the benchmark's largest fleet is 128). */
+#define MAX_FLEET 1024
+/* Maximum rounds in fleet mode. */
+#define MAX_ROUNDS 10000UL
+
+/* Fleet mode: open one key, getInfo, close. Returns true when it answered and checked. */
+static bool
+fleet_probe(const char *uri)
+{
+	static const fido_dev_io_t udp_io = {udp_open, udp_close, udp_read, udp_write};
+	fido_dev_t *dev;
+	fido_cbor_info_t *ci = NULL;
+	bool ok = false;
+
+	if ((dev = fido_dev_new()) == NULL)
+		return false;
+	if (fido_dev_set_io_functions(dev, &udp_io) == FIDO_OK &&
+	    fido_dev_set_timeout(dev, timeout_ms) == FIDO_OK &&
+	    fido_dev_open(dev, uri) == FIDO_OK) {
+		ok = getinfo_run(dev, &ci) == FIDO_OK && getinfo_check(ci) == FIDO_OK;
+		fido_cbor_info_free(&ci);
+		fido_dev_close(dev);
+	}
+	fido_dev_free(&dev);
+	return ok;
+}
+
+/* Fleet mode: one round over every key, in order; returns how many answered. */
+static unsigned long
+fleet_round(char **uris, int count)
+{
+	unsigned long found = 0;
+
+	for (int i = 0; i < count; i++)
+		if (fleet_probe(uris[i]))
+			found++;
+	return found;
+}
+
+/* Parses a count from 1 to max; returns 0 when the text is not one. */
+static unsigned long
+parse_count(const char *text, unsigned long max)
+{
+	char *end;
+	unsigned long value;
+
+	if (text[0] < '0' || text[0] > '9')
+		return 0;
+	errno = 0;
+	value = strtoul(text, &end, 10);
+	if (errno != 0 || *end != '\0' || value > max)
+		return 0;
+	return value;
+}
+
+/* Fleet mode: argv holds the options after --fleet. */
+static int
+fleet_main(int argc, char **argv)
+{
+	unsigned long repeat = 0, warmup = 1, *found;
+	uint64_t *times, cpu_start;
+	int first = argc;
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
+			if ((repeat = parse_count(argv[++i], MAX_ROUNDS)) == 0)
+				goto bad;
+		} else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc) {
+			const char *text = argv[++i];
+
+			warmup = parse_count(text, MAX_ROUNDS);
+			if (warmup == 0 && strcmp(text, "0") != 0)
+				goto bad;
+		} else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
+			unsigned long ms = parse_count(argv[++i], MAX_TIMEOUT_MS);
+
+			if (ms == 0)
+				goto bad;
+			timeout_ms = (int)ms;
+		} else if (strncmp(argv[i], "udp:", 4) == 0) {
+			first = i;
+			break;
+		} else
+			goto bad;
+	}
+	if (repeat == 0 || first >= argc || argc - first > MAX_FLEET)
+		goto bad;
+	for (int i = first; i < argc; i++)
+		if (strncmp(argv[i], "udp:", 4) != 0)
+			goto bad;
+	fido_init(0);
+	for (unsigned long r = 0; r < warmup; r++)
+		(void)fleet_round(argv + first, argc - first);
+	puts("{\"warm\":true}");
+	if ((times = calloc(repeat, sizeof(*times))) == NULL ||
+	    (found = calloc(repeat, sizeof(*found))) == NULL) {
+		puts("{\"error\":\"out of memory\"}");
+		return 1;
+	}
+	cpu_start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	for (unsigned long r = 0; r < repeat; r++) {
+		uint64_t start = clock_ns(CLOCK_MONOTONIC);
+
+		found[r] = fleet_round(argv + first, argc - first);
+		times[r] = clock_ns(CLOCK_MONOTONIC) - start;
+	}
+	cpu_start = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_start;
+	fputs("{\"times_ns\":[", stdout);
+	for (unsigned long r = 0; r < repeat; r++)
+		printf("%s%" PRIu64, r == 0 ? "" : ",", times[r]);
+	fputs("],\"found\":[", stdout);
+	for (unsigned long r = 0; r < repeat; r++)
+		printf("%s%lu", r == 0 ? "" : ",", found[r]);
+	printf("],\"cpu_ns\":%" PRIu64 ",\"mode\":\"sequential\"}\n", cpu_start);
+	free(times);
+	free(found);
+	{
+		char line[MAX_LINE];
+
+		(void)fgets(line, sizeof(line), stdin);
+	}
+	return 0;
+bad:
+	fputs("usage: fido2-udp-driver --fleet --repeat R [--warmup W] [--timeout MS] udp:HOST:PORT...\n",
+	    stderr);
+	return 2;
+}
+
 static void
 usage(FILE *f)
 {
 	fputs("usage: fido2-udp-driver --device udp:HOST:PORT[?local=P] [--local-port P] [--timeout MS]\n"
 	    "       fido2-udp-driver --device /dev/hidrawN [--timeout MS]\n"
+	    "       fido2-udp-driver --fleet --repeat R [--warmup W] [--timeout MS] udp:HOST:PORT...\n"
 	    "Then reads lines 'getinfo|mc|ga COUNT' and 'quit' on standard input.\n", f);
 }
 
@@ -577,6 +717,8 @@ main(int argc, char **argv)
 	int r;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1 && strcmp(argv[1], "--fleet") == 0)
+		return fleet_main(argc - 2, argv + 2);
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
 			device = argv[++i];

@@ -7,7 +7,8 @@ with one thread per key (python-fido2's API is blocking).
 
 After three warm-ups it prints {"warm":true}, measures R times and prints one JSON line
 {"times_ns":[...R...],"found":[...R...],"cpu_ns":N} (found = keys that answered getInfo; cpu_ns =
-this process's CPU time over the R rounds), or {"error":"..."}.
+this process's CPU time over the R rounds), or {"error":"..."}; then it waits for a line or the end
+of its input before it exits, so that the orchestrator can read its peak memory (/proc/PID/status).
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ def main() -> int:
         print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}), flush=True)
         return 1
     print(json.dumps({"times_ns": times, "found": found, "cpu_ns": cpu}), flush=True)
+    sys.stdin.readline()
     return 0
 
 
