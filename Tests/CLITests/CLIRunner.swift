@@ -56,6 +56,14 @@ struct CLIRunner {
         return (result, serve.terminationStatus)
     }
 
+    /// Waits (up to 5 s) until `info --device device` answers: a served key is up.
+    static func waitUntilServed(_ device: String) {
+        for _ in 0..<50 {
+            if (try? run(["info", "--device", device]).status) == 0 { return }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
     /// Runs the tool with `arguments`, writing `input` to its standard input.
     static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws
         -> Result

@@ -103,9 +103,7 @@ import Testing
                 log: work.appendingPathComponent("key-\($0).log"))
         }
         for port in ports {
-            for _ in 0..<50 where (try? CLIRunner.run(["info", "--device", "udp:127.0.0.1:\(port)"]).status) != 0 {
-                Thread.sleep(forTimeInterval: 0.1)
-            }
+            CLIRunner.waitUntilServed("udp:127.0.0.1:\(port)")
         }
         let runs = try ports.map { port -> (Process, URL, URL) in
             let out = work.appendingPathComponent("register-\(port).out")

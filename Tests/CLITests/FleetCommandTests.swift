@@ -56,9 +56,7 @@ import Testing
         let silent = try FakeEndpoint(port: ports[2], garbage: false)
         let garbage = try FakeEndpoint(port: ports[3], garbage: true)
         for port in ports[0...1] {
-            for _ in 0..<50 where (try? CLIRunner.run(["info", "--device", "udp:127.0.0.1:\(port)"]).status) != 0 {
-                Thread.sleep(forTimeInterval: 0.1)
-            }
+            CLIRunner.waitUntilServed("udp:127.0.0.1:\(port)")
         }
         try body(ports.flatMap { ["--udp", "127.0.0.1:\($0)"] }, ports.map { "udp:127.0.0.1:\($0)" })
         _ = (plain, withPIN, silent, garbage)
@@ -186,9 +184,7 @@ import Testing
         let keyC = try ChoiceCommandTests.ServedKey(
             ["--udp", "127.0.0.1:\(ports[2])", "--pin", "123456"], log: work.appendingPathComponent("c.log"))
         for port in ports {
-            for _ in 0..<50 where (try? CLIRunner.run(["info", "--device", "udp:127.0.0.1:\(port)"]).status) != 0 {
-                Thread.sleep(forTimeInterval: 0.1)
-            }
+            CLIRunner.waitUntilServed("udp:127.0.0.1:\(port)")
         }
         let udp = ports.flatMap { ["--udp", "127.0.0.1:\($0)"] }
         let result = try CLIRunner.run(["fleet", "--attest", "--trust-root", rootA, "--json"] + udp)

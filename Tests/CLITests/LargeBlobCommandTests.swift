@@ -20,9 +20,7 @@ import Testing
     }
 
     static func waitUntilServed(_ device: String) {
-        for _ in 0..<50 where (try? CLIRunner.run(["info", "--device", device]).status) != 0 {
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        CLIRunner.waitUntilServed(device)
     }
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

@@ -126,9 +126,7 @@ import Testing
     }
 
     static func interruptPINPrompt(device: String, python: String) throws {
-        for _ in 0..<50 where (try? CLIRunner.run(["info", "--device", device]).status) != 0 {
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        CLIRunner.waitUntilServed(device)
         // Ctrl-C at the PIN prompt (echo off, the process blocked reading the terminal).
         let result = try PythonFido2.runScript(
             python, "interrupt_pin_prompt.py", [CLIRunner.binary.path, "pin", "change", "--device", device])
