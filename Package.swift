@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
         .executable(name: "securitykey", targets: ["securitykey"]),
         .executable(name: "securitykey-bench", targets: ["securitykey-bench"]),
+        .executable(name: "securitykeyd", targets: ["securitykeyd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
@@ -42,6 +43,9 @@ let package = Package(
                        providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CPCSCLite", path: "Sources/CPCSCLite", pkgConfig: "libpcsclite",
                        providers: [.apt(["libpcsclite-dev"])]),
+        // D-Bus (sd-bus) for the daemon, imported by SDBus only.
+        .systemLibrary(name: "CSDBus", path: "Sources/CSDBus", pkgConfig: "libsystemd",
+                       providers: [.apt(["libsystemd-dev"])]),
 
         // MARK: Pure values, no I/O
         .target(name: "CBOR", swiftSettings: strict),
@@ -123,7 +127,18 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // MARK: D-Bus connection (sd-bus on a dedicated thread), for the daemon
+        .target(name: "SDBus", dependencies: ["CSDBus"], swiftSettings: strict),
+
         // MARK: Executables
+        .executableTarget(
+            name: "securitykeyd",
+            dependencies: [
+                "SDBus", "SecurityKeys", "Authenticators", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .executableTarget(
             name: "securitykey",
             dependencies: [
@@ -189,6 +204,9 @@ let package = Package(
         .testTarget(name: "AuthenticatorsTests", dependencies: [
             "Authenticators", "CTAP2", "Transport", "VirtualAuthenticator",
         ], swiftSettings: strict),
+        // Runs the built `securitykeyd` and `securitykey` binaries against a private dbus-daemon.
+        .testTarget(name: "DaemonTests", dependencies: ["securitykeyd", "securitykey"], exclude: ["Python"],
+                    swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [
             "SecurityKeys",
             .product(name: "Crypto", package: "swift-crypto"),
