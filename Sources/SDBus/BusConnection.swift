@@ -111,7 +111,9 @@ public final class BusConnection: @unchecked Sendable {
         self.maximumStringBytes = maximumStringBytes
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard wakeFD >= 0 else { throw BusError(function: "eventfd", errno: errno, "Cannot create an eventfd.") }
+        guard wakeFD >= 0 else {
+            throw BusError(function: "eventfd", errno: errno, "Cannot create an eventfd.")
+        }
     }
 
     /// Connects to `address`, exports `objectPath`, requests `name` (when given) and starts the
@@ -186,7 +188,9 @@ public final class BusConnection: @unchecked Sendable {
     ) {
         enqueue { bus in
             var signal: OpaquePointer?
-            guard sd_bus_message_new_signal(bus, &signal, path, interface, member) >= 0, let signal else { return }
+            guard sd_bus_message_new_signal(bus, &signal, path, interface, member) >= 0, let signal else {
+                return
+            }
             defer { sd_bus_message_unref(signal) }
             if let destination, sd_bus_message_set_destination(signal, destination) < 0 { return }
             for value in values where Self.append(value, to: signal) < 0 { return }
@@ -244,41 +248,52 @@ extension BusConnection {
     func connect(address: BusAddress, name: String?) throws(BusError) {
         var opened: OpaquePointer?
         switch address {
-        case .session: try Self.check(sd_bus_open_user(&opened), "sd_bus_open_user", "Cannot reach the session bus")
-        case .system: try Self.check(sd_bus_open_system(&opened), "sd_bus_open_system", "Cannot reach the system bus")
+        case .session:
+            try Self.check(sd_bus_open_user(&opened), "sd_bus_open_user", "Cannot reach the session bus")
+        case .system:
+            try Self.check(sd_bus_open_system(&opened), "sd_bus_open_system", "Cannot reach the system bus")
         case .address(let text):
             try Self.check(sd_bus_new(&opened), "sd_bus_new", "Cannot create a bus connection")
             bus = opened
-            try Self.check(sd_bus_set_address(opened, text), "sd_bus_set_address", "The bus address \(text) is invalid")
-            try Self.check(sd_bus_set_bus_client(opened, 1), "sd_bus_set_bus_client", "Cannot configure the connection")
+            try Self.check(
+                sd_bus_set_address(opened, text), "sd_bus_set_address", "The bus address \(text) is invalid")
+            try Self.check(
+                sd_bus_set_bus_client(opened, 1), "sd_bus_set_bus_client", "Cannot configure the connection")
             try Self.check(sd_bus_start(opened), "sd_bus_start", "Cannot connect to the bus at \(text)")
         }
         guard let opened else { throw BusError(function: "sd_bus_open", errno: EINVAL, "No bus connection.") }
         bus = opened
         var unique: UnsafePointer<CChar>?
-        try Self.check(sd_bus_get_unique_name(opened, &unique), "sd_bus_get_unique_name", "The bus gave no name")
+        try Self.check(
+            sd_bus_get_unique_name(opened, &unique), "sd_bus_get_unique_name", "The bus gave no name")
         uniqueName = unique.map { String(cString: $0) } ?? ""
 
         let userdata = Unmanaged.passUnretained(self).toOpaque()
         var slot: OpaquePointer?
         try Self.check(
-            sd_bus_add_object(opened, &slot, objectPath, { message, userdata, _ in
-                guard let message, let userdata else { return 0 }
-                return Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue().received(message)
-            }, userdata), "sd_bus_add_object", "Cannot export \(objectPath)")
+            sd_bus_add_object(
+                opened, &slot, objectPath,
+                { message, userdata, _ in
+                    guard let message, let userdata else { return 0 }
+                    return Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue().received(
+                        message)
+                }, userdata), "sd_bus_add_object", "Cannot export \(objectPath)")
         if let slot { slots.append(slot) }
         slot = nil
         try Self.check(
             sd_bus_match_signal(
                 opened, &slot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                "NameOwnerChanged", { message, userdata, _ in
+                "NameOwnerChanged",
+                { message, userdata, _ in
                     guard let message, let userdata else { return 0 }
-                    Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue().nameOwnerChanged(message)
+                    Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue().nameOwnerChanged(
+                        message)
                     return 0
                 }, userdata), "sd_bus_match_signal", "Cannot watch NameOwnerChanged")
         if let slot { slots.append(slot) }
         if let name {
-            try Self.check(sd_bus_request_name(opened, name, 0), "sd_bus_request_name", "Cannot own the name \(name)")
+            try Self.check(
+                sd_bus_request_name(opened, name, 0), "sd_bus_request_name", "Cannot own the name \(name)")
         }
     }
 
@@ -295,7 +310,9 @@ extension BusConnection {
             if processed < 0 { return }  // the bus went away (ECONNRESET, ENOTCONN)
             if jobs.withLock({ !$0.queue.isEmpty || $0.stopping }) { continue }
             var fds = [
-                pollfd(fd: sd_bus_get_fd(bus), events: Int16(truncatingIfNeeded: sd_bus_get_events(bus)), revents: 0),
+                pollfd(
+                    fd: sd_bus_get_fd(bus), events: Int16(truncatingIfNeeded: sd_bus_get_events(bus)),
+                    revents: 0),
                 pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
             ]
             var timeout: Int32 = -1
@@ -304,7 +321,8 @@ extension BusConnection {
                 var now = timespec()
                 clock_gettime(CLOCK_MONOTONIC, &now)
                 let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
-                timeout = until <= nowMicroseconds ? 0 : Int32(min((until - nowMicroseconds + 999) / 1000, 60_000))
+                timeout =
+                    until <= nowMicroseconds ? 0 : Int32(min((until - nowMicroseconds + 999) / 1000, 60_000))
             }
             _ = poll(&fds, 2, timeout)
             if fds[1].revents != 0 {
@@ -415,10 +433,14 @@ extension BusConnection {
         var strings: [String] = []
         for _ in 0..<3 {
             var text: UnsafePointer<CChar>?
-            guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &text) >= 0, let text else { return }
+            guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &text) >= 0, let text else {
+                return
+            }
             strings.append(String(cString: text))
         }
-        if strings[0].hasPrefix(":"), strings[2].isEmpty { continuation.yield(.peerLeft(uniqueName: strings[0])) }
+        if strings[0].hasPrefix(":"), strings[2].isEmpty {
+            continuation.yield(.peerLeft(uniqueName: strings[0]))
+        }
     }
 
     /// Appends `value` to `message`; a negative errno on failure.
@@ -445,7 +467,10 @@ extension BusConnection {
             for entry in entries where r >= 0 {
                 r = sd_bus_message_open_container(message, CChar(UInt8(ascii: "e")), "sv")
                 if r >= 0 { r = append(.string(entry.key), to: message) }
-                if r >= 0 { r = sd_bus_message_open_container(message, CChar(UInt8(ascii: "v")), entry.value.signature) }
+                if r >= 0 {
+                    r = sd_bus_message_open_container(
+                        message, CChar(UInt8(ascii: "v")), entry.value.signature)
+                }
                 if r >= 0 { r = append(entry.value, to: message) }
                 if r >= 0 { r = sd_bus_message_close_container(message) }
                 if r >= 0 { r = sd_bus_message_close_container(message) }

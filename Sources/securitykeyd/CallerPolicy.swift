@@ -49,7 +49,8 @@ struct CallerPolicy: Sendable {
     /// Parses policy text.
     init(text: String, name: String = "policy") throws(PolicyError) {
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let line =
+                rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             guard let first = words.first else { continue }
             switch first {
@@ -63,7 +64,8 @@ struct CallerPolicy: Sendable {
             default:
                 guard first.hasPrefix("/"), words.count >= 2 else {
                     throw PolicyError(
-                        "\(name) line \(index + 1): expected an absolute executable path and the origins it may claim.")
+                        "\(name) line \(index + 1): expected an absolute executable path and the origins it may claim."
+                    )
                 }
                 for origin in words.dropFirst() where origin != "*" && !origin.hasPrefix("https://") {
                     throw PolicyError("\(name) line \(index + 1): \(origin) is not * or an https origin.")
@@ -86,7 +88,9 @@ struct CallerPolicy: Sendable {
         if allowed.contains("*") || allowed.contains(origin) { return nil }
         for pattern in allowed where pattern.hasPrefix("https://*.") {
             let domain = String(pattern.dropFirst("https://*.".count))
-            if origin.hasPrefix("https://"), origin.dropFirst("https://".count).hasSuffix("." + domain) { return nil }
+            if origin.hasPrefix("https://"), origin.dropFirst("https://".count).hasSuffix("." + domain) {
+                return nil
+            }
         }
         return "This program may not claim the origin \(origin)."
     }

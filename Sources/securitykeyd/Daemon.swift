@@ -105,11 +105,14 @@ actor Daemon {
         case ("SelectCredential", 2):
             guard var request = live[strings[0]], request.owner == call.caller.uniqueName,
                 let waiting = request.account
-            else { return reply(call, error: Self.noSuchRequest(strings[0], waitingFor: "a credential choice")) }
+            else {
+                return reply(call, error: Self.noSuchRequest(strings[0], waitingFor: "a credential choice"))
+            }
             guard let id = Base64URL.decode(strings[1]),
                 let index = waiting.accounts.firstIndex(where: { $0.credentialID == id })
             else {
-                return reply(call, error: DaemonError(.type, "\(strings[1]) is not one of the credentials offered."))
+                return reply(
+                    call, error: DaemonError(.type, "\(strings[1]) is not one of the credentials offered."))
             }
             request.account = nil
             live[strings[0]] = request
@@ -152,8 +155,10 @@ actor Daemon {
 
     static func entries(_ device: KeyPool.DeviceSummary) -> [BusDictionaryEntry] {
         var entries = [
-            BusDictionaryEntry("uri", .string(device.uri)), BusDictionaryEntry("transport", .string(device.transport)),
-            BusDictionaryEntry("versions", .strings(device.versions)), BusDictionaryEntry("busy", .bool(device.busy)),
+            BusDictionaryEntry("uri", .string(device.uri)),
+            BusDictionaryEntry("transport", .string(device.transport)),
+            BusDictionaryEntry("versions", .strings(device.versions)),
+            BusDictionaryEntry("busy", .bool(device.busy)),
         ]
         if let aaguid = device.aaguid { entries.append(BusDictionaryEntry("aaguid", .string(aaguid))) }
         return entries
@@ -183,7 +188,9 @@ actor Daemon {
         guard call.arguments.count == 3, let origin = call.arguments[0].stringValue,
             let topOrigin = call.arguments[1].stringValue, let json = call.arguments[2].stringValue
         else {
-            reply(call, error: DaemonError(.type, "\(call.member) takes (origin s, top_origin s, options_json s)."))
+            reply(
+                call,
+                error: DaemonError(.type, "\(call.member) takes (origin s, top_origin s, options_json s)."))
             return nil
         }
         if let refusal = policy.refusal(call.caller, origin: origin)
@@ -191,7 +198,10 @@ actor Daemon {
         {
             logger.info(
                 "caller refused",
-                metadata: ["caller": "\(call.caller.uniqueName)", "pid": "\(call.caller.pid ?? -1)", "origin": "\(origin)"])
+                metadata: [
+                    "caller": "\(call.caller.uniqueName)", "pid": "\(call.caller.pid ?? -1)",
+                    "origin": "\(origin)",
+                ])
             reply(call, error: DaemonError(.security, refusal))
             return nil
         }
@@ -217,7 +227,8 @@ actor Daemon {
     }
 
     private func register(_ id: String, owner: String) -> AsyncStream<Interruption> {
-        let (stream, continuation) = AsyncStream<Interruption>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream<Interruption>.makeStream(
+            bufferingPolicy: .bufferingNewest(1))
         live[id] = Live(owner: owner, interrupt: continuation)
         running += 1
         return stream
@@ -260,7 +271,10 @@ actor Daemon {
         case .failure(let error):
             signal(
                 id, to: owner, "FAILED",
-                [BusDictionaryEntry("error", .string(error.name.rawValue)), BusDictionaryEntry("message", .string(error.message))])
+                [
+                    BusDictionaryEntry("error", .string(error.name.rawValue)),
+                    BusDictionaryEntry("message", .string(error.message)),
+                ])
             reply(call, error: error)
         }
         logger.debug("request ended", metadata: ["request": "\(id)"])
@@ -275,7 +289,9 @@ actor Daemon {
             guard let owner = live[id]?.owner else { return continuation.resume(returning: nil) }
             live[id]?.pin?.resume(returning: nil)
             live[id]?.pin = continuation
-            signal(id, to: owner, "NEEDS_PIN", [BusDictionaryEntry("attempts_left", .int32(Int32(attemptsLeft ?? -1)))])
+            signal(
+                id, to: owner, "NEEDS_PIN",
+                [BusDictionaryEntry("attempts_left", .int32(Int32(attemptsLeft ?? -1)))])
         }
     }
 
@@ -290,13 +306,17 @@ actor Daemon {
                 "{\"id\":\"\(Base64URL.encode(account.credentialID))\",\"userHandle\":\"\(Base64URL.encode(account.userID))\","
                     + "\"name\":\(Self.quoted(account.name)),\"displayName\":\(Self.quoted(account.displayName))}"
             }
-            signal(id, to: owner, "SELECT_CREDENTIAL", [BusDictionaryEntry("credentials", .string("[" + list.joined(separator: ",") + "]"))])
+            signal(
+                id, to: owner, "SELECT_CREDENTIAL",
+                [BusDictionaryEntry("credentials", .string("[" + list.joined(separator: ",") + "]"))])
         }
     }
 
     static func quoted(_ text: String?) -> String {
         guard let text else { return "null" }
-        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])) ?? Data("[\"\"]".utf8)
+        let data =
+            (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes]))
+            ?? Data("[\"\"]".utf8)
         return String(String(decoding: data, as: UTF8.self).dropFirst().dropLast())
     }
 

@@ -33,6 +33,7 @@ actor KeyPool {
 
     struct Waiter {
         var id: Int
+        var excluding: Set<String>
         var continuation: CheckedContinuation<[(String, any AuthenticatorConnection)], any Error>
     }
 
@@ -74,7 +75,8 @@ actor KeyPool {
                     await connection.close()
                     continue
                 }
-                keys[descriptor.uri] = Key(descriptor: descriptor, connection: connection, info: info, busy: false)
+                keys[descriptor.uri] = Key(
+                    descriptor: descriptor, connection: connection, info: info, busy: false)
                 order.append(descriptor.uri)
                 logger.info("key arrived", metadata: ["device": "\(descriptor.uri)"])
                 changeContinuation.yield(.added(summary(descriptor.uri)))
@@ -114,9 +116,11 @@ actor KeyPool {
     /// Whether no key is present (the request then waits for one).
     var isEmpty: Bool { keys.isEmpty }
 
-    /// Claims every idle key, waiting (in arrival order, cancellably) until there is one.
-    func claim() async throws -> [(String, any AuthenticatorConnection)] {
-        if waiters.isEmpty, let idle = takeIdle() { return idle }
+    /// Claims every idle key not in `excluding`, waiting (in arrival order, cancellably) until
+    /// there is one; nil when every key present is excluded (a sign-in tried them all).
+    func claim(excluding: Set<String> = []) async throws -> [(String, any AuthenticatorConnection)]? {
+        if !keys.isEmpty, keys.keys.allSatisfy(excluding.contains) { return nil }
+        if waiters.isEmpty, let idle = takeIdle(excluding: excluding) { return idle }
         let id = nextWaiter
         nextWaiter += 1
         return try await withTaskCancellationHandler {
@@ -124,7 +128,7 @@ actor KeyPool {
                 if Task.isCancelled {
                     continuation.resume(throwing: CancellationError())
                 } else {
-                    waiters.append(Waiter(id: id, continuation: continuation))
+                    waiters.append(Waiter(id: id, excluding: excluding, continuation: continuation))
                 }
             }
         } onCancel: {
@@ -137,8 +141,8 @@ actor KeyPool {
         waiters.remove(at: index).continuation.resume(throwing: CancellationError())
     }
 
-    private func takeIdle() -> [(String, any AuthenticatorConnection)]? {
-        let idle = order.filter { keys[$0]?.busy == false }
+    private func takeIdle(excluding: Set<String>) -> [(String, any AuthenticatorConnection)]? {
+        let idle = order.filter { keys[$0]?.busy == false && !excluding.contains($0) }
         guard !idle.isEmpty else { return nil }
         var claimed: [(String, any AuthenticatorConnection)] = []
         for uri in idle {
@@ -150,8 +154,13 @@ actor KeyPool {
     }
 
     private func serveWaiters() {
-        while !waiters.isEmpty, let idle = takeIdle() {
-            waiters.removeFirst().continuation.resume(returning: idle)
+        var index = 0
+        while index < waiters.count {
+            if let idle = takeIdle(excluding: waiters[index].excluding) {
+                waiters.remove(at: index).continuation.resume(returning: idle)
+            } else {
+                index += 1
+            }
         }
     }
 

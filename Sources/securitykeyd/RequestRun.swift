@@ -47,7 +47,8 @@ struct RequestRun: Sendable {
         await pool.release(claimed.uris.withLock { $0 })
         switch step {
         case .finished(let result): return result
-        case .interrupted(.cancelledByCaller): return .failure(DaemonError(.abort, "The caller cancelled the request."))
+        case .interrupted(.cancelledByCaller):
+            return .failure(DaemonError(.abort, "The caller cancelled the request."))
         case .interrupted(.callerLeft): return .failure(DaemonError(.abort, "The caller left the bus."))
         case .interrupted(.shuttingDown): return .failure(DaemonError(.abort, "The daemon is stopping."))
         case .interrupted(.timedOut), nil:
@@ -55,16 +56,49 @@ struct RequestRun: Sendable {
         }
     }
 
+    /// Runs the ceremony on the keys claimed; a sign-in whose keys hold none of the allowed
+    /// credentials tries the other keys as they become idle, until every key was tried.
     func performCeremony(claimed: ClaimedKeys) async -> Result<String, DaemonError> {
         let pool = daemon.pool
         if await pool.isEmpty { await daemon.signal(id, to: owner, "WAITING") }
-        let keys: [(String, any AuthenticatorConnection)]
-        do { keys = try await pool.claim() } catch { return .failure(DaemonError(.abort, "The request was cancelled.")) }
-        claimed.uris.withLock { $0 = keys.map(\.0) }
+        var tried: Set<String> = []
+        var last: SecurityKeyError?
+        while true {
+            let claim: [(String, any AuthenticatorConnection)]?
+            do { claim = try await pool.claim(excluding: tried) } catch {
+                return .failure(DaemonError(.abort, "The request was cancelled."))
+            }
+            guard let keys = claim else {
+                return .failure(
+                    last.map(DaemonError.init) ?? DaemonError(.notAllowed, "No key could serve the request."))
+            }
+            claimed.uris.withLock { $0 = keys.map(\.0) }
+            let result = await attempt(on: keys, claimed: claimed)
+            switch result {
+            case .success(let json): return .success(json)
+            case .failure(let error):
+                guard error.code == .noCredentials, case .assertion = ceremony, !Task.isCancelled else {
+                    return .failure(DaemonError(error))
+                }
+                last = error
+                // The key that was used (the others were given back when it was chosen).
+                let used = claimed.uris.withLock { uris in
+                    defer { uris = [] }
+                    return uris
+                }
+                tried.formUnion(used)
+                await pool.release(used)
+            }
+        }
+    }
+
+    func attempt(on keys: [(String, any AuthenticatorConnection)], claimed: ClaimedKeys) async
+        -> Result<String, SecurityKeyError>
+    {
         let controller = SecurityKeyAuthorizationController(
             sources: keys.map { SecurityKeySource.connection($0.1) },
             interaction: RequestInteraction(daemon: daemon, id: id), logger: daemon.logger)
-        return await withTaskGroup(of: Result<String, DaemonError>?.self) { group in
+        return await withTaskGroup(of: Result<String, SecurityKeyError>?.self) { group in
             group.addTask {
                 for await status in controller.statusUpdates {
                     await self.report(status, claimed: claimed)
@@ -80,10 +114,11 @@ struct RequestRun: Sendable {
                         return .success(try await controller.performAssertion(request).webAuthnJSON)
                     }
                 } catch {
-                    return .failure(DaemonError(error))
+                    return .failure(error)
                 }
             }
-            var outcome: Result<String, DaemonError> = .failure(DaemonError(.abort, "The request was cancelled."))
+            var outcome: Result<String, SecurityKeyError> = .failure(
+                SecurityKeyError(.canceled, "The request was cancelled."))
             for await result in group {
                 if let result {
                     outcome = result
@@ -101,7 +136,9 @@ struct RequestRun: Sendable {
         switch status {
         case .waitingForKey: await daemon.signal(id, to: owner, "WAITING")
         case .selectingKey(let count):
-            await daemon.signal(id, to: owner, "SELECTING_DEVICE", [BusDictionaryEntry("count", .int32(Int32(clamping: count)))])
+            await daemon.signal(
+                id, to: owner, "SELECTING_DEVICE",
+                [BusDictionaryEntry("count", .int32(Int32(clamping: count)))])
         case .keySelected(let uri):
             let others = claimed.uris.withLock { uris in
                 defer { uris = uris.filter { $0 == uri } }
@@ -110,10 +147,12 @@ struct RequestRun: Sendable {
             await daemon.pool.release(others)
             await daemon.signal(id, to: owner, "CONNECTED", [BusDictionaryEntry("device", .string(uri))])
         case .touchNeeded(let uri):
-            await daemon.signal(id, to: owner, "NEEDS_USER_PRESENCE", [BusDictionaryEntry("device", .string(uri))])
+            await daemon.signal(
+                id, to: owner, "NEEDS_USER_PRESENCE", [BusDictionaryEntry("device", .string(uri))])
         case .userVerificationRetry(let left):
             await daemon.signal(
-                id, to: owner, "NEEDS_USER_VERIFICATION", [BusDictionaryEntry("attempts_left", .int32(Int32(clamping: left ?? -1)))])
+                id, to: owner, "NEEDS_USER_VERIFICATION",
+                [BusDictionaryEntry("attempts_left", .int32(Int32(clamping: left ?? -1)))])
         // NEEDS_PIN and SELECT_CREDENTIAL are sent when the daemon is ready for the answer.
         case .pinNeeded, .selectingAccount, .done: break
         }

@@ -23,7 +23,9 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Use the system bus instead of the session bus.")
     var system = false
 
-    @Option(name: .long, help: ArgumentHelp("Connect to the message bus at this D-Bus address.", valueName: "address"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Connect to the message bus at this D-Bus address.", valueName: "address"))
     var address: String?
 
     @Option(name: .long, help: ArgumentHelp("Own this bus name instead of the default.", valueName: "name"))
@@ -31,7 +33,9 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("A CTAPHID-over-UDP key (host:port); repeatable, added to SECURITYKEY_UDP's.", valueName: "host:port"))
+        help: ArgumentHelp(
+            "A CTAPHID-over-UDP key (host:port); repeatable, added to SECURITYKEY_UDP's.",
+            valueName: "host:port"))
     var udp: [String] = []
 
     @Flag(name: .long, help: "Only the UDP keys: no USB or PC/SC (for tests).")
@@ -39,10 +43,13 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("The caller policy file binding executables to origins (see Docs/Daemon.md).", valueName: "file"))
+        help: ArgumentHelp(
+            "The caller policy file binding executables to origins (see Docs/Daemon.md).", valueName: "file"))
     var policy: String?
 
-    @Flag(name: .shortAndLong, help: "Log requests (-v) and protocol detail (-vv) on standard error. PINs are never logged.")
+    @Flag(
+        name: .shortAndLong,
+        help: "Log requests (-v) and protocol detail (-vv) on standard error. PINs are never logged.")
     var verbose: Int
 
     func validate() throws {
@@ -58,7 +65,11 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "securitykeyd")
         let callerPolicy: CallerPolicy
-        do { callerPolicy = try policy.map { path throws(PolicyError) in try CallerPolicy(contentsOf: path) } ?? CallerPolicy() } catch {
+        do {
+            callerPolicy =
+                try policy.map { path throws(PolicyError) in try CallerPolicy(contentsOf: path) }
+                ?? CallerPolicy()
+        } catch {
             throw ValidationError(error.description)
         }
         let endpoints = try AuthenticatorDirectory.udpEndpoints(
@@ -97,11 +108,13 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
                     switch change {
                     case .added(let device):
                         bus.emitSignal(
-                            path: DaemonInterface.objectPath, interface: DaemonInterface.interface, member: "DeviceAdded",
+                            path: DaemonInterface.objectPath, interface: DaemonInterface.interface,
+                            member: "DeviceAdded",
                             destination: nil, [.dictionary(Daemon.entries(device))])
                     case .removed(let uri):
                         bus.emitSignal(
-                            path: DaemonInterface.objectPath, interface: DaemonInterface.interface, member: "DeviceRemoved",
+                            path: DaemonInterface.objectPath, interface: DaemonInterface.interface,
+                            member: "DeviceRemoved",
                             destination: nil, [.string(uri)])
                     }
                 }
