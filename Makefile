@@ -14,7 +14,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages the build, the tests and the demo need. QEMU, busybox, cpio and kmod run the
 # real-hidraw tests in a guest (scripts/hidvm); fido2-tools is libfido2, a host they check against;
 # libfido2-dev and valgrind build and measure the benchmark's libfido2 host (make bench-callgrind).
-APT_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev zlib1g-dev pcscd vsmartcard-vpcd \
+APT_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev zlib1g-dev libsystemd-dev dbus-daemon systemd libglib2.0-bin pcscd vsmartcard-vpcd \
 	openssl publicsuffix python3-venv python3-dev swig util-linux iproute2 \
 	qemu-system-x86 busybox-static cpio kmod fido2-tools \
 	libfido2-dev valgrind

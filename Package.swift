@@ -27,6 +27,7 @@ let package = Package(
         .executable(name: "securitykey-bench", targets: ["securitykey-bench"]),
         // Not an API: exported only so the libFuzzer package in Fuzz/ can link the fuzz targets.
         .library(name: "_FuzzTargets", targets: ["FuzzTargets"]),
+        .executable(name: "securitykeyd", targets: ["securitykeyd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
@@ -47,6 +48,9 @@ let package = Package(
         // Raw DEFLATE (RFC 1951) of large-blob entries; imported by CTAP2 only.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
+        // D-Bus (sd-bus) for the daemon, imported by SDBus only.
+        .systemLibrary(name: "CSDBus", path: "Sources/CSDBus", pkgConfig: "libsystemd",
+                       providers: [.apt(["libsystemd-dev"])]),
 
         // MARK: Pure values, no I/O
         .target(name: "CBOR", swiftSettings: strict),
@@ -128,7 +132,18 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // MARK: D-Bus connection (sd-bus on a dedicated thread), for the daemon
+        .target(name: "SDBus", dependencies: ["CSDBus"], swiftSettings: strict),
+
         // MARK: Executables
+        .executableTarget(
+            name: "securitykeyd",
+            dependencies: [
+                "SDBus", "SecurityKeys", "Authenticators", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .executableTarget(
             name: "securitykey",
             dependencies: [
@@ -209,6 +224,9 @@ let package = Package(
         .testTarget(name: "AuthenticatorsTests", dependencies: [
             "Authenticators", "CTAP2", "Transport", "VirtualAuthenticator",
         ], swiftSettings: strict),
+        // Runs the built `securitykeyd` and `securitykey` binaries against a private dbus-daemon.
+        .testTarget(name: "DaemonTests", dependencies: ["securitykeyd", "securitykey"], exclude: ["Python"],
+                    swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [
             "SecurityKeys",
             .product(name: "Crypto", package: "swift-crypto"),

@@ -30,6 +30,26 @@ struct AuthenticateCommand: ReportingCommand {
     var wantsJSON: Bool { global.json }
 
     func execute() async throws {
+        let (request, clientData) = try optionsRequest() ?? flagsRequest()
+        try await authenticate(request, clientData: clientData)
+    }
+
+    /// The request the relying party's `--options` describe, at `--origin`.
+    func optionsRequest() throws -> (SecurityKeyCredentialAssertionRequest, WebAuthnClientData)? {
+        guard let document = try ceremony.optionsDocument() else { return nil }
+        guard credential.isEmpty else {
+            throw CLIError.usage("--options excludes --credential: the options name them.")
+        }
+        let options = try PublicKeyCredentialRequestOptionsJSON(json: document)
+        let origin = try ceremony.optionsOrigin(relyingPartyIdentifier: options.relyingPartyIdentifier)
+        var request = try options.assertionRequest(origin: origin)
+        if ceremony.uv { request.userVerificationPreference = .required }
+        if options.timeoutMilliseconds == nil { request.timeout = global.timeoutDuration }
+        return (request, .origin(origin, challenge: options.challenge))
+    }
+
+    /// The request the command-line flags describe.
+    func flagsRequest() throws -> (SecurityKeyCredentialAssertionRequest, WebAuthnClientData) {
         var allow: [[UInt8]] = []
         for text in credential {
             guard let id = Base64URL.decode(text), !id.isEmpty else {
@@ -45,11 +65,19 @@ struct AuthenticateCommand: ReportingCommand {
         request.clientData = ProviderCeremony.clientData(clientData)
         request.timeout = global.timeoutDuration
         try extensions.apply(to: &request)
+        return (request, clientData)
+    }
+
+    func authenticate(_ request: SecurityKeyCredentialAssertionRequest, clientData: WebAuthnClientData)
+        async throws
+    {
         let assertion = try await ProviderCeremony.perform(global: global, pinReader: ceremony.pinReader) {
-            [request] controller async throws(SecurityKeyError) in try await controller.performAssertion(request)
+            [request] controller async throws(SecurityKeyError) in
+            try await controller.performAssertion(request)
         }
         let authData = try AuthenticatorData(bytes: assertion.rawAuthenticatorData)
-        let clientDataHash = ProviderCeremony.clientDataHash(json: assertion.rawClientDataJSON, input: clientData)
+        let clientDataHash = ProviderCeremony.clientDataHash(
+            json: assertion.rawClientDataJSON, input: clientData)
         let id = Base64URL.encode(assertion.credentialID)
         let userHandle = assertion.userID.map { Base64URL.encode($0) }
         if global.json {
@@ -62,7 +90,7 @@ struct AuthenticateCommand: ReportingCommand {
                         ("userHandle", userHandle.map(JSONValue.string) ?? .null),
                     ],
                     beside: [
-                        ("rpId", .string(ceremony.rp)),
+                        ("rpId", .string(request.relyingPartyIdentifier)),
                         ("clientDataHash", .string(Base64URL.encode(clientDataHash))),
                         ("signCount", .integer(Int64(authData.signCount))),
                         ("userPresent", .bool(authData.userPresent)),

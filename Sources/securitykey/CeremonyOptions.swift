@@ -6,9 +6,19 @@ import SecurityKeys
 /// Options register and authenticate share: the relying party and the client data.
 struct CeremonyOptions: ParsableArguments {
     @Option(
-        name: .long, help: ArgumentHelp("The relying party ID (a domain, e.g. example.org).", valueName: "id")
-    )
-    var rp: String
+        name: .customLong("rp"),
+        help: ArgumentHelp("The relying party ID (a domain, e.g. example.org).", valueName: "id"))
+    var rpOption: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The relying party's WebAuthn JSON options, as its server sent them (file, or - for standard input).",
+            valueName: "file"))
+    var options: String?
+
+    /// The relying party ID given with `--rp` (with `--options` the options name it).
+    var rp: String { rpOption ?? "" }
 
     @Option(
         name: .long, help: ArgumentHelp("The challenge, base64url (random when absent).", valueName: "b64url")
@@ -37,6 +47,38 @@ struct CeremonyOptions: ParsableArguments {
         if clientDataHash != nil, challenge != nil || origin != nil {
             throw ValidationError("--client-data-hash excludes --challenge and --origin.")
         }
+        if options != nil {
+            guard rpOption == nil, challenge == nil, clientDataHash == nil else {
+                throw ValidationError(
+                    "--options excludes --rp, --challenge and --client-data-hash: the options name them.")
+            }
+            if options == "-", pinStdin {
+                throw ValidationError("--options - and --pin-stdin cannot both read standard input.")
+            }
+        } else if rpOption == nil {
+            throw ValidationError("Missing expected argument '--rp <id>' (or --options).")
+        }
+    }
+
+    /// The options document named by `--options`, read within the parser's size limit.
+    func optionsDocument() throws -> [UInt8]? {
+        guard let options else { return nil }
+        let bytes = try readInput(options)
+        let limit = JSONLimits.webAuthnOptions.maximumBytes
+        guard bytes.count <= limit else {
+            throw CLIError.invalidInput(
+                "\(options) is larger than the \(limit) bytes WebAuthn options may take.")
+        }
+        return bytes
+    }
+
+    /// The origin for options-driven ceremonies: `--origin`, or https:// + the options' RP ID.
+    func optionsOrigin(relyingPartyIdentifier: String?) throws -> String {
+        if let origin { return origin }
+        guard let relyingPartyIdentifier else {
+            throw CLIError.usage("The options name no RP ID: give the caller's origin with --origin.")
+        }
+        return "https://\(relyingPartyIdentifier)"
     }
 
     /// The client data: built by the provider from the origin (default https://RP, checked

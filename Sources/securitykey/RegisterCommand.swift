@@ -22,8 +22,9 @@ struct RegisterCommand: ReportingCommand {
     @OptionGroup var ceremony: CeremonyOptions
     @OptionGroup(title: "Extensions") var extensions: RegistrationExtensionOptions
 
-    @Option(name: .long, help: ArgumentHelp("The user's account name.", valueName: "name"))
-    var user: String
+    @Option(
+        name: .long, help: ArgumentHelp("The user's account name (not with --options).", valueName: "name"))
+    var user: String?
 
     @Option(
         name: .long,
@@ -58,12 +59,40 @@ struct RegisterCommand: ReportingCommand {
     var wantsJSON: Bool { global.json }
 
     func validate() throws {
+        if ceremony.options != nil {
+            guard user == nil, displayName == nil, userID == nil, !resident, alg.isEmpty, exclude.isEmpty
+            else {
+                throw ValidationError(
+                    "--options excludes --user, --display-name, --user-id, --resident, --alg and --exclude: the options name them."
+                )
+            }
+        } else if user == nil {
+            throw ValidationError("Missing expected argument '--user <name>' (or --options).")
+        }
         guard ["none", "direct", "enterprise"].contains(attestation) else {
             throw ValidationError("--attestation takes none, direct or enterprise.")
         }
     }
 
     func execute() async throws {
+        let (request, userHandle, clientData) = try optionsRequest() ?? flagsRequest()
+        try await register(request, userHandle: userHandle, clientData: clientData)
+    }
+
+    /// The request the relying party's `--options` describe, at `--origin`.
+    func optionsRequest() throws -> (SecurityKeyCredentialRegistrationRequest, [UInt8], WebAuthnClientData)? {
+        guard let document = try ceremony.optionsDocument() else { return nil }
+        let options = try PublicKeyCredentialCreationOptionsJSON(json: document)
+        let origin = try ceremony.optionsOrigin(relyingPartyIdentifier: options.relyingPartyIdentifier)
+        var request = try options.registrationRequest(origin: origin)
+        if ceremony.uv { request.userVerificationPreference = .required }
+        if options.timeoutMilliseconds == nil { request.timeout = global.timeoutDuration }
+        return (request, options.userID, .origin(origin, challenge: options.challenge))
+    }
+
+    /// The request the command-line flags describe.
+    func flagsRequest() throws -> (SecurityKeyCredentialRegistrationRequest, [UInt8], WebAuthnClientData) {
+        let user = self.user ?? ""
         let algorithms = try
             (alg.isEmpty ? ["es256", "eddsa"] : alg.flatMap { $0.split(separator: ",").map(String.init) })
             .map(parseAlgorithm)
@@ -86,7 +115,8 @@ struct RegisterCommand: ReportingCommand {
         let clientData = try ceremony.clientData()
         var request = SecurityKeyCredentialProvider(relyingPartyIdentifier: ceremony.rp)
             .createCredentialRegistrationRequest(
-                challenge: clientData.challenge, displayName: displayName ?? user, name: user, userID: userHandle)
+                challenge: clientData.challenge, displayName: displayName ?? user, name: user,
+                userID: userHandle)
         request.credentialParameters = algorithms.map { SecurityKeyAlgorithm(rawValue: $0.rawValue) }
         request.excludedCredentials = excludeIDs.map { SecurityKeyCredentialDescriptor(credentialID: $0) }
         request.residentKeyPreference = resident ? .required : .discouraged
@@ -95,8 +125,16 @@ struct RegisterCommand: ReportingCommand {
         request.clientData = ProviderCeremony.clientData(clientData)
         request.timeout = global.timeoutDuration
         try extensions.apply(to: &request)
+        return (request, userHandle, clientData)
+    }
+
+    func register(
+        _ request: SecurityKeyCredentialRegistrationRequest, userHandle: [UInt8],
+        clientData: WebAuthnClientData
+    ) async throws {
         let registration = try await ProviderCeremony.perform(global: global, pinReader: ceremony.pinReader) {
-            [request] controller async throws(SecurityKeyError) in try await controller.performRegistration(request)
+            [request] controller async throws(SecurityKeyError) in
+            try await controller.performRegistration(request)
         }
         let attestationObject = try AttestationObject(cbor: registration.rawAttestationObject)
         guard let credential = attestationObject.authData.attestedCredentialData else {
@@ -121,11 +159,14 @@ struct RegisterCommand: ReportingCommand {
                         ),
                     ],
                     beside: [
-                        ("rpId", .string(ceremony.rp)),
+                        ("rpId", .string(request.relyingPartyIdentifier)),
                         ("userId", .string(Base64URL.encode(userHandle))),
                         ("clientDataHash", .string(Base64URL.encode(clientDataHash))),
                         ("attestationFormat", .string(attestationObject.format.rawValue)),
-                        ("publicKeyCOSE", .string(Base64URL.encode(credential.credentialPublicKey.cborEncoded))),
+                        (
+                            "publicKeyCOSE",
+                            .string(Base64URL.encode(credential.credentialPublicKey.cborEncoded))
+                        ),
                         ("publicKeyPEM", .string(publicKey.pemRepresentation)),
                         ("device", .string(registration.deviceURI)),
                     ] + Self.authenticatorOutputs(registration.authenticatorExtensionOutputs),

@@ -1,0 +1,160 @@
+import ArgumentParser
+import Authenticators
+import Dispatch
+import Foundation
+import HIDTransport
+import Logging
+import SDBus
+import Transport
+
+/// `securitykeyd`: owns the machine's security keys and performs WebAuthn ceremonies for the
+/// applications that call it over D-Bus (Docs/Daemon.md).
+@main
+struct SecurityKeyDaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "securitykeyd",
+        abstract: "Serve security keys to the applications of a session over D-Bus.",
+        discussion: """
+            Owns \(DaemonInterface.busName) on the session bus (or the system bus with --system) and \
+            exports \(DaemonInterface.objectPath). Keys: USB (hidraw) and PC/SC, plus CTAPHID-over-UDP \
+            endpoints from --udp and SECURITYKEY_UDP. Stops gracefully on SIGTERM or SIGINT.
+            """)
+
+    @Flag(name: .long, help: "Use the system bus instead of the session bus.")
+    var system = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Connect to the message bus at this D-Bus address.", valueName: "address"))
+    var address: String?
+
+    @Option(name: .long, help: ArgumentHelp("Own this bus name instead of the default.", valueName: "name"))
+    var name: String = DaemonInterface.busName
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A CTAPHID-over-UDP key (host:port); repeatable, added to SECURITYKEY_UDP's.",
+            valueName: "host:port"))
+    var udp: [String] = []
+
+    @Flag(name: .long, help: "Only the UDP keys: no USB or PC/SC (for tests).")
+    var udpOnly = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The caller policy file binding executables to origins (see Docs/Daemon.md).", valueName: "file"))
+    var policy: String?
+
+    @Flag(
+        name: .shortAndLong,
+        help: "Log requests (-v) and protocol detail (-vv) on standard error. PINs are never logged.")
+    var verbose: Int
+
+    func validate() throws {
+        if system, address != nil { throw ValidationError("--system and --address exclude each other.") }
+    }
+
+    func run() async throws {
+        let level: Logger.Level = verbose >= 2 ? .debug : verbose == 1 ? .info : .notice
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "securitykeyd")
+        let callerPolicy: CallerPolicy
+        do {
+            callerPolicy =
+                try policy.map { path throws(PolicyError) in try CallerPolicy(contentsOf: path) }
+                ?? CallerPolicy()
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let endpoints = try AuthenticatorDirectory.udpEndpoints(
+            options: udp, environment: ProcessInfo.processInfo.environment)
+        var discoveries: [any DeviceDiscovery] = []
+        if !udpOnly {
+            discoveries = AuthenticatorDirectory.system(logger: logger).discoveries
+        }
+        if !endpoints.isEmpty { discoveries.append(UDPDiscovery(endpoints: endpoints, logger: logger)) }
+
+        let busAddress: BusAddress = address.map(BusAddress.address) ?? (system ? .system : .session)
+        let bus: BusConnection
+        do {
+            bus = try await BusConnection.open(
+                address: busAddress, name: name, objectPath: DaemonInterface.objectPath,
+                introspection: DaemonInterface.introspection)
+        } catch {
+            logger.critical("cannot serve on the bus", metadata: ["error": "\(error.message)"])
+            throw ExitCode(69)  // EX_UNAVAILABLE
+        }
+        let pool = KeyPool(logger: logger)
+        let daemon = Daemon(bus: bus, pool: pool, policy: callerPolicy, logger: logger)
+        let stop = StopSignal()
+        let watched = discoveries
+        let name = self.name
+
+        await withDiscardingTaskGroup { group in
+            group.addTask { await daemon.serve(bus.events) }
+            group.addTask {
+                await withDiscardingTaskGroup { followers in
+                    for discovery in watched { followers.addTask { await pool.follow(discovery) } }
+                }
+            }
+            group.addTask {
+                for await change in pool.changes {
+                    switch change {
+                    case .added(let device):
+                        bus.emitSignal(
+                            path: DaemonInterface.objectPath, interface: DaemonInterface.interface,
+                            member: "DeviceAdded",
+                            destination: nil, [.dictionary(Daemon.entries(device))])
+                    case .removed(let uri):
+                        bus.emitSignal(
+                            path: DaemonInterface.objectPath, interface: DaemonInterface.interface,
+                            member: "DeviceRemoved",
+                            destination: nil, [.string(uri)])
+                    }
+                }
+            }
+            ServiceManager.notify("READY=1")
+            logger.notice("serving", metadata: ["name": "\(name)", "unique": "\(bus.uniqueName)"])
+            await stop.wait()
+            ServiceManager.notify("STOPPING=1")
+            logger.notice("stopping: cancelling requests in flight")
+            await daemon.shutdown()
+            await pool.closeAll()
+            bus.close()
+            group.cancelAll()
+        }
+        logger.notice("stopped")
+    }
+}
+
+/// SIGTERM and SIGINT, received through a dispatch source (never a signal handler doing work).
+// The dispatch sources are only kept alive here, never touched after init.
+final class StopSignal: @unchecked Sendable {
+    private let sources: [any DispatchSourceSignal]
+    private let stream: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGTERM, SIGINT] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [continuation] in continuation.yield() }
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    /// Returns at the first SIGTERM or SIGINT.
+    func wait() async {
+        for await _ in stream { return }
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import Testing
+
+/// A private message bus with securitykeyd on it and virtual keys over UDP: a `dbus-daemon`
+/// started by the test (not forked, stopped by PID), `securitykey virtual serve --udp` keys,
+/// and `securitykeyd --address` serving them. Everything started is stopped by PID.
+final class DaemonBed: @unchecked Sendable {
+    let directory: URL
+    let address: String
+    let ports: [Int]
+    private var processes: [Process] = []
+    let daemon: Process
+    let daemonLog: URL
+
+    struct BedError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The build directory holding the binaries (beside the test bundle).
+    static var binaries: URL {
+        var dir = Bundle.main.bundleURL
+        for _ in 0..<4 {
+            if FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("securitykeyd").path) {
+                return dir
+            }
+            dir = dir.deletingLastPathComponent()
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug")
+    }
+
+    init(keys: Int, pin: String?, policy: String? = nil) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("daemon-bed-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let bus = Process()
+        bus.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        bus.arguments = [
+            "--session", "--nofork", "--nopidfile", "--address=unix:path=\(directory.path)/bus",
+            "--print-address=1",
+        ]
+        let printed = Pipe()
+        bus.standardOutput = printed
+        bus.standardError = FileHandle.nullDevice
+        try bus.run()
+        processes.append(bus)
+        // The address line says the bus listens.
+        let line = printed.fileHandleForReading.availableDataLine()
+        guard line.hasPrefix("unix:") else {
+            bus.terminate()
+            throw BedError(description: "dbus-daemon printed no address")
+        }
+        address = line
+
+        let base = 30000 + Int(ProcessInfo.processInfo.processIdentifier % 10000) * 2
+        ports = (0..<keys).map { base + $0 * 7 }
+        for port in ports {
+            let key = Process()
+            key.executableURL = Self.binaries.appendingPathComponent("securitykey")
+            key.arguments =
+                ["virtual", "serve", "--udp", "127.0.0.1:\(port)"] + (pin.map { ["--pin", $0] } ?? [])
+            key.standardOutput = FileHandle.nullDevice
+            key.standardError = FileHandle.nullDevice
+            try key.run()
+            processes.append(key)
+        }
+        daemonLog = directory.appendingPathComponent("daemon.log")
+        _ = FileManager.default.createFile(atPath: daemonLog.path, contents: nil)
+        daemon = Process()
+        daemon.executableURL = Self.binaries.appendingPathComponent("securitykeyd")
+        daemon.arguments =
+            ["--address", address, "--udp-only", "-vv"] + ports.flatMap { ["--udp", "127.0.0.1:\($0)"] }
+            + (policy.map { ["--policy", $0] } ?? [])
+        daemon.standardOutput = FileHandle.nullDevice
+        daemon.standardError = try FileHandle(forWritingTo: daemonLog)
+        try daemon.run()
+        processes.append(daemon)
+        // Ready once every key is listed.
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while Date() < deadline {
+            if let listed = try? busctl([
+                "call", "org.securitykey.Daemon1", "/org/securitykey/Daemon1",
+                "org.securitykey.Daemon1", "ListDevices",
+            ]), listed.status == 0,
+                listed.stdout.hasPrefix("aa{sv} \(keys) ")
+            {
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        stop()
+        throw BedError(description: "securitykeyd did not list \(keys) keys in time")
+    }
+
+    /// Stops the daemon with SIGTERM (returning its exit status), then the keys and the bus.
+    @discardableResult
+    func stop() -> Int32 {
+        var status: Int32 = -1
+        if daemon.isRunning {
+            daemon.terminate()
+            daemon.waitUntilExit()
+            status = daemon.terminationStatus
+        }
+        for process in processes.reversed() where process.isRunning {
+            if process === processes.first {
+                // dbus-daemon handles SIGTERM with a signal handler, and a child spawned from a
+                // test thread may inherit a mask that blocks it: SIGKILL, by PID.
+                kill(process.processIdentifier, SIGKILL)
+            } else {
+                process.terminate()
+            }
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+        return status
+    }
+
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe(), inp = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = inp
+        try process.run()
+        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
+        try inp.fileHandleForWriting.close()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// busctl (systemd's independent D-Bus client) on the bed's bus.
+    func busctl(_ arguments: [String]) throws -> Output {
+        try Self.run("/usr/bin/busctl", ["--address=\(address)", "--timeout=60"] + arguments)
+    }
+
+    /// Calls a daemon method with busctl.
+    func call(_ method: String, _ signature: String = "", _ arguments: [String] = []) throws -> Output {
+        try busctl(
+            [
+                "call", "org.securitykey.Daemon1", "/org/securitykey/Daemon1", "org.securitykey.Daemon1",
+                method,
+            ]
+                + (signature.isEmpty ? [] : [signature] + arguments))
+    }
+
+    /// The python jeepney client (Tests/DaemonTests/Python/daemon_client.py).
+    func client(_ python: String, _ arguments: [String], input: String? = nil) throws -> Output {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Python/daemon_client.py").path
+        return try Self.run(python, [script, address] + arguments, input: input)
+    }
+}
+
+extension FileHandle {
+    /// Reads up to the first newline (bounded at 4 KiB), without the newline.
+    func availableDataLine() -> String {
+        var bytes: [UInt8] = []
+        while bytes.count < 4096 {
+            let chunk = readData(ofLength: 1)
+            guard let byte = chunk.first else { break }
+            if byte == 0x0A { break }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// The interpreter named by SECURITYKEY_PYTHON, or a recorded failure.
+func pythonInterpreter(sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+    guard let path = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"], !path.isEmpty else {
+        Issue.record(
+            "SECURITYKEY_PYTHON is not set (a python with python-fido2 and jeepney).",
+            sourceLocation: sourceLocation)
+        return nil
+    }
+    return path
+}
+
+func jsonObject(_ text: String) -> [String: Any]? {
+    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
+}

@@ -1,0 +1,149 @@
+"""A securitykeyd client written with jeepney (pure-python D-Bus), relying party python-fido2.
+
+usage: daemon_client.py ADDRESS SCENARIO [ARGS...]
+
+  ceremonies N PIN         N x (register + sign in), options from Fido2Server, each verified by it;
+                           NEEDS_PIN is answered with PIN (or "-" for none)
+  disconnect PIN           starts a registration, leaves the bus when NEEDS_PIN arrives
+  foreign PIN              a second connection tries to answer and cancel the first's request
+  cancel                   starts a registration and cancels it at NEEDS_PIN (or at once)
+  raw METHOD ORIGIN JSON   one CreateCredential/GetCredential call with the given JSON (- reads stdin)
+
+Prints one JSON object; exits non-zero when the relying party does not verify.
+"""
+import json
+import os
+import sys
+
+from fido2.server import Fido2Server
+from fido2.webauthn import PublicKeyCredentialRpEntity, PublicKeyCredentialUserEntity
+from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
+from jeepney.io.blocking import open_dbus_connection
+
+ADDRESS = sys.argv[1]
+DAEMON = DBusAddress("/org/securitykey/Daemon1", bus_name="org.securitykey.Daemon1",
+                     interface="org.securitykey.Daemon1")
+ORIGIN = "https://example.org"
+
+
+class Call:
+    """One CreateCredential/GetCredential in flight on `conn`, answering its StateChanged signals."""
+
+    def __init__(self, conn, method, options, origin=ORIGIN):
+        self.conn = conn
+        self.serial = next(conn.outgoing_serial)
+        conn.send(new_method_call(DAEMON, method, "sss", (origin, "", json.dumps(options))), serial=self.serial)
+        self.request_id = None
+        self.states = []
+
+    def step(self, timeout=60):
+        """The next message for this call: ('state', name, details) or ('reply', body) or ('error', name, text)."""
+        while True:
+            msg = self.conn.receive(timeout=timeout)
+            h = msg.header
+            if h.message_type == MessageType.signal and h.fields.get(HeaderFields.member) == "StateChanged":
+                request_id, state, details = msg.body
+                if state == "STARTED" and details.get("call_serial", (None, None))[1] == self.serial:
+                    self.request_id = request_id
+                if request_id == self.request_id:
+                    self.states.append(state)
+                    return ("state", state, details)
+            elif h.fields.get(HeaderFields.reply_serial) == self.serial:
+                if h.message_type == MessageType.error:
+                    return ("error", h.fields.get(HeaderFields.error_name), msg.body[0] if msg.body else "")
+                return ("reply", msg.body[0])
+
+    def finish(self, pin):
+        """Runs to the end, entering `pin` at each NEEDS_PIN; returns ('reply', json) or ('error', ...)."""
+        while True:
+            event = self.step()
+            if event[0] == "state" and event[1] == "NEEDS_PIN":
+                answer = new_method_call(DAEMON, "EnterClientPin", "ss", (self.request_id, pin))
+                reply = self.conn.send_and_get_reply(answer, timeout=10)
+                assert reply.header.message_type == MessageType.method_return, reply.body
+            elif event[0] in ("reply", "error"):
+                return event
+
+
+def server():
+    return Fido2Server(PublicKeyCredentialRpEntity(id="example.org", name="Example"), attestation="direct")
+
+
+def ceremony(conn, pin):
+    rp = server()
+    user = PublicKeyCredentialUserEntity(id=os.urandom(16), name="alice", display_name="Alice")
+    options, state = rp.register_begin(user, user_verification="discouraged")
+    call = Call(conn, "CreateCredential", dict(options))
+    kind, *rest = call.finish(pin)
+    if kind != "reply":
+        return {"error": rest[0], "message": rest[1]}
+    states = call.states
+    registration = json.loads(rest[0])
+    auth_data = rp.register_complete(state, registration)
+    cred = auth_data.credential_data
+    options, state = rp.authenticate_begin([cred], user_verification="discouraged")
+    call = Call(conn, "GetCredential", dict(options))
+    kind, *rest = call.finish(pin)
+    if kind != "reply":
+        return {"error": rest[0], "message": rest[1]}
+    signed = rp.authenticate_complete(state, [cred], json.loads(rest[0]))
+    return {"verified": signed.credential_id == cred.credential_id, "states": states + call.states}
+
+
+def registration_options():
+    user = PublicKeyCredentialUserEntity(id=os.urandom(16), name="bob", display_name="Bob")
+    return dict(server().register_begin(user, user_verification="discouraged")[0])
+
+
+scenario = sys.argv[2]
+conn = open_dbus_connection(bus=ADDRESS)
+if scenario == "ceremonies":
+    count, pin = int(sys.argv[3]), sys.argv[4]
+    results = [ceremony(conn, pin) for _ in range(count)]
+    print(json.dumps({"results": results}))
+    sys.exit(0 if all(r.get("verified") for r in results) else 1)
+elif scenario == "disconnect":
+    call = Call(conn, "CreateCredential", registration_options())
+    while True:
+        event = call.step()
+        if event[0] != "state" or event[1] == "NEEDS_PIN":
+            break
+    conn.close()
+    print(json.dumps({"left": event[1], "requestId": call.request_id}))
+elif scenario in ("foreign", "cancel"):
+    call = Call(conn, "CreateCredential", registration_options())
+    while True:
+        event = call.step()
+        if event[0] != "state" or event[1] == "NEEDS_PIN":
+            break
+    out = {"requestId": call.request_id, "at": event[1]}
+    if scenario == "foreign":
+        other = open_dbus_connection(bus=ADDRESS)
+        for method, signature, args in [("EnterClientPin", "ss", (call.request_id, sys.argv[3])),
+                                        ("CancelRequest", "s", (call.request_id,))]:
+            reply = other.send_and_get_reply(new_method_call(DAEMON, method, signature, args), timeout=10)
+            out[method] = reply.header.fields.get(HeaderFields.error_name, "ok")
+        other.close()
+        # The owner answers the NEEDS_PIN it received, then runs to the end.
+        reply = conn.send_and_get_reply(
+            new_method_call(DAEMON, "EnterClientPin", "ss", (call.request_id, sys.argv[3])), timeout=10)
+        out["ownerPin"] = reply.header.fields.get(HeaderFields.error_name, "ok")
+        kind, *rest = call.finish(sys.argv[3])
+        out["owner"] = kind
+    else:
+        reply = conn.send_and_get_reply(new_method_call(DAEMON, "CancelRequest", "s", (call.request_id,)), timeout=10)
+        out["cancelReply"] = reply.header.fields.get(HeaderFields.error_name, "ok")
+        kind, *rest = call.finish("-")
+        out["outcome"] = rest[0] if kind == "error" else kind
+    print(json.dumps(out))
+elif scenario == "raw":
+    # The JSON text is sent as given, not re-encoded.
+    call = Call.__new__(Call)
+    call.conn, call.request_id, call.states = conn, None, []
+    call.serial = next(conn.outgoing_serial)
+    text = sys.stdin.read() if sys.argv[5] == "-" else sys.argv[5]
+    conn.send(new_method_call(DAEMON, sys.argv[3], "sss", (sys.argv[4], "", text)), serial=call.serial)
+    kind, *rest = call.finish("-")
+    print(json.dumps({"kind": kind, "detail": rest}))
+else:
+    sys.exit("unknown scenario " + scenario)
