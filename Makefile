@@ -11,15 +11,20 @@ FUZZ_SECONDS ?= 60
 VENV := .venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-# Debian packages the build, the tests and the demo need. QEMU, busybox, cpio and kmod run the
-# real-hidraw tests in a guest (scripts/hidvm); fido2-tools is libfido2, a host they check against;
-# libfido2-dev and valgrind build and measure the benchmark's libfido2 host (make bench-callgrind).
-APT_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev zlib1g-dev libsystemd-dev dbus-daemon systemd libglib2.0-bin pcscd vsmartcard-vpcd \
-	openssl publicsuffix python3-venv python3-dev swig util-linux iproute2 \
-	qemu-system-x86 busybox-static cpio kmod fido2-tools \
-	libfido2-dev valgrind
+# Debian packages, in three lists: what building needs, what running needs (the package's
+# Depends), and what the tests, the demo and the benchmarks need on top. QEMU, busybox, cpio
+# and kmod run the real-hidraw tests in a guest (scripts/hidvm); fido2-tools is libfido2, a
+# host they check against; libfido2-dev and valgrind build and measure the benchmark's libfido2
+# host; dbus-daemon, systemd (busctl) and libglib2.0-bin (gdbus) drive the daemon's tests;
+# debootstrap, lintian and fakeroot check the Debian package (make test-packaging).
+BUILD_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev zlib1g-dev libsystemd-dev
+RUNTIME_PACKAGES := libhidapi-hidraw0 libpcsclite1 libudev1 zlib1g libsystemd0 pcscd publicsuffix
+TEST_PACKAGES := vsmartcard-vpcd dbus-daemon systemd libglib2.0-bin openssl python3-venv python3-dev \
+	swig util-linux iproute2 qemu-system-x86 busybox-static cpio kmod fido2-tools libfido2-dev valgrind \
+	debootstrap lintian fakeroot
+APT_PACKAGES := $(BUILD_PACKAGES) $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps pydeps build test demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
+.PHONY: all deps deps-build pydeps build test test-packaging deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
 
 all: build
 
@@ -33,9 +38,9 @@ help:
 	@echo "make fuzz-coverage   line coverage of each target's parser files over its corpus (llvm-cov)"
 	@echo "make build | format | install [PREFIX=] | deps"
 
-# Installs missing Debian packages; a quick no-op when everything is there.
-deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
+# Installs missing Debian packages ($(1)); a quick no-op when everything is there.
+define apt_install
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -44,6 +49,15 @@ deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "deps: no Swift toolchain on PATH (swift.org/install)"; exit 1; }
+endef
+
+# Everything: building, running, testing.
+deps:
+	$(call apt_install,$(APT_PACKAGES))
+
+# Only what building and running need (make install, make deb).
+deps-build:
+	$(call apt_install,$(BUILD_PACKAGES) $(RUNTIME_PACKAGES))
 
 # python-fido2 and pyscard, the independent implementation the tests check against.
 pydeps: deps $(VENV)/.stamp
@@ -119,27 +133,68 @@ bench-hidraw: deps bench-drivers
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
 
-# The binary, man pages and shell completions (generated from the argument parser), and the
-# udev rules. PREFIX=/usr/local DESTDIR= by default; udev rules go to $(UDEVDIR).
+# Release binaries with the Swift runtime linked statically (they run without the toolchain),
+# stripped; man pages and shell completions generated from the argument parser; udev rules; the
+# daemon's systemd user unit and D-Bus service file, pointing at $(PREFIX)/bin. Everything
+# installed is listed in INSTALLED, which `make uninstall` removes and nothing else.
 UDEVDIR ?= /etc/udev/rules.d
-install: deps
-	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey
-	$(SWIFT) package --allow-writing-to-package-directory generate-manual --product securitykey >/dev/null 2>&1 || \
-	  $(SWIFT) build --product generate-manual
-	rm -rf .build/man && mkdir -p .build/man
-	"$$($(SWIFT) build --show-bin-path)/generate-manual-tool" .build/release/securitykey --multi-page \
-	  --output-directory .build/man
-	install -D -m 0755 .build/release/securitykey $(DESTDIR)$(PREFIX)/bin/securitykey
-	install -d $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0644 .build/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	.build/release/securitykey --generate-completion-script bash > .build/man/securitykey.bash
-	.build/release/securitykey --generate-completion-script zsh > .build/man/_securitykey
-	.build/release/securitykey --generate-completion-script fish > .build/man/securitykey.fish
-	install -D -m 0644 .build/man/securitykey.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/securitykey
-	install -D -m 0644 .build/man/_securitykey $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_securitykey
-	install -D -m 0644 .build/man/securitykey.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/securitykey.fish
+RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS)
+STAGE := .build/install
+BINDIR := $(PREFIX)/bin
+MANDIR := $(PREFIX)/share/man/man1
+INSTALLED = $(BINDIR)/securitykey $(BINDIR)/securitykeyd \
+	$(PREFIX)/share/bash-completion/completions/securitykey \
+	$(PREFIX)/share/zsh/site-functions/_securitykey \
+	$(PREFIX)/share/fish/vendor_completions.d/securitykey.fish \
+	$(UDEVDIR)/70-securitykey.rules \
+	$(PREFIX)/lib/systemd/user/securitykeyd.service \
+	$(PREFIX)/share/dbus-1/services/org.securitykey.Daemon1.service \
+	$(PREFIX)/share/dbus-1/interfaces/org.securitykey.Daemon1.xml
+
+release: deps-build
+	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey
+	$(SWIFT) build $(RELEASE_FLAGS) --product securitykeyd
+	$(SWIFT) build -c release --product generate-manual
+	rm -rf $(STAGE) && mkdir -p $(STAGE)/man
+	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual-tool" .build/release/securitykey --multi-page \
+	  --output-directory $(STAGE)/man
+	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual-tool" .build/release/securitykeyd \
+	  --output-directory $(STAGE)/man
+	.build/release/securitykey --generate-completion-script bash > $(STAGE)/securitykey.bash
+	.build/release/securitykey --generate-completion-script zsh > $(STAGE)/_securitykey
+	.build/release/securitykey --generate-completion-script fish > $(STAGE)/securitykey.fish
+	sed 's|/usr/local/bin|$(BINDIR)|g' systemd/securitykeyd.service > $(STAGE)/securitykeyd.service
+	sed 's|/usr/local/bin|$(BINDIR)|g' dbus/org.securitykey.Daemon1.service > $(STAGE)/org.securitykey.Daemon1.service
+
+install: release
+	install -D -m 0755 -s .build/release/securitykey $(DESTDIR)$(BINDIR)/securitykey
+	install -D -m 0755 -s .build/release/securitykeyd $(DESTDIR)$(BINDIR)/securitykeyd
+	install -d $(DESTDIR)$(MANDIR)
+	install -m 0644 $(STAGE)/man/*.1 $(DESTDIR)$(MANDIR)/
+	install -D -m 0644 $(STAGE)/securitykey.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/securitykey
+	install -D -m 0644 $(STAGE)/_securitykey $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_securitykey
+	install -D -m 0644 $(STAGE)/securitykey.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/securitykey.fish
 	install -D -m 0644 udev/70-securitykey.rules $(DESTDIR)$(UDEVDIR)/70-securitykey.rules
+	install -D -m 0644 $(STAGE)/securitykeyd.service $(DESTDIR)$(PREFIX)/lib/systemd/user/securitykeyd.service
+	install -D -m 0644 $(STAGE)/org.securitykey.Daemon1.service $(DESTDIR)$(PREFIX)/share/dbus-1/services/org.securitykey.Daemon1.service
+	install -D -m 0644 dbus/org.securitykey.Daemon1.xml $(DESTDIR)$(PREFIX)/share/dbus-1/interfaces/org.securitykey.Daemon1.xml
 	@echo "install: reload udev rules with: sudo udevadm control --reload-rules && sudo udevadm trigger"
+
+# Removes exactly what `make install` put there (same PREFIX, DESTDIR and UDEVDIR).
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	rm -f $(DESTDIR)$(MANDIR)/securitykey.1 $(DESTDIR)$(MANDIR)/securitykey-*.1 $(DESTDIR)$(MANDIR)/securitykeyd.1
+
+# A Debian package of the same files (scripts/make-deb.sh): dpkg-deb, Depends on the runtime
+# libraries and publicsuffix, checked with lintian.
+deb: release
+	scripts/make-deb.sh
+
+# The package built, linted, installed into a debootstrap chroot and used there (a register and
+# sign-in against a virtual key); `make install` into a scratch DESTDIR and `make uninstall`
+# leaving nothing; a separate package depending on this one by path, using only products.
+test-packaging: deps
+	scripts/test-packaging.sh
 
 clean:
 	rm -rf .build $(VENV)

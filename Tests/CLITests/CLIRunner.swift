@@ -68,8 +68,16 @@ struct CLIRunner {
     static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws
         -> Result
     {
+        try run(executable: binary, arguments, input: input, environment: environment)
+    }
+
+    /// Runs `executable` with `arguments`, `input` on its standard input and `environment` on
+    /// top of this process's; the status and both outputs.
+    static func run(
+        executable: URL, _ arguments: [String], input: String? = nil, environment: [String: String] = [:]
+    ) throws -> Result {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }

@@ -223,44 +223,19 @@ import Testing
         let port = 27000 + Int((ProcessInfo.processInfo.processIdentifier * 3 + 1) % 12000)
         let work = try ChoiceCommandTests.scratch("fleet-watch")
         defer { try? FileManager.default.removeItem(at: work) }
-        let output = work.appendingPathComponent("watch.out")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let watcher = Process()
-        watcher.executableURL = CLIRunner.binary
-        watcher.arguments = ["fleet", "--watch", "--ndjson", "--udp", "127.0.0.1:\(port)"]
-        watcher.standardOutput = try FileHandle(forWritingTo: output)
-        watcher.standardError = FileHandle.nullDevice
-        try watcher.run()
-        defer {
-            // SIGKILL: the test runner's children may inherit SIGTERM blocked.
-            kill(watcher.processIdentifier, SIGKILL)
-            watcher.waitUntilExit()
-        }
-        func events(within seconds: Double, until done: ([[String: Any]]) -> Bool) -> [[String: Any]] {
-            let end = Date().addingTimeInterval(seconds)
-            var seen: [[String: Any]] = []
-            while Date() < end {
-                let text = String(decoding: FileManager.default.contents(atPath: output.path) ?? Data(), as: UTF8.self)
-                seen = text.split(separator: "\n").compactMap {
-                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-                }
-                if done(seen) { break }
-                Thread.sleep(forTimeInterval: 0.1)
-            }
-            return seen
-        }
+        let watcher = try FleetWatcher(["--udp", "127.0.0.1:\(port)"], in: work)
         Thread.sleep(forTimeInterval: 1)
-        #expect(events(within: 0.1) { _ in true }.isEmpty, "nothing answers yet")
+        #expect(watcher.events(within: 0.1) { _ in true }.isEmpty, "nothing answers yet")
         var key: ChoiceCommandTests.ServedKey? = try ChoiceCommandTests.ServedKey(
             ["--udp", "127.0.0.1:\(port)", "--aaguid", Self.plainAAGUID], log: work.appendingPathComponent("key.log"))
-        let arrived = events(within: 15) { $0.contains { $0["event"] as? String == "arrived" } }
+        let arrived = watcher.events(within: 15) { $0.contains { $0["event"] as? String == "arrived" } }
         let first = try #require(arrived.first, "no arrival reported")
         #expect(first["event"] as? String == "arrived")
         #expect(first["uri"] as? String == "udp:127.0.0.1:\(port)")
         #expect(first["aaguid"] as? String == Self.plainAAGUID)
         #expect(first["healthy"] as? Bool == true)
         key = nil  // stops the served key
-        let all = events(within: 15) { $0.contains { $0["event"] as? String == "left" } }
+        let all = watcher.events(within: 15) { $0.contains { $0["event"] as? String == "left" } }
         #expect(all.map { $0["event"] as? String } == ["arrived", "left"])
         #expect(all.last?["uri"] as? String == "udp:127.0.0.1:\(port)")
         _ = key

@@ -59,47 +59,20 @@ import Testing
         try PCSCBed.with { bed in
             let vpcd = try #require(bed.environment["SECURITYKEY_VPCD_PORT"].flatMap(Int.init))
             let readers = (bed.environment["SECURITYKEY_VPCD_READERS"] ?? "").split(separator: "|").map(String.init)
-            let output = work.appendingPathComponent("watch.out")
-            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-            let watcher = Process()
-            watcher.executableURL = CLIRunner.binary
-            watcher.arguments = ["fleet", "--watch", "--ndjson"]
-            var env = ProcessInfo.processInfo.environment
-            for (k, v) in bed.environment { env[k] = v }
-            watcher.environment = env
-            watcher.standardOutput = try FileHandle(forWritingTo: output)
-            watcher.standardError = FileHandle.nullDevice
-            try watcher.run()
-            defer {
-                kill(watcher.processIdentifier, SIGKILL)
-                watcher.waitUntilExit()
-            }
-            func events(within seconds: Double, until done: ([[String: Any]]) -> Bool) -> [[String: Any]] {
-                let end = Date().addingTimeInterval(seconds)
-                var seen: [[String: Any]] = []
-                while Date() < end {
-                    let text = String(decoding: FileManager.default.contents(atPath: output.path) ?? Data(), as: UTF8.self)
-                    seen = text.split(separator: "\n").compactMap {
-                        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-                    }
-                    if done(seen) { break }
-                    Thread.sleep(forTimeInterval: 0.1)
-                }
-                return seen
-            }
+            let watcher = try FleetWatcher([], environment: bed.environment, in: work)
             Thread.sleep(forTimeInterval: 1)
             // Empty readers are not keys.
-            #expect(events(within: 0.1) { _ in true }.isEmpty)
+            #expect(watcher.events(within: 0.1) { _ in true }.isEmpty)
             var card: ChoiceCommandTests.ServedKey? = try ChoiceCommandTests.ServedKey(
                 ["--pcsc", "127.0.0.1:\(vpcd)", "--aaguid", Self.plainAAGUID], environment: bed.environment,
                 log: work.appendingPathComponent("card.log"))
-            let arrived = events(within: 15) { $0.contains { $0["event"] as? String == "arrived" } }
+            let arrived = watcher.events(within: 15) { $0.contains { $0["event"] as? String == "arrived" } }
             let first = try #require(arrived.first, "no arrival reported")
             #expect(first["uri"] as? String == "pcsc:\(readers.first ?? "")")
             #expect(first["aaguid"] as? String == Self.plainAAGUID)
             #expect(first["healthy"] as? Bool == true)
             card = nil  // the card leaves the reader
-            let all = events(within: 15) { $0.contains { $0["event"] as? String == "left" } }
+            let all = watcher.events(within: 15) { $0.contains { $0["event"] as? String == "left" } }
             #expect(all.map { $0["event"] as? String } == ["arrived", "left"], "\(all)")
             _ = card
         }

@@ -9,28 +9,13 @@ import Testing
         _ python: String, _ arguments: [String], input: String? = nil, extensions: String? = nil
     ) throws -> String {
         let script = PythonFido2.scripts.appendingPathComponent("webauthn_server.py").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script] + arguments
-        if let extensions {
-            var environment = ProcessInfo.processInfo.environment
-            environment["WEBAUTHN_EXTENSIONS"] = extensions
-            process.environment = environment
+        let result = try CLIRunner.run(
+            executable: URL(fileURLWithPath: python), [script] + arguments, input: input,
+            environment: extensions.map { ["WEBAUTHN_EXTENSIONS": $0] } ?? [:])
+        guard result.status == 0 else {
+            throw CLITestError("webauthn_server.py \(arguments[0]) failed: \(result.stderr)")
         }
-        let out = Pipe(), err = Pipe(), inp = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = inp
-        try process.run()
-        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
-        try inp.fileHandleForWriting.close()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CLITestError("webauthn_server.py \(arguments[0]) failed: \(errors)")
-        }
-        return String(decoding: data, as: UTF8.self)
+        return result.stdout
     }
 
     static func object(_ text: String) throws -> [String: Any] {

@@ -24,20 +24,9 @@ enum PythonFido2 {
         throws
         -> [String: Any]
     {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script] + arguments
-        let out = Pipe(), err = Pipe(), inp = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = inp
-        try process.run()
-        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
-        try inp.fileHandleForWriting.close()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CLITestError("python failed: \(errors)") }
+        let result = try CLIRunner.run(executable: URL(fileURLWithPath: python), ["-c", script] + arguments, input: input)
+        guard result.status == 0 else { throw CLITestError("python failed: \(result.stderr)") }
+        let data = Data(result.stdout.utf8)
         guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw CLITestError("python printed no JSON object")
         }

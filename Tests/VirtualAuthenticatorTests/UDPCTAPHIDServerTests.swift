@@ -41,7 +41,9 @@ final class CTAPHIDTestHandler: CTAPMessageHandler {
 
 /// Runs a UDP server for the duration of `body`, then cancels it.
 func withUDPServer<T: Sendable>(
-    _ handler: CTAPHIDTestHandler, messageTimeout: Duration = .milliseconds(500),
+    // Generous by default: a 7000-byte message is 118 datagrams, and a loaded 2-core machine
+    // can pause the sender longer than a real key's 500 ms between two of them.
+    _ handler: CTAPHIDTestHandler, messageTimeout: Duration = .seconds(5),
     _ body: @Sendable (UDPCTAPHIDServer) async throws -> T
 ) async throws -> T {
     let server = try UDPCTAPHIDServer(

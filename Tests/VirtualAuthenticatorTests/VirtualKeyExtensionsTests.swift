@@ -269,7 +269,7 @@ struct VirtualKeyExtensionsTests {
         configuration.extensions = [
             ExtensionSpec.credProtect, ExtensionSpec.credBlob, ExtensionSpec.hmacSecret,
             ExtensionSpec.hmacSecretMC,
-            ExtensionSpec.minPinLength,
+            ExtensionSpec.minPinLength, "largeBlobKey",
         ]
         let key = try VirtualKey(configuration: configuration)
         let server = try UDPCTAPHIDServer(handler: key, configuration: .init(host: "127.0.0.1", port: 0))
@@ -288,7 +288,7 @@ struct VirtualKeyExtensionsTests {
         }
         #expect(result.status == 0, "\(result.output)\(result.errors)")
         let verdicts = ctap21Verdicts(result.output)
-        #expect(verdicts.count == 15, "\(verdicts.keys.sorted())")
+        #expect(verdicts.count == 16, "\(verdicts.keys.sorted())")
         for (step, verdict) in verdicts {
             #expect(verdict["ok"] as? Bool == true, "\(step): \(verdict)")
         }
@@ -332,6 +332,13 @@ struct VirtualKeyExtensionsTests {
         #expect(protectNoUV["level2Discovery"] as? String == "NO_CREDENTIALS")
         #expect(protectNoUV["level2AllowList"] as? String == "ok")
         #expect(verdicts["excludeWithoutUV"]?["created"] as? Bool == true)
+
+        // python-fido2's LargeBlobExtension: supported at registration, the write (with the
+        // getAssertion's token, left with only lbw) and the read back.
+        let largeBlob = verdicts["largeBlob"] ?? [:]
+        for name in ["supported", "written", "readBack"] {
+            #expect(largeBlob[name] as? Bool == true, "largeBlob \(name): \(largeBlob)")
+        }
 
         let withUV = verdicts["prfWithUV"] ?? [:]
         for name in ["uv", "stable", "differsFromNoUV", "noUVStillSame"] {

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Cross-checks an authenticator's CTAP2 extensions with python-fido2's Fido2Client and its
 extension classes (HmacSecretExtension with PRF and hmac-secret, CredProtectExtension,
-CredBlobExtension, MinPinLengthExtension, CredPropsExtension), and with Ctap2 directly where the
+CredBlobExtension, MinPinLengthExtension, CredPropsExtension, LargeBlobExtension), and with Ctap2 directly where the
 client hides what the key said (PIN/UV auth protocol one, malformed hmac-secret inputs, the
 exclude list, credential management).
 
 The key must start without a PIN and without credentials, offer hmac-secret, hmac-secret-mc,
-credProtect, credBlob and minPinLength, and be a CTAP 2.1 key (credMgmt, authnrCfg).
+credProtect, credBlob, minPinLength and largeBlobKey (with largeBlobs), and be a CTAP 2.1 key
+(credMgmt, authnrCfg).
 
 Prints one JSON verdict per step (python-fido2's view of the key) and exits non-zero if any fails.
 
@@ -30,6 +31,7 @@ from fido2.ctap2.extensions import (
     CredPropsExtension,
     CredProtectExtension,
     HmacSecretExtension,
+    LargeBlobExtension,
     MinPinLengthExtension,
 )
 from fido2.ctap2.pin import ClientPin, PinProtocolV1, PinProtocolV2
@@ -72,7 +74,7 @@ def main() -> int:
     client = Fido2Client(
         dev, DefaultClientDataCollector(ORIGIN, verify=lambda rp_id, origin: True), interaction,
         extensions=[HmacSecretExtension(allow_hmac_secret=True), CredProtectExtension(), CredBlobExtension(),
-                    MinPinLengthExtension(), CredPropsExtension()])
+                    MinPinLengthExtension(), CredPropsExtension(), LargeBlobExtension()])
     state: dict = {}
     x1, x2 = b"first PRF input", b"second PRF input"
 
@@ -217,6 +219,23 @@ def main() -> int:
             "differsFromNoUV": with_uv_first != state["noUV"], "noUVStillSame": prf_results(r3)[0] == state["noUV"],
         }
 
+    def large_blob():
+        # Registration asks for a largeBlobKey; the write reuses the getAssertion's token (which
+        # then keeps only its lbw permission) for authenticatorLargeBlobs, as the client does.
+        response, auth_data = register("blob.example", b"\x21" * 16, uv="required",
+                                       extensions={"largeBlob": {"support": "required"}})
+        credential_id = auth_data.credential_data.credential_id
+        data = b"written through python-fido2's LargeBlobExtension"
+        written, _ = authenticate("blob.example", [credential_id], uv="required",
+                                  extensions={"largeBlob": {"write": data}})
+        read, _ = authenticate("blob.example", [credential_id], uv="required",
+                               extensions={"largeBlob": {"read": True}})
+        return {
+            "supported": response.client_extension_results.large_blob.supported,
+            "written": written.client_extension_results.large_blob.written,
+            "readBack": read.client_extension_results.large_blob.blob == data,
+        }
+
     def cred_protect_with_uv():
         _, d3 = authenticate("cp3.example", uv="required")
         _, l3 = authenticate("cp3.example", [state["l3"]], uv="required")
@@ -283,7 +302,7 @@ def main() -> int:
              ("hmacSecretWithoutUV", hmac_secret_without_uv), ("credBlob", cred_blob),
              ("nonDiscoverablePRF", non_discoverable_prf), ("credProtectWithoutUV", cred_protect_without_uv),
              ("excludeWithoutUV", exclude_without_uv), ("setPIN", set_pin), ("prfWithUV", with_uv),
-             ("credProtectWithUV", cred_protect_with_uv), ("enumerateCredProtect", enumerate_levels),
+             ("largeBlob", large_blob), ("credProtectWithUV", cred_protect_with_uv), ("enumerateCredProtect", enumerate_levels),
              ("protocolOne", protocol_one), ("minPinLength", min_pin_length)]
     for name, step in steps:
         run_step(name, step)

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds dist/securitykey_VERSION_ARCH.deb with dpkg-deb from `make install` into a staging root
+# (PREFIX=/usr, udev rules in /usr/lib/udev/rules.d), with Debian's layout: compressed man pages,
+# the copyright file and changelog in /usr/share/doc/securitykey, md5sums, and lintian's
+# overrides (packaging/debian/lintian-overrides, each with its reason). Run by `make deb`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+version="$(.build/release/securitykey --version)"
+arch="$(dpkg --print-architecture)"
+work=.build/deb
+root="$work/root"
+rm -rf "$work"
+mkdir -p "$root/DEBIAN" dist
+make --no-print-directory install DESTDIR="$PWD/$root" PREFIX=/usr UDEVDIR=/usr/lib/udev/rules.d >/dev/null
+
+doc="$root/usr/share/doc/securitykey"
+install -d "$doc"
+install -m 0644 packaging/debian/copyright "$doc/copyright"
+install -m 0644 README.md Docs/CLI.md Docs/Daemon.md "$doc/"
+gzip -9n "$doc/CLI.md" "$doc/Daemon.md"
+{
+    echo "securitykey ($version) unstable; urgency=medium"
+    echo
+    echo "  * Built from the repository; see CHANGELOG.md for what changed."
+    echo
+    echo " -- securitykey developers <securitykey@maintainer.invalid>  $(date -R -u -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")"
+} | gzip -9n > "$doc/changelog.Debian.gz"
+gzip -9n "$root"/usr/share/man/man1/*.1
+install -D -m 0644 packaging/debian/lintian-overrides "$root/usr/share/lintian/overrides/securitykey"
+
+size="$(du -sk --exclude=DEBIAN "$root" | cut -f1)"
+sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" packaging/debian/control \
+    > "$root/DEBIAN/control"
+(cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
+chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
+
+deb="dist/securitykey_${version}_${arch}.deb"
+dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+echo "$deb"
