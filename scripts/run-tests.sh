@@ -17,15 +17,21 @@ status=0
 scripts/hidvm/test-uhid.sh --no-build || status=$?
 # WebAuthnVerificationTests is CPU-bound (certificate paths, 4 MB metadata BLOBs): beside the
 # I/O suites on a 2-core machine it starves their servers' deadlines, so it runs on its own too.
-card_groups=(ProviderPCSCTests CLITests WebAuthnVerificationTests)
+# DaemonTests, like CLITests, drive processes from synchronous tests that wait (sleep, read
+# pipes) on cooperative-pool threads; beside the in-process servers they starve them, so they
+# run on their own as well.
+card_groups=(ProviderPCSCTests CLITests DaemonTests WebAuthnVerificationTests)
 # UHIDServerTests ran in the guest above.
 skip=$(IFS='|'; echo "${card_groups[*]}|UHIDServerTests")
 scripts/pcsc-testbed.sh run -- bash -c '
-    set -euo pipefail
-    swift test --skip-build --disable-xctest --skip "'"$skip"'"
+    set -uo pipefail
+    failed=0
+    swift test --skip-build --disable-xctest --skip "'"$skip"'" || failed=$?
+    # Every group runs even when one before it failed, so one run shows every failure.
     for group in '"${card_groups[*]}"'; do
         echo "== $group (on the PC/SC bed alone)"
-        swift test --skip-build --disable-xctest --filter "$group"
-    done' || { rc=$?; [[ $status != 0 ]] || status=$rc; }
+        swift test --skip-build --disable-xctest --filter "$group" || failed=$?
+    done
+    exit $failed' || { rc=$?; [[ $status != 0 ]] || status=$rc; }
 
 exit "$status"
