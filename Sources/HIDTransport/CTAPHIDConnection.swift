@@ -213,6 +213,13 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
                 }
                 let code = CTAPHIDErrorCode(rawValue: byte)
                 guard code == .channelBusy else { throw Self.deviceError(code) }
+                if !sawBusy {
+                    // Said once, at a level the CLI shows by default: the user should know why
+                    // nothing happens (another program holds the key), not only when it fails.
+                    logger.warning(
+                        "The security key is busy with another application; waiting for it.",
+                        metadata: ["uri": "\(descriptor.uri)"])
+                }
                 sawBusy = true
                 try await Self.backOff(&backoff, deadline: deadline, logger: logger)
             default:

@@ -51,6 +51,14 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     // Touched only on the context's thread.
     private var extendedRejected = false
     private let closed = Mutex(false)
+    /// Set when a call was given up on while its `SCardTransmit` still waited for the card:
+    /// the context's thread is stuck until the card answers or leaves, so nothing more is sent.
+    private let abandoned = Mutex(false)
+    /// How long past the caller's deadline a transaction may take before it is given up on:
+    /// room for the bounded cancel (0.5 s) and the removal check (1 s) that follow a deadline.
+    static let abandonGrace = Duration.seconds(2)
+    /// How long `open` waits for the answer to SELECT.
+    static let selectTimeout = Duration.seconds(5)
     /// False for the short-lived instance `open` uses to SELECT before the real one exists.
     private let ownsResources: Bool
 
@@ -76,6 +84,8 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         reader: String, options: Options = Options(), logger: Logger = Logger(label: "securitykey.pcsc")
     ) async throws(TransportError) -> PCSCConnection {
         let context = try await PCSCContext.establish(name: "pcsc:\(reader)")
+        // Set once SELECT was given up on and the context's release is already queued.
+        var givenUp = false
         do throws(TransportError) {
             let (card, proto) = try await context.thread.run { () throws(TransportError) in
                 try context.connect(reader: reader)
@@ -83,10 +93,21 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             let partial = PCSCConnection(
                 context: context, card: card, activeProtocol: proto, readerName: reader, atr: [],
                 selectResponse: [], options: options, logger: logger, ownsResources: false)
-            let (atr, select) = try await context.thread.run { () throws(TransportError) in
-                let atr = (try? context.status(card).atr) ?? []
-                let response = try partial.exchange(.select(aid: FIDOApplet.aid), cancel: nil)
-                return (atr, response)
+            let (atr, select): ([UInt8], ResponseAPDU)
+            do {
+                (atr, select) = try await context.thread.run(givingUpAt: .now + selectTimeout) {
+                    () throws(TransportError) in
+                    let atr = (try? context.status(card).atr) ?? []
+                    let response = try partial.exchange(
+                        .select(aid: FIDOApplet.aid), cancel: nil, deadline: .after(selectTimeout))
+                    return (atr, response)
+                }
+            } catch where error.code == .timeout {
+                // The card may still hold the thread: free everything behind it, wait for nothing.
+                context.releaseDetached(card: card)
+                givenUp = true
+                throw TransportError(
+                    .timeout, "The card in \(reader) did not answer SELECT in time.", underlying: error)
             }
             guard select.status == .success else {
                 _ = try? await context.thread.run { context.disconnect(card) }
@@ -100,7 +121,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
                 context: context, card: card, activeProtocol: proto, readerName: reader, atr: atr,
                 selectResponse: select.data, options: options, logger: logger)
         } catch {
-            await context.release()
+            if !givenUp { await context.release() }
             throw error
         }
     }
@@ -112,26 +133,50 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         guard !closed.withLock({ $0 }) else {
             throw TransportError(.closed, "The PC/SC connection is closed.")
         }
+        guard !abandoned.withLock({ $0 }) else {
+            throw TransportError(
+                .deviceError, "The card in \(readerName) stopped answering; take it off the reader and put it back.")
+        }
         let signal = CancellationSignal()
         switch command {
         case .cbor:
-            return try await context.thread.run(
-                { [self] () throws(TransportError) in
-                    try self.cborTransaction(
-                        payload, deadline: deadline, cancel: signal, keepalive: keepalive)
-                }, onCancel: { signal.cancel() })
+            return try await guarded(deadline: deadline, signal: signal) { [self] () throws(TransportError) in
+                try self.cborTransaction(payload, deadline: deadline, cancel: signal, keepalive: keepalive)
+            }
         case .u2f:
             let apdu: CommandAPDU
             do { apdu = try CommandAPDU(bytes: payload) } catch {
                 throw TransportError(.notSupported, "The U2F request is not a valid APDU.", underlying: error)
             }
-            return try await context.thread.run(
-                { [self] () throws(TransportError) in
-                    if signal.isCancelled { throw TransportError(.cancelled, "The operation was cancelled.") }
-                    return try self.exchange(apdu, cancel: signal).bytes
-                }, onCancel: { signal.cancel() })
+            return try await guarded(deadline: deadline, signal: signal) { [self] () throws(TransportError) in
+                if signal.isCancelled { throw TransportError(.cancelled, "The operation was cancelled.") }
+                return try self.exchange(apdu, cancel: signal, deadline: deadline).bytes
+            }
         default:
             throw TransportError(.notSupported, "PC/SC cannot carry \(command) messages.")
+        }
+    }
+
+    /// Runs `body` on the context's thread, giving up on it ``abandonGrace`` after `deadline`
+    /// (a card that never answers holds `SCardTransmit` for ever); a connection given up on
+    /// refuses every later call.
+    private func guarded<T: Sendable>(
+        deadline: Deadline, signal: CancellationSignal, _ body: @escaping @Sendable () throws(TransportError) -> T
+    ) async throws(TransportError) -> T {
+        let running = Mutex(false)
+        do {
+            return try await context.thread.run(
+                givingUpAt: deadline.instant + Self.abandonGrace,
+                { () throws(TransportError) -> T in
+                    running.withLock { $0 = true }
+                    defer { running.withLock { $0 = false } }
+                    return try body()
+                }, onCancel: { signal.cancel() })
+        } catch where error.code == .timeout && running.withLock({ $0 }) {
+            abandoned.withLock { $0 = true }
+            logger.info("card stopped answering; connection given up", metadata: ["reader": "\(readerName)"])
+            throw TransportError(
+                .timeout, "The card in \(readerName) stopped answering.", underlying: error)
         }
     }
 
@@ -146,6 +191,11 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         }
         guard !wasClosed else { return }
         let context = context, card = card
+        if abandoned.withLock({ $0 }) {
+            // The thread may still wait for the card: queue the clean-up behind it.
+            context.releaseDetached(card: card)
+            return
+        }
         _ = try? await context.thread.run { context.disconnect(card) }
         await context.release()
     }
@@ -161,7 +211,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         let message = CommandAPDU(
             cla: FIDOApplet.ctapClass, ins: Instruction.nfcctapMessage.rawValue,
             p1: FIDOApplet.getResponseSupported, p2: 0, data: payload)
-        var response = try exchange(message, cancel: cancel)
+        var response = try exchange(message, cancel: cancel, deadline: deadline)
         while response.status == .ctapStillProcessing {
             keepalive(KeepaliveStatus(rawValue: response.data.first ?? KeepaliveStatus.processing.rawValue))
             var ending: TransportError?
@@ -176,14 +226,14 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
                 // finishes the message (CTAP2_ERR_KEEPALIVE_CANCEL). Bounded, then give up.
                 var rounds = 0
                 var poll = try? exchange(getResponse(p1: FIDOApplet.cancel), cancel: nil)
-                while poll?.status == .ctapStillProcessing, rounds < 20 {
+                while poll?.status == .ctapStillProcessing, rounds < 5 {
                     rounds += 1
                     _ = CancellationSignal().wait(options.pollInterval)
                     poll = try? exchange(getResponse(p1: 0), cancel: nil)
                 }
                 throw ending
             }
-            response = try exchange(getResponse(p1: 0), cancel: cancel)
+            response = try exchange(getResponse(p1: 0), cancel: cancel, deadline: deadline)
         }
         guard response.status == .success else {
             throw TransportError(
@@ -196,8 +246,11 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         CommandAPDU(cla: FIDOApplet.ctapClass, ins: Instruction.nfcctapGetResponse.rawValue, p1: p1, p2: 0)
     }
 
-    /// Sends one command (extended or chained), then follows `61xx` and `6Cxx` to the end.
-    func exchange(_ command: CommandAPDU, cancel: CancellationSignal?) throws(TransportError) -> ResponseAPDU {
+    /// Sends one command (extended or chained), then follows `61xx` and `6Cxx` to the end, or
+    /// to `deadline` for a card that never ends them.
+    func exchange(
+        _ command: CommandAPDU, cancel: CancellationSignal?, deadline: Deadline? = nil
+    ) throws(TransportError) -> ResponseAPDU {
         var command = command
         let fitsShort = command.data.count <= CommandAPDU.maxShortDataCount
         let useExtended =
@@ -213,7 +266,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
                     "card rejected an extended APDU; chaining from now on",
                     metadata: ["reader": "\(readerName)"])
                 extendedRejected = true
-                return try exchange(command.withShortLe, cancel: cancel)
+                return try exchange(command.withShortLe, cancel: cancel, deadline: deadline)
             }
         } else {
             command.le = min(command.le ?? CommandAPDU.maxShortLe, CommandAPDU.maxShortLe)
@@ -241,7 +294,12 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             }
             switch step {
             case .complete(let whole): return whole
-            case .send(let next): response = try transmit(next, form: next.minimumForm)
+            case .send(let next):
+                if deadline?.hasPassed == true {
+                    throw TransportError(.timeout, "The card kept its response going past the deadline.")
+                }
+                if cancel?.isCancelled == true { throw TransportError(.cancelled, "The operation was cancelled.") }
+                response = try transmit(next, form: next.minimumForm)
             }
         }
     }
@@ -263,9 +321,16 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         if logger.logLevel <= .trace {
             logger.trace("APDU <", metadata: ["apdu": "\(hexString(raw))"])
         }
-        do { return try ResponseAPDU(bytes: raw) } catch {
+        let response: ResponseAPDU
+        do { response = try ResponseAPDU(bytes: raw) } catch {
             throw refine(TransportError(.malformedResponse, error.message, underlying: error))
         }
+        // A card answers at most Ne bytes (ISO 7816-4 §5.1); more is a card to stop trusting.
+        if let ne = command.le, response.data.count > ne {
+            throw TransportError(
+                .malformedResponse, "The card answered \(response.data.count) bytes where at most \(ne) were asked for.")
+        }
+        return response
     }
 
     /// A failed or empty exchange is often a card leaving the field before pcscd's presence poll

@@ -111,3 +111,84 @@ extension BlockingIOThread {
     @usableFromInline let value = Atomic<Bool>(false)
     @usableFromInline init() {}
 }
+
+extension BlockingIOThread {
+    /// Runs `body` on the thread like ``run(skipIfCancelled:_:onCancel:)``, but stops waiting
+    /// for it at `giveUp`: the caller then gets `timeout` while `body` goes on running on the
+    /// thread, its result discarded.
+    ///
+    /// For C calls nothing can interrupt, such as `SCardTransmit` to a card that never answers
+    /// (pcsc-lite and the reader driver wait for it without a timeout). Every later job queues
+    /// behind the stuck one, so a caller that was given up on must treat the thread as lost:
+    /// queue only clean-up on it (``shutdown(after:)``) and wait for nothing more.
+    public func run<T: Sendable>(
+        givingUpAt giveUp: ContinuousClock.Instant,
+        _ body: @escaping @Sendable () throws(TransportError) -> T,
+        onCancel: @escaping @Sendable () -> Void = {}
+    ) async throws(TransportError) -> T {
+        let outcome = ResumeOnce<Result<T, TransportError>>()
+        let result = await withTaskGroup(of: Void.self, returning: Result<T, TransportError>.self) { group in
+            // The watchdog: a child task, so the caller's task owns it and it ends with the call.
+            group.addTask {
+                do { try await Task.sleep(until: giveUp, clock: .continuous) } catch { return }
+                outcome.resume(
+                    with: .failure(
+                        TransportError(.timeout, "The device did not answer in time and stopped responding.")))
+            }
+            let result = await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, TransportError>, Never>) in
+                    outcome.install(continuation)
+                    let accepted = enqueue {
+                        outcome.resume(with: Result { () throws(TransportError) -> T in try body() })
+                    }
+                    if !accepted { outcome.resume(with: .failure(TransportError(.closed, closedMessage))) }
+                }
+            } onCancel: {
+                onCancel()
+            }
+            group.cancelAll()
+            return result
+        }
+        return try result.get()
+    }
+}
+
+/// A continuation resumed by whichever comes first of several sources; later ones are dropped.
+final class ResumeOnce<Value: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Value, Never>?
+        var early: Value?
+        var done = false
+    }
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// Gives the continuation to resume; resumes it at once if a value came first.
+    func install(_ continuation: CheckedContinuation<Value, Never>) {
+        let early = state.withLock { s -> Value? in
+            if let value = s.early {
+                s.early = nil
+                return value
+            }
+            s.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(returning: early) }
+    }
+
+    /// Resumes with `value` unless something resumed already.
+    func resume(with value: Value) {
+        let continuation = state.withLock { s -> CheckedContinuation<Value, Never>? in
+            guard !s.done else { return nil }
+            s.done = true
+            guard let c = s.continuation else {
+                s.early = value
+                return nil
+            }
+            s.continuation = nil
+            return c
+        }
+        continuation?.resume(returning: value)
+    }
+}

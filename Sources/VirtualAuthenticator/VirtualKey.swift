@@ -42,6 +42,8 @@ public actor VirtualKey: CTAPMessageHandler {
 
     var state: VirtualKeyState
     let stateFile: VirtualKeyStateFile?
+    /// Held while this key may write `stateFile`, so a second key on the same file is refused.
+    let stateLock: VirtualKeyStateLock?
     let attestationKey: P256.Signing.PrivateKey
     let enterpriseAttestationKey: P256.Signing.PrivateKey?
     let logger: Logger
@@ -70,6 +72,8 @@ public actor VirtualKey: CTAPMessageHandler {
     ///   - configuration: identity, limits and behaviour.
     ///   - stateFile: where to keep state; nil keeps it in memory. A missing file is created
     ///     (mode 0600); an existing file that is not a valid state is refused, never overwritten.
+    ///     A read-write key holds `stateFile.lock` (flock) while it lives; a second one on the same
+    ///     file, in any process, is refused with ``VirtualKeyError/Code/stateFileInUse``.
     ///   - stateFileAccess: ``StateFileAccess/readOnly`` loads an existing file (a fixture checked
     ///     into a CI repository) and keeps every later change in memory only.
     ///   - userPresence: the initial user presence policy.
@@ -85,6 +89,8 @@ public actor VirtualKey: CTAPMessageHandler {
     ) throws(VirtualKeyError) {
         try configuration.validate()
         let file = stateFile.map { VirtualKeyStateFile(path: $0) }
+        // Taken before reading, so no other writer can replace the file between read and use.
+        let lock = stateFileAccess == .readWrite ? try file?.lock() : nil
         var loaded: VirtualKeyState
         if let file, let bytes = try file.read() {
             loaded = try VirtualKeyState(decoding: bytes)
@@ -135,6 +141,7 @@ public actor VirtualKey: CTAPMessageHandler {
         self.attestationCertificateDER = loaded.attestationCertificate
         self.state = loaded
         self.stateFile = stateFileAccess == .readWrite ? file : nil
+        self.stateLock = lock
         self.attestationKey = key
         self.userPresence = userPresence
         self.userVerification = userVerification

@@ -10,6 +10,8 @@ public struct VirtualKeyError: Error, Sendable, CustomStringConvertible {
         public static let stateFileIO = Code(rawValue: "state-file-io")
         /// The state file is not a virtual authenticator state file (wrong magic).
         public static let stateFileForeign = Code(rawValue: "state-file-foreign")
+        /// Another virtual key (in this or another process) holds the state file.
+        public static let stateFileInUse = Code(rawValue: "state-file-in-use")
         /// The state file has the right magic but its content is damaged.
         public static let stateFileCorrupt = Code(rawValue: "state-file-corrupt")
         /// The state file was written by a newer, unknown format version.

@@ -93,8 +93,41 @@ struct VirtualKeyStateFile: Sendable {
         }
     }
 
+    /// Takes the exclusive lock on the state file for as long as the returned value lives.
+    ///
+    /// The lock is an `flock(LOCK_EX)` on `PATH.lock`, not on the state file itself: writes
+    /// replace the state file by rename, so a lock on its inode would not survive the first one.
+    /// The kernel drops the lock when the holder exits, SIGKILL included, so no stale lock stays.
+    func lock() throws(VirtualKeyError) -> VirtualKeyStateLock {
+        let lockPath = path + ".lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ioError("create the lock file of", errno) }
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let err = errno
+            if err == EINTR { continue }
+            close(fd)
+            if err == EWOULDBLOCK {
+                throw VirtualKeyError(
+                    .stateFileInUse,
+                    "The state file \(path) is in use by another virtual key (\(lockPath) is locked); "
+                        + "stop that one first or use another state file.")
+            }
+            throw ioError("lock", err)
+        }
+        return VirtualKeyStateLock(fd: fd)
+    }
+
     private func ioError(_ operation: String, _ code: Int32) -> VirtualKeyError {
         let reason = String(cString: strerror(code))
         return VirtualKeyError(.stateFileIO, "Cannot \(operation) the state file \(path): \(reason).")
     }
+}
+
+/// The held lock of a state file (see ``VirtualKeyStateFile/lock()``), released on deinit.
+final class VirtualKeyStateLock: Sendable {
+    private let fd: Int32
+
+    fileprivate init(fd: Int32) { self.fd = fd }
+
+    deinit { close(fd) }
 }

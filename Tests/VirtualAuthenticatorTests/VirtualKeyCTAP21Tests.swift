@@ -317,7 +317,8 @@ struct VirtualKeyCTAP21Tests {
             try await platform.config(CTAP21Spec.enableEnterpriseAttestation, token: acfg).status == Spec.ok)
         let certificate = try #require(key.enterpriseAttestationCertificateDER)
 
-        let restarted = try VirtualKey(configuration: .ctap21(), stateFile: path)
+        // Read-only (the reset below stays in memory): the first key still holds the file's lock.
+        let restarted = try VirtualKey(configuration: .ctap21(), stateFile: path, stateFileAccess: .readOnly)
         let info = try #require(try await send(restarted, Spec.getInfo).body)
         #expect(info[0x0D]?.intValue == 6)
         #expect(info[0x0C]?.boolValue == true)
@@ -341,15 +342,20 @@ struct VirtualKeyCTAP21Tests {
     @Test func aStateFromACTAP20KeyGainsAnEnterpriseIdentity() async throws {
         let path = NSTemporaryDirectory() + "virtualkey-ctap20-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let old = try VirtualKey(stateFile: path)
-        #expect(old.enterpriseAttestationCertificateDER == nil)
-        let upgraded = try VirtualKey(configuration: .ctap21(), stateFile: path)
-        #expect(upgraded.aaguid == old.aaguid)
-        #expect(upgraded.attestationCertificateDER == old.attestationCertificateDER)
-        let certificate = try #require(upgraded.enterpriseAttestationCertificateDER)
+        // Each start is released before the next: a state file has one holder at a time.
+        let (oldAAGUID, oldCertificate) = try {
+            let old = try VirtualKey(stateFile: path)
+            #expect(old.enterpriseAttestationCertificateDER == nil)
+            return (old.aaguid, old.attestationCertificateDER)
+        }()
+        let certificate = try {
+            let upgraded = try VirtualKey(configuration: .ctap21(), stateFile: path)
+            #expect(upgraded.aaguid == oldAAGUID)
+            #expect(upgraded.attestationCertificateDER == oldCertificate)
+            return try #require(upgraded.enterpriseAttestationCertificateDER)
+        }()
         // The identity is kept: a second start finds the same one.
-        let again = try VirtualKey(configuration: .ctap21(), stateFile: path)
-        #expect(again.enterpriseAttestationCertificateDER == certificate)
+        #expect(try VirtualKey(configuration: .ctap21(), stateFile: path).enterpriseAttestationCertificateDER == certificate)
         // And the CTAP 2.0 key still starts from the file, with its behaviour unchanged.
         let back = try VirtualKey(stateFile: path)
         #expect(try await send(back, CTAP21Spec.config, [1: .unsigned(1)]).status == Spec.invalidCommand)

@@ -243,7 +243,8 @@ struct VirtualKeyExtensionsTests {
             )
             .outputs?[ExtensionSpec.hmacSecret]?.bytesValue)
 
-        let second = try VirtualKey(configuration: .ctap21(), stateFile: path)
+        // Read-only: the first key still holds the file's lock.
+        let second = try VirtualKey(configuration: .ctap21(), stateFile: path, stateFileAccess: .readOnly)
         let after = Platform(key: second, version: 2)
         let inputAfter = try await after.hmacSecretInput(salts: salt)
         let reply = try await Self.assert(

@@ -31,7 +31,10 @@ import Testing
 
     @Test func fragmentedWritesAreCheckedAndKept() async throws {
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("lb-\(UUID()).state").path
-        defer { try? FileManager.default.removeItem(atPath: state) }
+        defer {
+            try? FileManager.default.removeItem(atPath: state)
+            try? FileManager.default.removeItem(atPath: state + ".lock")
+        }
         let key = try VirtualKey(configuration: .ctap21(), stateFile: state)
         let info = try #require(try await send(key, Spec.getInfo).body)
         #expect(info[4]?.mapValue?["largeBlobs"] == true)
@@ -77,7 +80,8 @@ import Testing
 
         // A small array on the state-file key survives a restart.
         #expect(try await Self.write(platform, small, offset: 0, length: small.count, token: lbw) == Spec.ok)
-        let reloaded = try VirtualKey(configuration: .ctap21(), stateFile: state)
+        // Read-only: the first key still holds the file's lock.
+        let reloaded = try VirtualKey(configuration: .ctap21(), stateFile: state, stateFileAccess: .readOnly)
         #expect(await reloaded.serializedLargeBlobArray == small)
     }
 

@@ -16,18 +16,26 @@ struct VirtualKeyStateTests {
     @Test func stateRoundTripsThroughTheFile() async throws {
         try await Self.withDirectory { directory in
             let path = directory + "/key.state"
-            let first = try VirtualKey(stateFile: path)
-            let nonDiscoverable = try await register(first)
-            let discoverable = try await register(first, userID: [5, 5], rk: true)
+            // The first key is released before the second opens the file: a state file has one
+            // holder at a time.
+            let (nonDiscoverable, discoverable, firstIdentity) = try await {
+                let first = try VirtualKey(stateFile: path)
+                return (
+                    try await register(first), try await register(first, userID: [5, 5], rk: true),
+                    [first.aaguid, first.attestationRootCertificateDER, first.attestationCertificateDER]
+                )
+            }()
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-            // No temporary files are left behind.
-            #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["key.state"])
+            // No temporary files are left behind; the lock file stays.
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+                    == ["key.state", "key.state.lock"])
 
             let second = try VirtualKey(stateFile: path)
-            #expect(second.aaguid == first.aaguid)
-            #expect(second.attestationRootCertificateDER == first.attestationRootCertificateDER)
-            #expect(second.attestationCertificateDER == first.attestationCertificateDER)
+            #expect(
+                [second.aaguid, second.attestationRootCertificateDER, second.attestationCertificateDER]
+                    == firstIdentity)
             let clientDataHash = randomClientDataHash()
             let reply = try await send(
                 second, Spec.getAssertion,
@@ -93,13 +101,37 @@ struct VirtualKeyStateTests {
     @Test func truncatedStateIsRefusedAndLeftUntouched() async throws {
         try await Self.withDirectory { directory in
             let path = directory + "/key.state"
-            let key = try VirtualKey(stateFile: path)
-            _ = try await register(key, rk: true)
-            let good = try #require(FileManager.default.contents(atPath: path))
+            let good = try await {
+                let key = try VirtualKey(stateFile: path)
+                _ = try await register(key, rk: true)
+                return try #require(FileManager.default.contents(atPath: path))
+            }()
             let damaged = good.prefix(good.count - 10)
             #expect(FileManager.default.createFile(atPath: path, contents: damaged))
-            #expect(throws: VirtualKeyError.self) { try VirtualKey(stateFile: path) }
+            let refusal = #expect(throws: VirtualKeyError.self) { try VirtualKey(stateFile: path) }
+            #expect(refusal.map { $0.code != .stateFileInUse } == true, "refused as damaged, not as held")
             #expect(FileManager.default.contents(atPath: path) == damaged)
+        }
+    }
+
+    @Test func aSecondKeyOnTheSameFileIsRefusedWhileTheFirstLives() async throws {
+        try await Self.withDirectory { directory in
+            let path = directory + "/key.state"
+            let before = try await {
+                let first = try VirtualKey(stateFile: path)
+                _ = try await register(first, rk: true)
+                let contents = FileManager.default.contents(atPath: path)
+                let refusal = #expect(throws: VirtualKeyError.self) { try VirtualKey(stateFile: path) }
+                #expect(refusal?.code == .stateFileInUse)
+                #expect(refusal?.message.contains(path) == true)
+                // A read-only fixture load takes no lock: it never writes.
+                _ = try VirtualKey(stateFile: path, stateFileAccess: .readOnly)
+                #expect(await first.discoverableCredentialCount == 1)
+                return contents
+            }()
+            #expect(FileManager.default.contents(atPath: path) == before)
+            // Once the first is gone the file opens again.
+            #expect(await (try VirtualKey(stateFile: path)).discoverableCredentialCount == 1)
         }
     }
 
