@@ -36,7 +36,8 @@ public struct FuzzTarget: Sendable {
     public static let all: [FuzzTarget] = [
         .cbor, .ctaphidHost, .ctaphidDevice, .iso7816, .getInfo, .authenticatorData, .coseKey,
         .ctap2Responses, .attestationObject, .tpm, .androidKeyDescription, .safetyNet, .clientData,
-        .mdsBLOB, .mdsPayload, .crl, .trustAnchors, .virtualKey, .virtualKeyU2F,
+        .mdsBLOB, .mdsPayload, .crl, .trustAnchors, .virtualKey, .virtualKeyU2F, .bioEnrollment, .largeBlob,
+        .u2fResponses, .extensions,
     ]
 
     /// The target called `name`, if there is one.

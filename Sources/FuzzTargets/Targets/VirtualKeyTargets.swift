@@ -1,15 +1,35 @@
 import CBOR
+import CTAP2
 import Foundation
 import VirtualAuthenticator
 
 extension FuzzTarget {
     /// The virtual key's CTAP2 command handler, which faces hostile hosts over vpcd, UDP and
-    /// uhid: a fresh key per input runs a sequence of commands (2-byte length prefixes). Every
-    /// reply starts with a status byte; a success reply's body is a CTAP2 canonical CBOR map.
+    /// uhid: a fresh CTAP 2.1 key with a fingerprint sensor, largeBlobs and every extension runs
+    /// a sequence of commands (2-byte length prefixes). Every reply starts with a status byte; a
+    /// success reply's body is a CTAP2 canonical CBOR map.
+    ///
+    /// The fuzzer cannot do ECDH or HMAC, so the harness does the PIN part: when the first
+    /// record is the single byte FF, the key starts with PIN "1234" and the harness obtains a
+    /// pinUvAuthToken with every permission (bound to example.org) through the host library;
+    /// then, in every makeCredential, getAssertion, bioEnrollment, credentialManagement,
+    /// largeBlobs or authenticatorConfig command whose pinUvAuthParam is an empty byte string,
+    /// the harness puts the right pinUvAuthParam for that message (and the protocol). Likewise
+    /// an empty templateId (bioEnrollment) or credential `id` (allowList, credentialManagement)
+    /// becomes the last one the key returned, which is random.
     static let virtualKey = FuzzTarget("virtual-key", "virtual key CTAP2 command handler") { bytes throws(FuzzPropertyViolation) in
-        let key = try freshVirtualKey()
-        for command in lengthPrefixedRecords(bytes, limit: 16) {
+        var commands = lengthPrefixedRecords(bytes, limit: 17)
+        let withPIN = commands.first == [0xFF]
+        if withPIN { commands.removeFirst() }
+        let key = try freshVirtualKey(withPIN ? .pin : .ctap21)
+        let token: PINUVAuthToken? = withPIN ? try pinToken(key) : nil
+        var placeholders = Placeholders()
+        for record in commands {
+            var filled = placeholders.filled(record)
+            if let token { filled = authorized(filled, token) }
+            let command = filled
             let reply = try runBlocking { await key.handleCBOR(command) { _ in } }
+            placeholders.learn(from: reply, command: command.first)
             guard let status = reply.first else {
                 throw FuzzPropertyViolation(description: "an empty reply to a CTAP2 command")
             }
@@ -23,7 +43,7 @@ extension FuzzTarget {
     /// The virtual key's CTAP1/U2F APDU handler: every reply ends in a status word.
     static let virtualKeyU2F = FuzzTarget("virtual-key-u2f", "virtual key U2F (CTAP1) APDU handler") {
         bytes throws(FuzzPropertyViolation) in
-        let key = try freshVirtualKey()
+        let key = try freshVirtualKey(.default)
         for apdu in lengthPrefixedRecords(bytes, limit: 16) {
             let reply = try runBlocking { await key.handleU2F(apdu) }
             try expect(reply.count >= 2, "a U2F reply without a status word")
@@ -31,21 +51,162 @@ extension FuzzTarget {
     }
 }
 
-/// The state file every fresh key starts from: made once (attestation key and certificate),
+/// The key configurations the targets start from.
+enum FuzzKeyFlavour: CaseIterable {
+    /// The default configuration (a CTAP 2.0 key with U2F).
+    case `default`
+    /// A CTAP 2.1 key with a fingerprint sensor, largeBlobs and every extension, no PIN.
+    case ctap21
+    /// The same with PIN "1234".
+    case pin
+
+    var configuration: VirtualKey.Configuration {
+        switch self {
+        case .default: VirtualKey.Configuration()
+        case .ctap21: VirtualKey.Configuration.ctap21().withFingerprintSensor()
+        case .pin: VirtualKey.Configuration.ctap21(pin: fuzzPIN).withFingerprintSensor()
+        }
+    }
+}
+
+/// The PIN of the ``FuzzKeyFlavour/pin`` key.
+let fuzzPIN = "1234"
+
+/// The state file each flavour starts from: made once (attestation key and certificate, PIN),
 /// then opened read-only, so each input starts from the same state and keeps its changes in
 /// memory.
-private let virtualKeyStateFile: String? = {
-    let path = NSTemporaryDirectory() + "securitykey-fuzz-\(getpid())-virtual-key.state"
-    guard (try? VirtualKey(configuration: VirtualKey.Configuration(), stateFile: path)) != nil else { return nil }
-    return path
+private let virtualKeyStateFiles: [FuzzKeyFlavour: String] = {
+    var files: [FuzzKeyFlavour: String] = [:]
+    for flavour in FuzzKeyFlavour.allCases {
+        let path = NSTemporaryDirectory() + "securitykey-fuzz-\(getpid())-virtual-key-\(flavour).state"
+        if (try? VirtualKey(configuration: flavour.configuration, stateFile: path)) != nil { files[flavour] = path }
+    }
+    return files
 }()
 
-/// A virtual key in the fixed starting state.
-private func freshVirtualKey() throws(FuzzPropertyViolation) -> VirtualKey {
-    guard let path = virtualKeyStateFile,
-        let key = try? VirtualKey(configuration: VirtualKey.Configuration(), stateFile: path, stateFileAccess: .readOnly)
+/// A virtual key of `flavour` in its fixed starting state.
+func freshVirtualKey(_ flavour: FuzzKeyFlavour) throws(FuzzPropertyViolation) -> VirtualKey {
+    guard let path = virtualKeyStateFiles[flavour],
+        let key = try? VirtualKey(configuration: flavour.configuration, stateFile: path, stateFileAccess: .readOnly)
     else {
-        throw FuzzPropertyViolation(description: "the virtual key does not start")
+        throw FuzzPropertyViolation(description: "the virtual key (\(flavour)) does not start")
     }
     return key
+}
+
+/// A pinUvAuthToken with every permission the key grants, bound to example.org, obtained with
+/// the PIN through the host library.
+private func pinToken(_ key: VirtualKey) throws(FuzzPropertyViolation) -> PINUVAuthToken {
+    let token = try runBlocking { () async -> PINUVAuthToken? in
+        let session = CTAP2Session(connection: InProcessConnection(handler: key, uri: "fuzz:virtual-key"))
+        guard let info = try? await session.getInfo(),
+            let pin = try? ClientPIN(session: session, info: info)
+        else { return nil }
+        return try? await pin.pinUVAuthToken(
+            pin: fuzzPIN,
+            permissions: [
+                .makeCredential, .getAssertion, .credentialManagement, .bioEnrollment, .largeBlobWrite,
+                .authenticatorConfiguration,
+            ], rpID: "example.org")
+    }
+    guard let token else { throw FuzzPropertyViolation(description: "the virtual key gives no PIN token") }
+    return token
+}
+
+/// The random identifiers the key returned last, put where a command has an empty one.
+private struct Placeholders {
+    var templateID: [UInt8]?
+    var credentialID: [UInt8]?
+
+    mutating func learn(from reply: [UInt8], command: UInt8?) {
+        guard reply.first == 0, let map = (try? CBORDecoder(options: .ctap2).decode(Array(reply.dropFirst())))?.mapValue
+        else { return }
+        switch command.map(CTAP2Command.init(rawValue:)) {
+        case .bioEnrollment?, .bioEnrollmentPreview?:
+            if let id = map[4]?.bytesValue { templateID = id }
+        case .makeCredential?:
+            if let bytes = map[2]?.bytesValue, let id = (try? AuthenticatorData(bytes: bytes))?.attestedCredentialData?.credentialID {
+                credentialID = id
+            }
+        default: break
+        }
+    }
+
+    func filled(_ command: [UInt8]) -> [UInt8] {
+        guard let code = command.first, templateID != nil || credentialID != nil,
+            let value = try? CBORDecoder(options: .ctap2).decode(Array(command.dropFirst()))
+        else { return command }
+        let isBio = code == CTAP2Command.bioEnrollment.rawValue || code == CTAP2Command.bioEnrollmentPreview.rawValue
+        let filled = fill(value, bio: isBio, depth: 0)
+        return filled == value ? command : [code] + CBOREncoder.encode(filled)
+    }
+
+    private func fill(_ value: CBORValue, bio: Bool, depth: Int) -> CBORValue {
+        guard depth < 4 else { return value }
+        switch value {
+        case .map(let map):
+            var out = CBORMap()
+            for entry in map {
+                if entry.value.bytesValue == [] {
+                    if entry.key == "id", let credentialID {
+                        out[entry.key] = .byteString(credentialID)
+                        continue
+                    }
+                    if bio, depth == 1, entry.key == 1, let templateID {
+                        out[entry.key] = .byteString(templateID)
+                        continue
+                    }
+                }
+                out[entry.key] = fill(entry.value, bio: bio, depth: depth + 1)
+            }
+            return .map(out)
+        case .array(let items):
+            return .array(items.map { fill($0, bio: bio, depth: depth + 1) })
+        default:
+            return value
+        }
+    }
+}
+
+/// `command` with an empty pinUvAuthParam replaced by the right one for its message.
+private func authorized(_ command: [UInt8], _ token: PINUVAuthToken) -> [UInt8] {
+    guard let code = command.first,
+        var map = (try? CBORDecoder(options: .ctap2).decode(Array(command.dropFirst())))?.mapValue
+    else { return command }
+    // (pinUvAuthParam key, pinUvAuthProtocol key) of each command.
+    let keys: (param: CBORValue, protocol: CBORValue)
+    switch CTAP2Command(rawValue: code) {
+    case .makeCredential: keys = (8, 9)
+    case .getAssertion: keys = (6, 7)
+    case .bioEnrollment, .bioEnrollmentPreview: keys = (5, 4)
+    case .credentialManagement, .credentialManagementPreview, .config: keys = (4, 3)
+    case .largeBlobs: keys = (5, 6)
+    default: return command
+    }
+    guard map[keys.param]?.bytesValue == [] else { return command }
+    let subCommand = map[1]?.uint64Value.map { UInt8(truncatingIfNeeded: $0) } ?? 0
+    let parameters: CBORMap?
+    let param: [UInt8]?
+    switch CTAP2Command(rawValue: code) {
+    case .makeCredential, .getAssertion:
+        let hash = map[code == 1 ? 1 : 2]?.bytesValue ?? []
+        param = try? token.pinUVAuthParam(clientDataHash: hash)
+    case .bioEnrollment, .bioEnrollmentPreview:
+        parameters = map[3]?.mapValue
+        let bioSubCommand = map[2]?.uint64Value.map { UInt8(truncatingIfNeeded: $0) } ?? 0
+        param = try? token.bioEnrollmentParam(modality: subCommand, subCommand: bioSubCommand, parameters: parameters)
+    case .credentialManagement, .credentialManagementPreview:
+        parameters = map[2]?.mapValue
+        param = try? token.credentialManagementParam(subCommand: subCommand, parameters: parameters)
+    case .config:
+        parameters = map[2]?.mapValue
+        param = try? token.configParam(subCommand: subCommand, parameters: parameters)
+    default:
+        let offset = map[3]?.uint64Value.map { UInt32(truncatingIfNeeded: $0) } ?? 0
+        param = try? token.largeBlobsWriteParam(offset: offset, fragment: map[2]?.bytesValue ?? [])
+    }
+    guard let param else { return command }
+    map[keys.param] = .byteString(param)
+    map[keys.protocol] = .unsigned(UInt64(token.pinUVAuthProtocol.version))
+    return [code] + CBOREncoder.encode(.map(map))
 }

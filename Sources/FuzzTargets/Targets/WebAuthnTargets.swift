@@ -42,10 +42,28 @@ extension FuzzTarget {
     }
 
     /// The android-safetynet JWS (compact serialization, x5c, payload JSON).
-    static let safetyNet = FuzzTarget("safetynet", "android-safetynet JWS response") { bytes throws(FuzzPropertyViolation) in
-        guard let response = try? SafetyNetResponse(jws: bytes) else { return }
-        try expect(bytes.count <= SafetyNetResponse.maximumSize, "a SafetyNet response over the size limit parsed")
-        try expect(!response.certificates.isEmpty, "a SafetyNet response without certificates parsed")
+    ///
+    /// The input is also read as clientDataHash (32) ‖ authData length (2, big-endian) ‖
+    /// authData ‖ JWS and verified as an android-safetynet statement (WebAuthn §8.5), so real
+    /// registrations (seeded from the vectors) get past the nonce and signature checks to the
+    /// certificate and CTS checks: what verifies is basic attestation with the JWS's chain.
+    static let safetyNet = FuzzTarget("safetynet", "android-safetynet JWS response and statement verification") {
+        bytes throws(FuzzPropertyViolation) in
+        if let response = try? SafetyNetResponse(jws: bytes) {
+            try expect(bytes.count <= SafetyNetResponse.maximumSize, "a SafetyNet response over the size limit parsed")
+            try expect(!response.certificates.isEmpty, "a SafetyNet response without certificates parsed")
+        }
+        guard bytes.count > 34 else { return }
+        let length = Int(bytes[32]) << 8 | Int(bytes[33])
+        guard bytes.count >= 34 + length, let authData = try? AuthenticatorData(bytes: Array(bytes[34..<(34 + length)]))
+        else { return }
+        let jws = Array(bytes[(34 + length)...])
+        let object = AttestationObject(
+            format: .androidSafetyNet, authData: authData,
+            attestationStatement: ["ver": "fuzz", "response": .byteString(jws)])
+        guard let result = try? object.verify(clientDataHash: Array(bytes[..<32])) else { return }
+        let chain = (try? SafetyNetResponse(jws: jws))?.certificates
+        try expect(result.type == .basic && result.trustPath == chain, "a SafetyNet statement verified without its chain")
     }
 
     /// clientDataJSON as a relying party checks it (type, challenge, origin, crossOrigin,
@@ -80,9 +98,43 @@ extension FuzzTarget {
     }
 
     /// The MDS3 BLOB payload (JSON metadata statements and status reports).
-    static let mdsPayload = FuzzTarget("mds-payload", "MDS3 BLOB payload JSON") { bytes throws(FuzzPropertyViolation) in
+    ///
+    /// What a relying party asks of a parsed payload runs too, over every entry (the first 64):
+    /// the lookups by AAGUID, key identifier and attestation root find an entry that has what
+    /// was looked up; the firmware-filtered status history is a subsequence of the whole one;
+    /// the certification and latest status come from that history.
+    static let mdsPayload = FuzzTarget("mds-payload", "MDS3 BLOB payload JSON and its queries") { bytes throws(FuzzPropertyViolation) in
         guard let payload = try? MetadataBLOBPayload(json: bytes) else { return }
-        _ = payload.entries.count
+        _ = payload.nextUpdateDate
+        for entry in payload.entries.prefix(64) {
+            _ = entry.description
+            if let text = entry.aaguid, let aaguid = AAGUID(uuidString: text) {
+                let found = payload.entry(aaguid: aaguid)
+                try expect(aaguid == .zero || found?.aaguid.flatMap(AAGUID.init(uuidString:)) == aaguid, "an AAGUID lookup found another model")
+            }
+            for identifier in (entry.attestationCertificateKeyIdentifiers ?? []).prefix(4) {
+                let found = payload.entry(attestationCertificateKeyIdentifier: identifier)
+                try expect(found != nil, "a key identifier lookup found nothing")
+            }
+            for root in entry.attestationRoots.prefix(2) {
+                _ = payload.entry(attestationCertificate: root)
+            }
+            let history = entry.statusHistory
+            try expect(history.count == entry.statusReports.count, "the status history lost reports")
+            for version in [nil, 0, 1, 2, 100, UInt64.max] as [UInt64?] {
+                let filtered = entry.statusHistory(forFirmware: version)
+                try expect(filtered.count <= history.count, "a firmware's status history is longer than the whole")
+                if let certification = entry.certification(forFirmware: version) {
+                    try expect(certification.status.isCertification && filtered.contains(certification), "a certification from outside the history")
+                }
+                try expect(entry.latestStatus(forFirmware: version) == filtered.last, "a latest status that is not the last")
+            }
+            _ = entry.certification
+            try expect(entry.latestStatus == history.last, "a latest status that is not the last")
+            for report in entry.statusReports.prefix(8) {
+                try expect(!report.status.description.isEmpty, "a status without a name")
+            }
+        }
     }
 
     /// Certificate revocation lists (DER or PEM) as MDS verification reads them.
@@ -92,10 +144,30 @@ extension FuzzTarget {
     }
 
     /// Trust anchor files (PEM bundles or DER) given to `verify --trust`.
-    static let trustAnchors = FuzzTarget("trust-anchors", "trust anchor files (PEM bundles, DER)") {
+    ///
+    /// The same bytes are also read the way `verify --trust` reads them, from a file and from a
+    /// directory holding that file (under this process's temporary directory), which must give
+    /// the same certificates as parsing the bytes.
+    static let trustAnchors = FuzzTarget("trust-anchors", "trust anchor files (PEM bundles, DER), from bytes and files") {
         bytes throws(FuzzPropertyViolation) in
-        guard let certificates = try? AttestationTrustAnchors.parse(bytes) else { return }
-        try expect(!certificates.isEmpty, "a trust anchor file parsed to no certificate")
+        let parsed = try? AttestationTrustAnchors.parse(bytes)
+        if let parsed { try expect(!parsed.isEmpty, "a trust anchor file parsed to no certificate") }
+        guard let directory = trustAnchorDirectory else {
+            throw FuzzPropertyViolation(description: "no temporary directory for trust anchor files")
+        }
+        let file = directory + "/anchor.pem"
+        guard FileManager.default.createFile(atPath: file, contents: Data(bytes)) else {
+            throw FuzzPropertyViolation(description: "the trust anchor file cannot be written")
+        }
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let fromFile = try? AttestationTrustAnchors(contentsOf: file)
+        try expect(fromFile?.certificates == parsed, "a trust anchor file reads differently from its bytes")
+        let fromDirectory = try? AttestationTrustAnchors(contentsOf: directory)
+        try expect(fromDirectory?.certificates == parsed, "a trust anchor directory reads differently from its file")
+        try expect((try? AttestationTrustAnchors(contentsOf: directory + "/missing")) == nil, "a missing file read")
+        try expect(
+            (try? AttestationTrustAnchors(contentsOf: directory + "/skipped.pem")) == nil,
+            "a directory without certificate files read")
     }
 }
 
@@ -110,4 +182,15 @@ private let fixedCredentialKey: COSEKey? = {
         .negative(1): .byteString(Array(xy[..<32])), .negative(2): .byteString(Array(xy[32...])),
     ]
     return try? COSEKey(map: map)
+}()
+
+/// A directory for the trust-anchors target's files: made once per process, with a
+/// subdirectory and a file of another extension that reading a directory must skip.
+private let trustAnchorDirectory: String? = {
+    let path = NSTemporaryDirectory() + "securitykey-fuzz-\(getpid())-anchors"
+    let manager = FileManager.default
+    guard (try? manager.createDirectory(atPath: path + "/skipped.pem", withIntermediateDirectories: true)) != nil,
+        manager.createFile(atPath: path + "/notes.txt", contents: Data("not an anchor".utf8))
+    else { return nil }
+    return path
 }()
