@@ -366,6 +366,12 @@ def ctaphid_device_seeds():
     ]
     for seq in seqs:
         yield b"".join(b"\x00" + r for r in seq)
+    # INIT on a channel whose request is in process (a resync that aborts it).
+    yield b"".join(b"\x00" + r for r in hello + message(1, 0x01, b"p") + message(1, 0x10, b"\x04") + [init(1, 0x06, nonce)])
+    # The capability bits of the first byte: no wink, no CBOR (U2F only), NMSG (CTAP2 only).
+    for flags in (0x80, 0x40, 0x20, 0xE0):
+        steps = hello + message(1, 0x08, b"") + message(1, 0x10, b"\x04") + message(1, 0x03, b"\x00")
+        yield b"".join(bytes([flags if i == 0 else 0]) + r for i, r in enumerate(steps))
     # The same with a message timeout between the two halves of a message.
     yield b"".join(b"\x00" + r for r in hello + [init(1, 0x01, b"x" * 57, total=100)]) + b"\xff" + cont(1, 0, b"y" * 43)
 
@@ -447,6 +453,54 @@ def ctap21_requests():
         yield prefixed([b"\xff"] + seq)
 
 
+def mds_payload_seeds():
+    """Payloads whose status reports name firmware versions, so every branch of the per-firmware
+    history runs (certified, update available, a compromise fixed by a later update or not)."""
+    def report(status, date, version=None):
+        r = {"status": status, "effectiveDate": date}
+        if version is not None: r["authenticatorVersion"] = version
+        return r
+    entries = [
+        {"aaguid": "0132d110-bf4e-4208-a403-ab4f5f12efe5", "metadataStatement": {"description": "Key A", "aaguid": "0132d110-bf4e-4208-a403-ab4f5f12efe5", "authenticatorVersion": 5},
+         "statusReports": [report("FIDO_CERTIFIED", "2020-01-01", 2), report("FIDO_CERTIFIED_L1", "2020-01-01", 2),
+                           report("USER_VERIFICATION_BYPASS", "2021-01-01", 3), report("UPDATE_AVAILABLE", "2021-06-01", 4),
+                           report("FIDO_CERTIFIED_L2", "2022-01-01", 5), report("REVOKED", "2023-01-01")],
+         "timeOfLastStatusChange": "2023-01-01"},
+        {"attestationCertificateKeyIdentifiers": ["923881fe2f214ee465484371aeb72e97f5a58e0a", "ABCDEF"],
+         "statusReports": [report("ATTESTATION_KEY_COMPROMISE", "2019-05-05", 1), report("NOT_FIDO_CERTIFIED", "2019-01-01")]},
+        {"aaguid": "00000000-0000-0000-0000-000000000000", "statusReports": [report("SELF_ASSERTION_SUBMITTED", "2018-01-01", 0)]},
+        {"aaid": "FFFF#0001"},
+    ]
+    yield json.dumps({"legalHeader": "fuzz", "no": 7, "nextUpdate": "2030-01-01", "entries": entries}).encode()
+    yield json.dumps({"no": 1, "nextUpdate": "2030-13-40", "entries": []}).encode()
+    yield json.dumps({"no": 1, "nextUpdate": "not a date", "entries": [{"statusReports": [{"status": 5}]}]}).encode()
+
+
+def client_data_seeds():
+    base = {"type": "webauthn.get", "challenge": "KioqKioqKioqKioqKioqKg", "origin": "https://example.org"}
+    for extra in ({}, {"crossOrigin": True}, {"crossOrigin": False, "topOrigin": "https://top.example"},
+                  {"crossOrigin": True, "topOrigin": "https://evil.example"}, {"challenge": "wrong"}, {"origin": 5},
+                  {"type": "webauthn.create"}):
+        yield json.dumps({**base, **extra}).encode()
+    yield b"\x22" * 32
+    yield b"[1, 2]"
+
+
+def mds_blob_seeds(blob):
+    """Headers that each stop the JWS parser at another check, on a real BLOB's payload."""
+    parts = blob.strip().split(b".")
+    if len(parts) != 3: return
+    b64 = lambda d: base64.urlsafe_b64encode(d).rstrip(b"=")
+    header = json.loads(base64.urlsafe_b64decode(parts[0] + b"=" * (-len(parts[0]) % 4)))
+    x5c = header.get("x5c", [])
+    for h in ({"alg": "RS256"}, {"alg": "RS256", "x5c": []}, {"alg": "RS256", "x5c": ["!!"]}, {"alg": "none", "x5c": x5c},
+              {"alg": "ES256", "x5c": x5c}, {"alg": "PS256", "x5c": x5c}, {"x5c": x5c}, {"alg": "RS256", "x5c": x5c, "crit": ["b64"]}):
+        yield b64(json.dumps(h).encode()) + b"." + parts[1] + b"." + parts[2]
+    yield b64(b"[]") + b"." + parts[1] + b"." + parts[2]
+    yield b"a.b"
+    yield parts[0] + b"." + parts[1] + b".!!"
+
+
 def vector_files(root):
     for name in ("rfc8949-cbor.json", "python-fido2-vectors.json", "webauthn-spec.json"):
         yield os.path.join(root, name)
@@ -511,6 +565,9 @@ def seeds(root):
     for r in ctaphid_device_seeds(): yield "ctaphid-device", r
     ders = [bytes.fromhex(e["hex"]) for e in entries if e["kind"] == "x509-der"]
     for r in trust_anchor_seeds(ders): yield "trust-anchors", r
+    for r in mds_payload_seeds(): yield "mds-payload", r
+    for r in client_data_seeds(): yield "client-data", r
+    yield "attestation-object", b"\x00" * 32 + cbor({"fmt": "none", "authData": b"\x00" * 37})
     for d in android_key_descriptions(): yield "android-key", d
     for r in ctap_requests(): yield "virtual-key", r
     for r in ctap21_requests(): yield "virtual-key", r
@@ -521,6 +578,7 @@ def seeds(root):
         data = open(path, "rb").read()
         if path.endswith(".jwt"):
             yield "mds-blob", data.strip()
+            for b in mds_blob_seeds(data): yield "mds-blob", b
             parts = data.strip().split(b".")
             if len(parts) == 3:
                 yield "mds-payload", base64.urlsafe_b64decode(parts[1] + b"=" * (-len(parts[1]) % 4))

@@ -34,7 +34,8 @@ swift build --package-path Fuzz --scratch-path "$scratch/fuzzer" --sanitize fuzz
     >"$scratch/build.log" 2>&1 || { grep -v "Cannot export" "$scratch/build.log" >&2; exit 1; }
 # Check that the Swift parsers carry libFuzzer's coverage counters (see above).
 objects="$scratch/fuzzer/debug/CBOR.build"
-if ! readelf -S "$objects"/CBORDecoder.swift.o 2>/dev/null | grep -q __sancov_cntrs; then
+# (grep -c reads all of readelf's output: grep -q would stop early and fail the pipe.)
+if ! readelf -S "$objects"/CBORDecoder.swift.o 2>/dev/null | grep -c __sancov_cntrs >/dev/null; then
     echo "fuzz: the Swift modules were built without libFuzzer coverage counters" >&2
     exit 1
 fi

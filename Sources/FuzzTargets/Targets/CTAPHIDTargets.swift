@@ -39,9 +39,16 @@ extension FuzzTarget {
     static let ctaphidDevice = FuzzTarget("ctaphid-device", "CTAPHID device state machine (virtual key side)") {
         bytes throws(FuzzPropertyViolation) in
         let size = CTAPHIDMessage.defaultReportSize
+        // The first time byte's top bits also pick the INIT capabilities: bit 7 clears wink,
+        // bit 6 clears CBOR (a U2F-only key), bit 5 sets NMSG (a CTAP2-only key).
+        let flags = bytes.first ?? 0
+        var capabilities: CTAPHIDCapabilities = [.wink, .cbor]
+        if flags & 0x80 != 0 { capabilities.remove(.wink) }
+        if flags & 0x40 != 0 { capabilities.remove(.cbor) }
+        if flags & 0x20 != 0 { capabilities.insert(.noMSG) }
         let info = CTAPHIDInitResponse(
             nonce: [], channel: 0, protocolVersion: 2, majorVersion: 1, minorVersion: 0, buildVersion: 0,
-            capabilities: [.wink, .cbor])
+            capabilities: capabilities)
         var device = CTAPHIDDeviceState(reportSize: size, deviceInfo: info, messageTimeout: .milliseconds(500))
         var now = ContinuousClock.now
         var pending: [UInt64] = []
@@ -58,11 +65,15 @@ extension FuzzTarget {
                 switch action {
                 case .send(let message):
                     try expect((try? message.reports(reportSize: size)) != nil, "a reply does not fit CTAPHID")
-                case .process(_, let transaction):
+                case .process(let message, let transaction):
+                    try expect(device.processingChannel == message.channel, "a message in process on another channel")
                     pending.append(transaction)
                 case .cancel:
                     break
                 }
+            }
+            if let channel = device.assemblingChannel {
+                try expect(channel != CTAPHIDMessage.broadcastChannel, "a message assembling on the broadcast channel")
             }
             // The host's work finishes at once, oldest first, every other step.
             if offset % 2 == 0, !pending.isEmpty { _ = device.finish(transaction: pending.removeFirst()) }

@@ -13,6 +13,8 @@ extension FuzzTarget {
     static let attestationObject = FuzzTarget("attestation-object", "attestation objects and statement verifiers") {
         bytes throws(FuzzPropertyViolation) in
         guard bytes.count > 32, let object = try? AttestationObject(cbor: Array(bytes[32...])) else { return }
+        try expect((try? AttestationObject(cbor: object.cborEncoded)) == object, "an attestation object does not round trip")
+        try expect(object.format.description == object.format.rawValue, "a format described by another name")
         let hash = Array(bytes[..<32])
         guard let result = try? object.verify(clientDataHash: hash) else { return }
         try expect((result.type == .none) == (object.format == .none), "a none type for a format other than none")
@@ -58,9 +60,11 @@ extension FuzzTarget {
         guard bytes.count >= 34 + length, let authData = try? AuthenticatorData(bytes: Array(bytes[34..<(34 + length)]))
         else { return }
         let jws = Array(bytes[(34 + length)...])
+        // The low bit of the hash's first byte gives a ver that is not a string.
+        let version: CBORValue = bytes[0] & 1 == 0 ? "fuzz" : .unsigned(14)
         let object = AttestationObject(
             format: .androidSafetyNet, authData: authData,
-            attestationStatement: ["ver": "fuzz", "response": .byteString(jws)])
+            attestationStatement: ["ver": version, "response": .byteString(jws)])
         guard let result = try? object.verify(clientDataHash: Array(bytes[..<32])) else { return }
         let chain = (try? SafetyNetResponse(jws: jws))?.certificates
         try expect(result.type == .basic && result.trustPath == chain, "a SafetyNet statement verified without its chain")
@@ -77,14 +81,24 @@ extension FuzzTarget {
         guard let key = fixedCredentialKey else {
             throw FuzzPropertyViolation(description: "the fixed credential key does not parse")
         }
-        for crossOrigin in [CrossOriginPolicy.sameOriginOnly, .unchecked, .allowed(topOrigins: ["https://top.example"])] {
-            let policy = RelyingPartyPolicy(
-                relyingPartyID: rpID, origins: ["https://example.org"], crossOrigin: crossOrigin)
-            let response = AssertionResponse(
-                id: nil, clientData: .json(bytes), authenticatorData: authData, signature: [0x30, 0x00])
-            let verified = try? AssertionVerifier(policy: policy).verify(
-                response, credential: CredentialRecord(id: nil, publicKey: .cose(key), signCount: 0))
-            try expect(verified == nil, "an assertion with a forged signature verified")
+        let policies =
+            [CrossOriginPolicy.sameOriginOnly, .unchecked, .allowed(topOrigins: ["https://top.example"]), .allowed(topOrigins: nil)]
+            .map { RelyingPartyPolicy(relyingPartyID: rpID, origins: ["https://example.org"], crossOrigin: $0) }
+            + [
+                // The challenge the seeds carry (16 × 0x2A, "KioqKioqKioqKioqKioqKg"), and no checks at all.
+                RelyingPartyPolicy(relyingPartyID: rpID, challenge: [UInt8](repeating: 0x2A, count: 16)),
+                RelyingPartyPolicy(relyingPartyID: rpID, origins: ["https://example.org", "https://b.example"]),
+                RelyingPartyPolicy(relyingPartyID: rpID),
+            ]
+        // The input as clientDataJSON, and as a bare client data hash (what CTAP-level callers have).
+        for clientData in [ClientDataInput.json(bytes), .hash(bytes)] {
+            for policy in policies {
+                let response = AssertionResponse(
+                    id: nil, clientData: clientData, authenticatorData: authData, signature: [0x30, 0x00])
+                let verified = try? AssertionVerifier(policy: policy).verify(
+                    response, credential: CredentialRecord(id: nil, publicKey: .cose(key), signCount: 0))
+                try expect(verified == nil, "an assertion with a forged signature verified")
+            }
         }
     }
 
@@ -192,5 +206,11 @@ private let trustAnchorDirectory: String? = {
     guard (try? manager.createDirectory(atPath: path + "/skipped.pem", withIntermediateDirectories: true)) != nil,
         manager.createFile(atPath: path + "/notes.txt", contents: Data("not an anchor".utf8))
     else { return nil }
+    // Once per process (too slow per input): a file one byte over the limit is refused.
+    let large = path + "/large.pem"
+    guard manager.createFile(atPath: large, contents: Data(count: AttestationTrustAnchors.maximumFileSize + 1)),
+        (try? AttestationTrustAnchors(contentsOf: large)) == nil
+    else { return nil }
+    try? manager.removeItem(atPath: large)
     return path
 }()
