@@ -10,22 +10,28 @@ extension FuzzTarget {
     /// success reply's body is a CTAP2 canonical CBOR map.
     ///
     /// The fuzzer cannot do ECDH or HMAC, so the harness does the PIN part: when the first
-    /// record is the single byte FF, the key starts with PIN "1234" and the harness obtains a
-    /// pinUvAuthToken with every permission (bound to example.org) through the host library;
-    /// then, in every makeCredential, getAssertion, bioEnrollment, credentialManagement,
+    /// record is the single byte FF or FE, the key starts with PIN "1234"; at each such record
+    /// the harness obtains a pinUvAuthToken through the host library, FF with every permission
+    /// bound to example.org, FE with the permissions that need no RP ID (credentialManagement
+    /// of every RP, bioEnrollment, largeBlobWrite, authenticatorConfig); then, in every makeCredential, getAssertion, bioEnrollment, credentialManagement,
     /// largeBlobs or authenticatorConfig command whose pinUvAuthParam is an empty byte string,
-    /// the harness puts the right pinUvAuthParam for that message (and the protocol). Likewise
+    /// the harness puts the right pinUvAuthParam for that message (and the protocol). An
+    /// hmac-secret or hmac-secret-mc input whose saltAuth is empty has its saltEnc taken as the
+    /// plain salts and is rebuilt with a shared secret agreed with the key. Likewise
     /// an empty templateId (bioEnrollment) or credential `id` (allowList, credentialManagement)
     /// becomes the last one the key returned, which is random.
     static let virtualKey = FuzzTarget("virtual-key", "virtual key CTAP2 command handler") { bytes throws(FuzzPropertyViolation) in
-        var commands = lengthPrefixedRecords(bytes, limit: 17)
-        let withPIN = commands.first == [0xFF]
-        if withPIN { commands.removeFirst() }
+        let commands = lengthPrefixedRecords(bytes, limit: 17)
+        let withPIN = commands.first == [0xFF] || commands.first == [0xFE]
         let key = try freshVirtualKey(withPIN ? .pin : .ctap21)
-        let token: PINUVAuthToken? = withPIN ? try pinToken(key) : nil
+        var token: PINUVAuthToken?
         var placeholders = Placeholders()
         for record in commands {
-            var filled = placeholders.filled(record)
+            if withPIN, record == [0xFF] || record == [0xFE] {
+                token = try pinToken(key, boundToRP: record == [0xFF])
+                continue
+            }
+            var filled = try withHMACSecretInputs(placeholders.filled(record), key)
             if let token { filled = authorized(filled, token) }
             let command = filled
             let reply = try runBlocking { await key.handleCBOR(command) { _ in } }
@@ -63,10 +69,17 @@ enum FuzzKeyFlavour: CaseIterable {
     var configuration: VirtualKey.Configuration {
         switch self {
         case .default: VirtualKey.Configuration()
-        case .ctap21: VirtualKey.Configuration.ctap21().withFingerprintSensor()
-        case .pin: VirtualKey.Configuration.ctap21(pin: fuzzPIN).withFingerprintSensor()
+        case .ctap21: VirtualKey.Configuration.ctap21().withFingerprintSensor(Self.sensor)
+        case .pin: VirtualKey.Configuration.ctap21(pin: fuzzPIN).withFingerprintSensor(Self.sensor)
         }
     }
+
+    /// A sensor that gives bad samples among the good ones (parsed the way `virtual serve --bio`
+    /// reads them). No "timeout" sample: the wait it causes is the request's to choose (up to 10
+    /// minutes), which would stall the fuzzer without finding anything.
+    static let sensor = VirtualKey.FingerprintSensor(
+        captureTimeout: .milliseconds(50),
+        samples: (try? ScriptedFingerprintSample.parse("good, too-fast, poor-quality,good,too-high,good,good")) ?? [])
 }
 
 /// The PIN of the ``FuzzKeyFlavour/pin`` key.
@@ -94,20 +107,20 @@ func freshVirtualKey(_ flavour: FuzzKeyFlavour) throws(FuzzPropertyViolation) ->
     return key
 }
 
-/// A pinUvAuthToken with every permission the key grants, bound to example.org, obtained with
-/// the PIN through the host library.
-private func pinToken(_ key: VirtualKey) throws(FuzzPropertyViolation) -> PINUVAuthToken {
+/// A pinUvAuthToken obtained with the PIN through the host library: every permission the key
+/// grants, bound to example.org, or the permissions that need no RP ID, unbound.
+private func pinToken(_ key: VirtualKey, boundToRP: Bool) throws(FuzzPropertyViolation) -> PINUVAuthToken {
     let token = try runBlocking { () async -> PINUVAuthToken? in
         let session = CTAP2Session(connection: InProcessConnection(handler: key, uri: "fuzz:virtual-key"))
         guard let info = try? await session.getInfo(),
             let pin = try? ClientPIN(session: session, info: info)
         else { return nil }
+        let unbound: PINUVAuthTokenPermissions = [
+            .credentialManagement, .bioEnrollment, .largeBlobWrite, .authenticatorConfiguration,
+        ]
         return try? await pin.pinUVAuthToken(
-            pin: fuzzPIN,
-            permissions: [
-                .makeCredential, .getAssertion, .credentialManagement, .bioEnrollment, .largeBlobWrite,
-                .authenticatorConfiguration,
-            ], rpID: "example.org")
+            pin: fuzzPIN, permissions: boundToRP ? unbound.union([.makeCredential, .getAssertion]) : unbound,
+            rpID: boundToRP ? "example.org" : nil)
     }
     guard let token else { throw FuzzPropertyViolation(description: "the virtual key gives no PIN token") }
     return token
@@ -166,6 +179,39 @@ private struct Placeholders {
             return value
         }
     }
+}
+
+/// `command` (makeCredential or getAssertion) with each hmac-secret / hmac-secret-mc input whose
+/// saltAuth is empty rebuilt: its saltEnc (32 or 64 bytes) as the plain salts, encrypted and
+/// authenticated with a shared secret agreed with `key` (getKeyAgreement, protocol two).
+private func withHMACSecretInputs(_ command: [UInt8], _ key: VirtualKey) throws(FuzzPropertyViolation) -> [UInt8] {
+    guard let code = command.first, code == 1 || code == 2,
+        var map = (try? CBORDecoder(options: .ctap2).decode(Array(command.dropFirst())))?.mapValue
+    else { return command }
+    let extensionsKey: CBORValue = code == 1 ? 6 : 4
+    guard var extensions = map[extensionsKey]?.mapValue else { return command }
+    var changed = false
+    for name in ["hmac-secret", "hmac-secret-mc"] {
+        guard let input = extensions[.textString(name)]?.mapValue, input[3]?.bytesValue == [],
+            let salts = input[2]?.bytesValue, salts.count == 32 || salts.count == 64
+        else { continue }
+        let secret = try runBlocking { () async -> PINUVSharedSecret? in
+            let session = CTAP2Session(connection: InProcessConnection(handler: key, uri: "fuzz:hmac-secret"))
+            guard let info = try? await session.getInfo(),
+                let pin = try? ClientPIN(session: session, info: info, pinUVAuthProtocol: PINUVAuthProtocolTwo())
+            else { return nil }
+            return try? await pin.sharedSecret()
+        }
+        guard let secret,
+            let rebuilt = try? HMACSecretInput(
+                salt1: Array(salts[0..<32]), salt2: salts.count == 64 ? Array(salts[32...]) : nil, sharedSecret: secret)
+        else { continue }
+        extensions[.textString(name)] = .map(rebuilt.cbor)
+        changed = true
+    }
+    guard changed else { return command }
+    map[extensionsKey] = .map(extensions)
+    return [code] + CBOREncoder.encode(.map(map))
 }
 
 /// `command` with an empty pinUvAuthParam replaced by the right one for its message.
