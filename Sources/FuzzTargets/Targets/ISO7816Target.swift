@@ -11,6 +11,15 @@ extension FuzzTarget {
             let extended = bytes.count > 5 && bytes[4] == 0
             let form: CommandAPDU.LengthForm = extended ? .extended : .short
             try expect((try? command.encoded(form)) == bytes, "a command APDU does not re-encode to itself")
+            // The other length form, and the shortest one, encode what parses back the same
+            // (or refuse a command that does not fit).
+            for encoding in [try? command.encoded(extended ? .short : .extended), try? command.encoded()] {
+                if let encoding {
+                    try expect((try? CommandAPDU(bytes: encoding)) == command, "a command APDU changes in another form")
+                }
+            }
+            try expect(command.isChained == (command.cla & 0x10 != 0), "the chaining bit misread")
+            try expect(!command.description.isEmpty, "a command APDU without a description")
             if let segments = try? command.chained(maxSegmentCount: 16) {
                 try expect(
                     segments.flatMap(\.data) == command.data && segments.last?.le == command.le,

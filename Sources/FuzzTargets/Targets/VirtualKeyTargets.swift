@@ -46,15 +46,30 @@ extension FuzzTarget {
         }
     }
 
-    /// The virtual key's CTAP1/U2F APDU handler: every reply ends in a status word.
+    /// The virtual key's CTAP1/U2F APDU handler: every reply ends in a status word. The key
+    /// handle a U2F_REGISTER returns is random, so an authenticate APDU (short form) whose key
+    /// handle is empty gets the last one returned.
     static let virtualKeyU2F = FuzzTarget("virtual-key-u2f", "virtual key U2F (CTAP1) APDU handler") {
         bytes throws(FuzzPropertyViolation) in
         let key = try freshVirtualKey(.default)
-        for apdu in lengthPrefixedRecords(bytes, limit: 16) {
+        var keyHandle: [UInt8]?
+        for record in lengthPrefixedRecords(bytes, limit: 16) {
+            let apdu = withKeyHandle(record, keyHandle)
             let reply = try runBlocking { await key.handleU2F(apdu) }
             try expect(reply.count >= 2, "a U2F reply without a status word")
+            if apdu.count > 1, apdu[1] == 0x01, let registration = try? U2FRegistrationResponse(reply: reply) {
+                keyHandle = registration.keyHandle
+            }
         }
     }
+}
+
+/// `apdu` with its empty key handle (a short-form U2F_AUTHENTICATE: challenge, application and
+/// a zero length byte) replaced by `keyHandle`, re-encoded in the extended form.
+private func withKeyHandle(_ apdu: [UInt8], _ keyHandle: [UInt8]?) -> [UInt8] {
+    guard let keyHandle, apdu.count >= 5 + 65, apdu[1] == 0x02, apdu[4] == 65, apdu[4 + 65] == 0 else { return apdu }
+    let data = Array(apdu[5..<(5 + 64)]) + [UInt8(keyHandle.count)] + keyHandle
+    return Array(apdu[0..<4]) + [0, UInt8(data.count >> 8), UInt8(data.count & 0xFF)] + data + [0, 0]
 }
 
 /// The key configurations the targets start from.
