@@ -133,16 +133,31 @@ def android_key_descriptions():
     """KeyDescription (Android keystore attestation schema) with the fields WebAuthn §8.4 checks."""
     def integer(v): return der(0x02, v.to_bytes(max(1, (v.bit_length() + 8) // 8), "big"))
     def enum(v): return der(0x0A, bytes([v]))
-    def explicit(tag, inner): return der(0xBF, b"") [:0] + bytes([0xBF]) + bytes([tag]) + der(0x30, inner)[1:] if False else \
-        (bytes([0xBF, tag]) if tag > 30 else bytes([0xA0 | tag])) + der(0x04, inner)[1:]
-    def authlist(purpose=True, allapps=False, origin=True):
+    def explicit(tag, inner):
+        """[tag] EXPLICIT: a constructed context-specific TLV around the inner TLV."""
+        if tag < 31: return der(0xA0 | tag, inner)
+        digits = []
+        while True:
+            digits.insert(0, tag & 0x7F); tag >>= 7
+            if not tag: break
+        head = bytes([0xBF]) + bytes(d | 0x80 for d in digits[:-1]) + bytes(digits[-1:])
+        return head + der(0x00, inner)[1:]
+    def authlist(purpose=True, allapps=False, origin=True, extra=b""):
         body = b""
-        if purpose: body += (bytes([0xA1]) + der(0x31, integer(2))[0:0] + der(0x31, integer(2))[1:]) if False else bytes([0xA1]) + der(0x31, integer(2))[1:]
-        if allapps: body += bytes([0xBF, 0x84, 0x58]) + der(0x05, b"")[1:]
-        if origin: body += bytes([0xBF, 0x85, 0x3E]) + der(0x02, b"\x00")[1:]
-        return der(0x30, body)
-    for tee, sw in ((authlist(), der(0x30, b"")), (der(0x30, b""), authlist(origin=False)), (authlist(allapps=True), authlist())):
-        yield der(0x30, integer(3) + enum(1) + integer(4) + enum(1) + der(0x04, b"\x11" * 32) + der(0x04, b"") + sw + tee)
+        if purpose: body += explicit(1, der(0x31, integer(2) + integer(3)))
+        if allapps: body += explicit(600, der(0x05, b""))
+        if origin: body += explicit(702, integer(0))
+        return der(0x30, body + extra)
+    head = integer(3) + enum(1) + integer(4) + enum(1) + der(0x04, b"\x11" * 32) + der(0x04, b"")
+    for sw, tee in ((der(0x30, b""), authlist()), (authlist(origin=False), der(0x30, b"")),
+                    (authlist(), authlist(allapps=True)), (authlist(extra=explicit(5, integer(1))), authlist()),
+                    (der(0x30, explicit(1, integer(2))), authlist()), (der(0x30, bytes([0xA1, 0x00])), authlist()),
+                    (der(0x31, b""), authlist()), (authlist(), der(0x30, explicit(702, der(0x04, b"")))) ):
+        yield der(0x30, head + sw + tee)
+    yield der(0x30, integer(3) + enum(1))
+    yield der(0x30, integer(3) + enum(1) + integer(4) + enum(1) + der(0x02, b"\x01") + der(0x04, b"") + der(0x30, b"") + der(0x30, b""))
+    yield der(0x31, b"")
+    yield der(0x30, der(0x02, b"\x01" * 5) + head[3:] + der(0x30, b"") + der(0x30, b""))
 
 
 def ctap_requests():
@@ -587,6 +602,14 @@ def seeds(root):
     ders = [bytes.fromhex(e["hex"]) for e in entries if e["kind"] == "x509-der"]
     for r in trust_anchor_seeds(ders): yield "trust-anchors", r
     for r in mds_payload_seeds(): yield "mds-payload", r
+    for info in ({1: ["FIDO_2_0"], 3: b"\x00" * 15}, {1: ["FIDO_2_1"], 3: b"\x00" * 16, 0x13: {"FIDO": "one"}},
+                 {1: ["FIDO_2_1"], 3: b"\x00" * 16, 0x13: {"FIDO": 1, "FIPS-CMVP-2": 2}, 4: {"rk": True, "uv": False}}):
+        yield "getinfo", cbor(info)
+    # A CTAPHID message followed by a short last report (continuation, then initialization).
+    ping = struct.pack(">IBH", 7, 0x81, 100) + b"\x01" * 57
+    yield "ctaphid-host", ping + b"\x00\x00\x00"
+    yield "ctaphid-host", ping + struct.pack(">IB", 7, 0)[:5]
+    yield "ctaphid-host", struct.pack(">IBH", 7, 0x81, 1) + b"\x01" * 57 + b"\x00\x00\x00\x07\x81\x00"
     for r in client_data_seeds(): yield "client-data", r
     yield "attestation-object", b"\x00" * 32 + cbor({"fmt": "none", "authData": b"\x00" * 37})
     for d in android_key_descriptions(): yield "android-key", d
