@@ -12,6 +12,9 @@ extension FuzzTarget {
         guard let first = reports.first, let channel = CTAPHIDPacket.channel(of: first) else { return }
         var assembler = CTAPHIDMessageAssembler(channel: channel, reportSize: size)
         for report in reports {
+            if let packet = try? CTAPHIDPacket(report: report) {
+                try expect(packet.channel == CTAPHIDPacket.channel(of: report), "a packet read on another channel")
+            }
             guard case .complete(let message) = try? assembler.append(report) else { continue }
             try expect(message.channel == channel, "a message assembled on another channel")
             try expect(
