@@ -21,7 +21,8 @@ public struct FuzzTarget: Sendable {
     private let body: @Sendable ([UInt8]) throws(FuzzPropertyViolation) -> Void
 
     init(
-        _ name: String, _ summary: String, _ body: @escaping @Sendable ([UInt8]) throws(FuzzPropertyViolation) -> Void
+        _ name: String, _ summary: String,
+        _ body: @escaping @Sendable ([UInt8]) throws(FuzzPropertyViolation) -> Void
     ) {
         self.name = name
         self.summary = summary

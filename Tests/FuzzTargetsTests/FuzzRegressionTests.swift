@@ -22,7 +22,9 @@ import Testing
     @Test("Every regression folder names a fuzz target")
     func foldersNameTargets() throws {
         let root = try #require(Self.root)
-        let folders = try FileManager.default.contentsOfDirectory(atPath: root.path).filter { !$0.hasPrefix(".") }
+        let folders = try FileManager.default.contentsOfDirectory(atPath: root.path).filter {
+            !$0.hasPrefix(".")
+        }
         #expect(!folders.isEmpty)
         for folder in folders {
             #expect(FuzzTarget.named(folder) != nil, "Regressions/\(folder) is not a fuzz target")
@@ -38,7 +40,8 @@ import Testing
         // until it finishes, as libFuzzer's callback must. On the cooperative pool, parallel
         // tests blocking every thread of it would starve that async code, so each replay runs
         // on a thread of its own.
-        let violation = await withCheckedContinuation { (done: CheckedContinuation<FuzzPropertyViolation?, Never>) in
+        let violation = await withCheckedContinuation {
+            (done: CheckedContinuation<FuzzPropertyViolation?, Never>) in
             Thread {
                 do throws(FuzzPropertyViolation) {
                     try target.run(bytes)

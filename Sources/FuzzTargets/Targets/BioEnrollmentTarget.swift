@@ -8,9 +8,12 @@ extension FuzzTarget {
     static let bioEnrollment = FuzzTarget("bio-enrollment", "authenticatorBioEnrollment responses") {
         bytes throws(FuzzPropertyViolation) in
         guard let response = try? BioEnrollmentResponse(cbor: bytes) else { return }
-        try expect((try? BioEnrollmentResponse(cbor: bytes)) == response, "a bioEnrollment response parses differently twice")
+        try expect(
+            (try? BioEnrollmentResponse(cbor: bytes)) == response,
+            "a bioEnrollment response parses differently twice")
         let limit = BioEnrollmentResponse.Limit.self
-        try expect((response.templateInfos?.count ?? 0) <= limit.templates, "more templates than the limit parsed")
+        try expect(
+            (response.templateInfos?.count ?? 0) <= limit.templates, "more templates than the limit parsed")
         try expect(
             (response.templateInfos ?? []).allSatisfy {
                 !$0.id.isEmpty && $0.id.count <= BioEnrollmentRequest.maxTemplateIDLength
@@ -21,7 +24,8 @@ extension FuzzTarget {
                 && (response.maxCaptureSamplesRequiredForEnroll ?? 0) <= limit.samples,
             "a sample count over the limit parsed")
         if let status = response.lastEnrollSampleStatus {
-            try expect(!status.name.isEmpty && !status.advice.isEmpty, "a sample status without a name or advice")
+            try expect(
+                !status.name.isEmpty && !status.advice.isEmpty, "a sample status without a name or advice")
             try expect(status.isGood == (status.rawValue == 0), "a sample status good for another value")
             try expect(status.description == status.name, "a sample status described by another name")
         }

@@ -15,7 +15,9 @@ extension FuzzTarget {
             // (or refuse a command that does not fit).
             for encoding in [try? command.encoded(extended ? .short : .extended), try? command.encoded()] {
                 if let encoding {
-                    try expect((try? CommandAPDU(bytes: encoding)) == command, "a command APDU changes in another form")
+                    try expect(
+                        (try? CommandAPDU(bytes: encoding)) == command,
+                        "a command APDU changes in another form")
                 }
             }
             try expect(command.isChained == (command.cla & 0x10 != 0), "the chaining bit misread")
@@ -37,7 +39,8 @@ extension FuzzTarget {
             guard let response = try? ResponseAPDU(bytes: record) else { continue }
             switch try? assembler.receive(response) {
             case .send(let next):
-                try expect((try? next.encoded()) != nil, "the assembler asks for a command that does not encode")
+                try expect(
+                    (try? next.encoded()) != nil, "the assembler asks for a command that does not encode")
             case .complete(let complete):
                 try expect(complete.data.count <= limit, "an assembled response exceeds its limit")
                 return

@@ -21,7 +21,8 @@ extension FuzzTarget {
         try expect(raw.serializedLength == bytes.count, "a reading that does not count the bytes read")
         if let corruption = raw.corruption {
             try expect(raw.array == .empty, "a corrupted array that does not read as empty")
-            try expect(!corruption.code.isEmpty && !corruption.description.isEmpty, "a corruption without a name")
+            try expect(
+                !corruption.code.isEmpty && !corruption.description.isEmpty, "a corruption without a name")
         }
         let hashed = LargeBlobArray.parse(bytes + LargeBlobArray.truncatedHash(bytes))
         for reading in [raw, hashed] where !reading.isCorrupted {
@@ -43,10 +44,12 @@ private func checkEntries(_ array: LargeBlobArray) throws(FuzzPropertyViolation)
     var resealed = array
     for (index, element) in array.elements.enumerated().prefix(8) {
         guard let entry = array.entry(at: index) else {
-            try expect(LargeBlobEntry(cbor: element) == nil, "entry(at:) disagrees with LargeBlobEntry(cbor:)")
+            try expect(
+                LargeBlobEntry(cbor: element) == nil, "entry(at:) disagrees with LargeBlobEntry(cbor:)")
             continue
         }
-        try expect(entry.open(key: fuzzLargeBlobKey) == .otherKey, "an entry the fuzzer could not seal opened")
+        try expect(
+            entry.open(key: fuzzLargeBlobKey) == .otherKey, "an entry the fuzzer could not seal opened")
         guard let sealed = reseal(entry) else { continue }
         resealed.elements[index] = sealed.cbor
         switch sealed.open(key: fuzzLargeBlobKey) {
@@ -62,7 +65,8 @@ private func checkEntries(_ array: LargeBlobArray) throws(FuzzPropertyViolation)
             guard let again = try? LargeBlobEntry.seal(data, key: fuzzLargeBlobKey) else {
                 throw FuzzPropertyViolation(description: "data that opened does not seal again")
             }
-            try expect(again.open(key: fuzzLargeBlobKey) == .data(data), "sealed data does not open to itself")
+            try expect(
+                again.open(key: fuzzLargeBlobKey) == .data(data), "sealed data does not open to itself")
         }
     }
     // The array-level lookups agree with the entries.
@@ -77,7 +81,8 @@ private func checkEntries(_ array: LargeBlobArray) throws(FuzzPropertyViolation)
     }
     var stored = resealed
     if (try? stored.setBlob([0x01, 0x02], key: fuzzLargeBlobKey)) != nil {
-        try expect(stored.blob(key: fuzzLargeBlobKey) == [0x01, 0x02], "setBlob then blob(key:) lost the data")
+        try expect(
+            stored.blob(key: fuzzLargeBlobKey) == [0x01, 0x02], "setBlob then blob(key:) lost the data")
     }
 }
 
@@ -90,5 +95,6 @@ private func reseal(_ entry: LargeBlobEntry) -> LargeBlobEntry? {
             entry.ciphertext.dropLast(LargeBlobEntry.tagLength), using: SymmetricKey(data: fuzzLargeBlobKey),
             nonce: nonce, authenticating: associated)
     else { return nil }
-    return LargeBlobEntry(ciphertext: Array(box.ciphertext) + Array(box.tag), nonce: entry.nonce, originalSize: size)
+    return LargeBlobEntry(
+        ciphertext: Array(box.ciphertext) + Array(box.tag), nonce: entry.nonce, originalSize: size)
 }

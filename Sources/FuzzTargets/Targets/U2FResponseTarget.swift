@@ -21,12 +21,15 @@ extension FuzzTarget {
                     "the U2F registration's signed data has the wrong length")
                 if let object = try? registration.attestationObject(rpIDHash: rpIDHash) {
                     let credential = object.authData.attestedCredentialData
-                    try expect(credential?.credentialID == registration.keyHandle, "the credential ID is not the key handle")
+                    try expect(
+                        credential?.credentialID == registration.keyHandle,
+                        "the credential ID is not the key handle")
                     try expect(
                         (try? AttestationObject(cbor: object.cborEncoded)) == object,
                         "a U2F attestation object does not round trip")
                 } else {
-                    throw FuzzPropertyViolation(description: "a parsed U2F registration has no attestation object")
+                    throw FuzzPropertyViolation(
+                        description: "a parsed U2F registration has no attestation object")
                 }
             }
             if let authentication = try? U2FAuthenticationResponse(data: data) {
@@ -43,7 +46,8 @@ extension FuzzTarget {
                         authentication.flags & 0xC0 != 0, "a U2F authentication without authenticator data")
                 }
                 try expect(
-                    authentication.signedData(challenge: rpIDHash, application: rpIDHash).count == 32 + 1 + 4 + 32,
+                    authentication.signedData(challenge: rpIDHash, application: rpIDHash).count == 32 + 1 + 4
+                        + 32,
                     "the U2F authentication's signed data has the wrong length")
                 _ = authentication.userPresent
             }

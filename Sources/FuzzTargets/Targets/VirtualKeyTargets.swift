@@ -20,7 +20,8 @@ extension FuzzTarget {
     /// plain salts and is rebuilt with a shared secret agreed with the key. Likewise
     /// an empty templateId (bioEnrollment) or credential `id` (allowList, credentialManagement)
     /// becomes the last one the key returned, which is random.
-    static let virtualKey = FuzzTarget("virtual-key", "virtual key CTAP2 command handler") { bytes throws(FuzzPropertyViolation) in
+    static let virtualKey = FuzzTarget("virtual-key", "virtual key CTAP2 command handler") {
+        bytes throws(FuzzPropertyViolation) in
         let commands = lengthPrefixedRecords(bytes, limit: 17)
         let withPIN = commands.first == [0xFF] || commands.first == [0xFE]
         let key = try freshVirtualKey(withPIN ? .pin : .ctap21)
@@ -57,7 +58,8 @@ extension FuzzTarget {
             let apdu = withKeyHandle(record, keyHandle)
             let reply = try runBlocking { await key.handleU2F(apdu) }
             try expect(reply.count >= 2, "a U2F reply without a status word")
-            if apdu.count > 1, apdu[1] == 0x01, let registration = try? U2FRegistrationResponse(reply: reply) {
+            if apdu.count > 1, apdu[1] == 0x01, let registration = try? U2FRegistrationResponse(reply: reply)
+            {
                 keyHandle = registration.keyHandle
             }
         }
@@ -67,7 +69,9 @@ extension FuzzTarget {
 /// `apdu` with its empty key handle (a short-form U2F_AUTHENTICATE: challenge, application and
 /// a zero length byte) replaced by `keyHandle`, re-encoded in the extended form.
 private func withKeyHandle(_ apdu: [UInt8], _ keyHandle: [UInt8]?) -> [UInt8] {
-    guard let keyHandle, apdu.count >= 5 + 65, apdu[1] == 0x02, apdu[4] == 65, apdu[4 + 65] == 0 else { return apdu }
+    guard let keyHandle, apdu.count >= 5 + 65, apdu[1] == 0x02, apdu[4] == 65, apdu[4 + 65] == 0 else {
+        return apdu
+    }
     let data = Array(apdu[5..<(5 + 64)]) + [UInt8(keyHandle.count)] + keyHandle
     return Array(apdu[0..<4]) + [0, UInt8(data.count >> 8), UInt8(data.count & 0xFF)] + data + [0, 0]
 }
@@ -94,7 +98,8 @@ enum FuzzKeyFlavour: CaseIterable {
     /// minutes), which would stall the fuzzer without finding anything.
     static let sensor = VirtualKey.FingerprintSensor(
         captureTimeout: .milliseconds(50),
-        samples: (try? ScriptedFingerprintSample.parse("good, too-fast, poor-quality,good,too-high,good,good")) ?? [])
+        samples: (try? ScriptedFingerprintSample.parse("good, too-fast, poor-quality,good,too-high,good,good"))
+            ?? [])
 }
 
 /// The PIN of the ``FuzzKeyFlavour/pin`` key.
@@ -107,7 +112,9 @@ private let virtualKeyStateFiles: [FuzzKeyFlavour: String] = {
     var files: [FuzzKeyFlavour: String] = [:]
     for flavour in FuzzKeyFlavour.allCases {
         let path = NSTemporaryDirectory() + "securitykey-fuzz-\(getpid())-virtual-key-\(flavour).state"
-        if (try? VirtualKey(configuration: flavour.configuration, stateFile: path)) != nil { files[flavour] = path }
+        if (try? VirtualKey(configuration: flavour.configuration, stateFile: path)) != nil {
+            files[flavour] = path
+        }
     }
     return files
 }()
@@ -115,7 +122,8 @@ private let virtualKeyStateFiles: [FuzzKeyFlavour: String] = {
 /// A virtual key of `flavour` in its fixed starting state.
 func freshVirtualKey(_ flavour: FuzzKeyFlavour) throws(FuzzPropertyViolation) -> VirtualKey {
     guard let path = virtualKeyStateFiles[flavour],
-        let key = try? VirtualKey(configuration: flavour.configuration, stateFile: path, stateFileAccess: .readOnly)
+        let key = try? VirtualKey(
+            configuration: flavour.configuration, stateFile: path, stateFileAccess: .readOnly)
     else {
         throw FuzzPropertyViolation(description: "the virtual key (\(flavour)) does not start")
     }
@@ -147,13 +155,16 @@ private struct Placeholders {
     var credentialID: [UInt8]?
 
     mutating func learn(from reply: [UInt8], command: UInt8?) {
-        guard reply.first == 0, let map = (try? CBORDecoder(options: .ctap2).decode(Array(reply.dropFirst())))?.mapValue
+        guard reply.first == 0,
+            let map = (try? CBORDecoder(options: .ctap2).decode(Array(reply.dropFirst())))?.mapValue
         else { return }
         switch command.map(CTAP2Command.init(rawValue:)) {
         case .bioEnrollment?, .bioEnrollmentPreview?:
             if let id = map[4]?.bytesValue { templateID = id }
         case .makeCredential?:
-            if let bytes = map[2]?.bytesValue, let id = (try? AuthenticatorData(bytes: bytes))?.attestedCredentialData?.credentialID {
+            if let bytes = map[2]?.bytesValue,
+                let id = (try? AuthenticatorData(bytes: bytes))?.attestedCredentialData?.credentialID
+            {
                 credentialID = id
             }
         default: break
@@ -164,7 +175,8 @@ private struct Placeholders {
         guard let code = command.first, templateID != nil || credentialID != nil,
             let value = try? CBORDecoder(options: .ctap2).decode(Array(command.dropFirst()))
         else { return command }
-        let isBio = code == CTAP2Command.bioEnrollment.rawValue || code == CTAP2Command.bioEnrollmentPreview.rawValue
+        let isBio =
+            code == CTAP2Command.bioEnrollment.rawValue || code == CTAP2Command.bioEnrollmentPreview.rawValue
         let filled = fill(value, bio: isBio, depth: 0)
         return filled == value ? command : [code] + CBOREncoder.encode(filled)
     }
@@ -199,7 +211,9 @@ private struct Placeholders {
 /// `command` (makeCredential or getAssertion) with each hmac-secret / hmac-secret-mc input whose
 /// saltAuth is empty rebuilt: its saltEnc (32 or 64 bytes) as the plain salts, encrypted and
 /// authenticated with a shared secret agreed with `key` (getKeyAgreement, protocol two).
-private func withHMACSecretInputs(_ command: [UInt8], _ key: VirtualKey) throws(FuzzPropertyViolation) -> [UInt8] {
+private func withHMACSecretInputs(_ command: [UInt8], _ key: VirtualKey) throws(FuzzPropertyViolation)
+    -> [UInt8]
+{
     guard let code = command.first, code == 1 || code == 2,
         var map = (try? CBORDecoder(options: .ctap2).decode(Array(command.dropFirst())))?.mapValue
     else { return command }
@@ -213,13 +227,15 @@ private func withHMACSecretInputs(_ command: [UInt8], _ key: VirtualKey) throws(
         let secret = try runBlocking { () async -> PINUVSharedSecret? in
             let session = CTAP2Session(connection: InProcessConnection(handler: key, uri: "fuzz:hmac-secret"))
             guard let info = try? await session.getInfo(),
-                let pin = try? ClientPIN(session: session, info: info, pinUVAuthProtocol: PINUVAuthProtocolTwo())
+                let pin = try? ClientPIN(
+                    session: session, info: info, pinUVAuthProtocol: PINUVAuthProtocolTwo())
             else { return nil }
             return try? await pin.sharedSecret()
         }
         guard let secret,
             let rebuilt = try? HMACSecretInput(
-                salt1: Array(salts[0..<32]), salt2: salts.count == 64 ? Array(salts[32...]) : nil, sharedSecret: secret)
+                salt1: Array(salts[0..<32]), salt2: salts.count == 64 ? Array(salts[32...]) : nil,
+                sharedSecret: secret)
         else { continue }
         extensions[.textString(name)] = .map(rebuilt.cbor)
         changed = true
@@ -255,7 +271,8 @@ private func authorized(_ command: [UInt8], _ token: PINUVAuthToken) -> [UInt8] 
     case .bioEnrollment, .bioEnrollmentPreview:
         parameters = map[3]?.mapValue
         let bioSubCommand = map[2]?.uint64Value.map { UInt8(truncatingIfNeeded: $0) } ?? 0
-        param = try? token.bioEnrollmentParam(modality: subCommand, subCommand: bioSubCommand, parameters: parameters)
+        param = try? token.bioEnrollmentParam(
+            modality: subCommand, subCommand: bioSubCommand, parameters: parameters)
     case .credentialManagement, .credentialManagementPreview:
         parameters = map[2]?.mapValue
         param = try? token.credentialManagementParam(subCommand: subCommand, parameters: parameters)

@@ -10,23 +10,30 @@ extension FuzzTarget {
     /// the attestation object, so real registrations get past their signature checks. What
     /// verifies reports a type that fits its format, with a trust path exactly when the type
     /// needs one, and verifies the same way twice.
-    static let attestationObject = FuzzTarget("attestation-object", "attestation objects and statement verifiers") {
+    static let attestationObject = FuzzTarget(
+        "attestation-object", "attestation objects and statement verifiers"
+    ) {
         bytes throws(FuzzPropertyViolation) in
         guard bytes.count > 32, let object = try? AttestationObject(cbor: Array(bytes[32...])) else { return }
-        try expect((try? AttestationObject(cbor: object.cborEncoded)) == object, "an attestation object does not round trip")
+        try expect(
+            (try? AttestationObject(cbor: object.cborEncoded)) == object,
+            "an attestation object does not round trip")
         try expect(object.format.description == object.format.rawValue, "a format described by another name")
         let hash = Array(bytes[..<32])
         guard let result = try? object.verify(clientDataHash: hash) else { return }
-        try expect((result.type == .none) == (object.format == .none), "a none type for a format other than none")
+        try expect(
+            (result.type == .none) == (object.format == .none), "a none type for a format other than none")
         try expect(
             result.trustPath.isEmpty == (result.type == .none || result.type == .selfAttestation),
             "a trust path that does not fit the attestation type \(result.type)")
-        try expect((try? object.verify(clientDataHash: hash)) == result, "an attestation verifies differently twice")
+        try expect(
+            (try? object.verify(clientDataHash: hash)) == result, "an attestation verifies differently twice")
     }
 
     /// TPM 2.0 structures of the tpm format (TPMS_ATTEST certInfo, TPMT_PUBLIC pubArea):
     /// bounded parsing, the same result twice.
-    static let tpm = FuzzTarget("tpm", "TPMS_ATTEST and TPMT_PUBLIC parsing") { bytes throws(FuzzPropertyViolation) in
+    static let tpm = FuzzTarget("tpm", "TPMS_ATTEST and TPMT_PUBLIC parsing") {
+        bytes throws(FuzzPropertyViolation) in
         if let attest = try? TPMSAttest(bytes: bytes) {
             try expect((try? TPMSAttest(bytes: bytes)) == attest, "TPMS_ATTEST parses differently twice")
         }
@@ -40,7 +47,8 @@ extension FuzzTarget {
         bytes throws(FuzzPropertyViolation) in
         guard let description = try? AndroidKeyDescription(derEncoded: bytes) else { return }
         try expect(
-            (try? AndroidKeyDescription(derEncoded: bytes)) == description, "a key description parses differently twice")
+            (try? AndroidKeyDescription(derEncoded: bytes)) == description,
+            "a key description parses differently twice")
     }
 
     /// The android-safetynet JWS (compact serialization, x5c, payload JSON).
@@ -49,15 +57,20 @@ extension FuzzTarget {
     /// authData ‖ JWS and verified as an android-safetynet statement (WebAuthn §8.5), so real
     /// registrations (seeded from the vectors) get past the nonce and signature checks to the
     /// certificate and CTS checks: what verifies is basic attestation with the JWS's chain.
-    static let safetyNet = FuzzTarget("safetynet", "android-safetynet JWS response and statement verification") {
+    static let safetyNet = FuzzTarget(
+        "safetynet", "android-safetynet JWS response and statement verification"
+    ) {
         bytes throws(FuzzPropertyViolation) in
         if let response = try? SafetyNetResponse(jws: bytes) {
-            try expect(bytes.count <= SafetyNetResponse.maximumSize, "a SafetyNet response over the size limit parsed")
+            try expect(
+                bytes.count <= SafetyNetResponse.maximumSize,
+                "a SafetyNet response over the size limit parsed")
             try expect(!response.certificates.isEmpty, "a SafetyNet response without certificates parsed")
         }
         guard bytes.count > 34 else { return }
         let length = Int(bytes[32]) << 8 | Int(bytes[33])
-        guard bytes.count >= 34 + length, let authData = try? AuthenticatorData(bytes: Array(bytes[34..<(34 + length)]))
+        guard bytes.count >= 34 + length,
+            let authData = try? AuthenticatorData(bytes: Array(bytes[34..<(34 + length)]))
         else { return }
         let jws = Array(bytes[(34 + length)...])
         // The low bit of the hash's first byte gives a ver that is not a string.
@@ -67,12 +80,15 @@ extension FuzzTarget {
             attestationStatement: ["ver": version, "response": .byteString(jws)])
         guard let result = try? object.verify(clientDataHash: Array(bytes[..<32])) else { return }
         let chain = (try? SafetyNetResponse(jws: jws))?.certificates
-        try expect(result.type == .basic && result.trustPath == chain, "a SafetyNet statement verified without its chain")
+        try expect(
+            result.type == .basic && result.trustPath == chain,
+            "a SafetyNet statement verified without its chain")
     }
 
     /// clientDataJSON as a relying party checks it (type, challenge, origin, crossOrigin,
     /// topOrigin) under each cross-origin policy; a forged assertion never verifies.
-    static let clientData = FuzzTarget("client-data", "clientDataJSON checks") { bytes throws(FuzzPropertyViolation) in
+    static let clientData = FuzzTarget("client-data", "clientDataJSON checks") {
+        bytes throws(FuzzPropertyViolation) in
         let rpID = "example.org"
         let hash = Array(SHA256.hash(data: Array(rpID.utf8)))
         guard let authData = try? AuthenticatorData(bytes: hash + [0x05, 0, 0, 0, 1]) else {
@@ -82,12 +98,18 @@ extension FuzzTarget {
             throw FuzzPropertyViolation(description: "the fixed credential key does not parse")
         }
         let policies =
-            [CrossOriginPolicy.sameOriginOnly, .unchecked, .allowed(topOrigins: ["https://top.example"]), .allowed(topOrigins: nil)]
-            .map { RelyingPartyPolicy(relyingPartyID: rpID, origins: ["https://example.org"], crossOrigin: $0) }
+            [
+                CrossOriginPolicy.sameOriginOnly, .unchecked, .allowed(topOrigins: ["https://top.example"]),
+                .allowed(topOrigins: nil),
+            ]
+            .map {
+                RelyingPartyPolicy(relyingPartyID: rpID, origins: ["https://example.org"], crossOrigin: $0)
+            }
             + [
                 // The challenge the seeds carry (16 × 0x2A, "KioqKioqKioqKioqKioqKg"), and no checks at all.
                 RelyingPartyPolicy(relyingPartyID: rpID, challenge: [UInt8](repeating: 0x2A, count: 16)),
-                RelyingPartyPolicy(relyingPartyID: rpID, origins: ["https://example.org", "https://b.example"]),
+                RelyingPartyPolicy(
+                    relyingPartyID: rpID, origins: ["https://example.org", "https://b.example"]),
                 RelyingPartyPolicy(relyingPartyID: rpID),
             ]
         // The input as clientDataJSON, and as a bare client data hash (what CTAP-level callers have).
@@ -104,7 +126,8 @@ extension FuzzTarget {
 
     /// MDS3 BLOBs (JWS compact, x5c, payload) through the whole verifier at a fixed time with
     /// the default anchor: what verifies is the BLOB that was given, with a signing chain.
-    static let mdsBLOB = FuzzTarget("mds-blob", "MDS3 BLOB JWS verification and payload") { bytes throws(FuzzPropertyViolation) in
+    static let mdsBLOB = FuzzTarget("mds-blob", "MDS3 BLOB JWS verification and payload") {
+        bytes throws(FuzzPropertyViolation) in
         let verifier = MetadataBLOBVerifier(verifyTime: Date(timeIntervalSince1970: 1_725_148_800))
         let result = try runBlocking { () async -> MetadataBLOB? in try? await verifier.verify(bytes) }
         guard let blob = result else { return }
@@ -117,14 +140,17 @@ extension FuzzTarget {
     /// the lookups by AAGUID, key identifier and attestation root find an entry that has what
     /// was looked up; the firmware-filtered status history is a subsequence of the whole one;
     /// the certification and latest status come from that history.
-    static let mdsPayload = FuzzTarget("mds-payload", "MDS3 BLOB payload JSON and its queries") { bytes throws(FuzzPropertyViolation) in
+    static let mdsPayload = FuzzTarget("mds-payload", "MDS3 BLOB payload JSON and its queries") {
+        bytes throws(FuzzPropertyViolation) in
         guard let payload = try? MetadataBLOBPayload(json: bytes) else { return }
         _ = payload.nextUpdateDate
         for entry in payload.entries.prefix(64) {
             _ = entry.description
             if let text = entry.aaguid, let aaguid = AAGUID(uuidString: text) {
                 let found = payload.entry(aaguid: aaguid)
-                try expect(aaguid == .zero || found?.aaguid.flatMap(AAGUID.init(uuidString:)) == aaguid, "an AAGUID lookup found another model")
+                try expect(
+                    aaguid == .zero || found?.aaguid.flatMap(AAGUID.init(uuidString:)) == aaguid,
+                    "an AAGUID lookup found another model")
             }
             for identifier in (entry.attestationCertificateKeyIdentifiers ?? []).prefix(4) {
                 let found = payload.entry(attestationCertificateKeyIdentifier: identifier)
@@ -137,11 +163,16 @@ extension FuzzTarget {
             try expect(history.count == entry.statusReports.count, "the status history lost reports")
             for version in [nil, 0, 1, 2, 100, UInt64.max] as [UInt64?] {
                 let filtered = entry.statusHistory(forFirmware: version)
-                try expect(filtered.count <= history.count, "a firmware's status history is longer than the whole")
+                try expect(
+                    filtered.count <= history.count, "a firmware's status history is longer than the whole")
                 if let certification = entry.certification(forFirmware: version) {
-                    try expect(certification.status.isCertification && filtered.contains(certification), "a certification from outside the history")
+                    try expect(
+                        certification.status.isCertification && filtered.contains(certification),
+                        "a certification from outside the history")
                 }
-                try expect(entry.latestStatus(forFirmware: version) == filtered.last, "a latest status that is not the last")
+                try expect(
+                    entry.latestStatus(forFirmware: version) == filtered.last,
+                    "a latest status that is not the last")
             }
             _ = entry.certification
             try expect(entry.latestStatus == history.last, "a latest status that is not the last")
@@ -152,7 +183,8 @@ extension FuzzTarget {
     }
 
     /// Certificate revocation lists (DER or PEM) as MDS verification reads them.
-    static let crl = FuzzTarget("crl", "certificate revocation lists (DER, PEM)") { bytes throws(FuzzPropertyViolation) in
+    static let crl = FuzzTarget("crl", "certificate revocation lists (DER, PEM)") {
+        bytes throws(FuzzPropertyViolation) in
         guard let list = try? CertificateRevocationList(bytes: bytes) else { return }
         try expect((try? CertificateRevocationList(bytes: bytes)) == list, "a CRL parses differently twice")
     }
@@ -162,7 +194,9 @@ extension FuzzTarget {
     /// The same bytes are also read the way `verify --trust` reads them, from a file and from a
     /// directory holding that file (under this process's temporary directory), which must give
     /// the same certificates as parsing the bytes.
-    static let trustAnchors = FuzzTarget("trust-anchors", "trust anchor files (PEM bundles, DER), from bytes and files") {
+    static let trustAnchors = FuzzTarget(
+        "trust-anchors", "trust anchor files (PEM bundles, DER), from bytes and files"
+    ) {
         bytes throws(FuzzPropertyViolation) in
         let parsed = try? AttestationTrustAnchors.parse(bytes)
         if let parsed { try expect(!parsed.isEmpty, "a trust anchor file parsed to no certificate") }
@@ -177,8 +211,10 @@ extension FuzzTarget {
         let fromFile = try? AttestationTrustAnchors(contentsOf: file)
         try expect(fromFile?.certificates == parsed, "a trust anchor file reads differently from its bytes")
         let fromDirectory = try? AttestationTrustAnchors(contentsOf: directory)
-        try expect(fromDirectory?.certificates == parsed, "a trust anchor directory reads differently from its file")
-        try expect((try? AttestationTrustAnchors(contentsOf: directory + "/missing")) == nil, "a missing file read")
+        try expect(
+            fromDirectory?.certificates == parsed, "a trust anchor directory reads differently from its file")
+        try expect(
+            (try? AttestationTrustAnchors(contentsOf: directory + "/missing")) == nil, "a missing file read")
         try expect(
             (try? AttestationTrustAnchors(contentsOf: directory + "/skipped.pem")) == nil,
             "a directory without certificate files read")
@@ -187,7 +223,8 @@ extension FuzzTarget {
 
 /// An ES256 credential key the fuzzer does not hold the private key of (a fixed scalar).
 private let fixedCredentialKey: COSEKey? = {
-    guard let signer = try? P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 7, count: 32)) else {
+    guard let signer = try? P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 7, count: 32))
+    else {
         return nil
     }
     let xy = Array(signer.publicKey.rawRepresentation)
@@ -203,12 +240,15 @@ private let fixedCredentialKey: COSEKey? = {
 private let trustAnchorDirectory: String? = {
     let path = NSTemporaryDirectory() + "securitykey-fuzz-\(getpid())-anchors"
     let manager = FileManager.default
-    guard (try? manager.createDirectory(atPath: path + "/skipped.pem", withIntermediateDirectories: true)) != nil,
+    guard
+        (try? manager.createDirectory(atPath: path + "/skipped.pem", withIntermediateDirectories: true))
+            != nil,
         manager.createFile(atPath: path + "/notes.txt", contents: Data("not an anchor".utf8))
     else { return nil }
     // Once per process (too slow per input): a file one byte over the limit is refused.
     let large = path + "/large.pem"
-    guard manager.createFile(atPath: large, contents: Data(count: AttestationTrustAnchors.maximumFileSize + 1)),
+    guard
+        manager.createFile(atPath: large, contents: Data(count: AttestationTrustAnchors.maximumFileSize + 1)),
         (try? AttestationTrustAnchors(contentsOf: large)) == nil
     else { return nil }
     try? manager.removeItem(atPath: large)
