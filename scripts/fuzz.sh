@@ -25,8 +25,20 @@ mkdir -p "$scratch"
 echo "fuzz: building securitykey-fuzz (libFuzzer + AddressSanitizer)"
 start=$SECONDS
 # The linker warns about every ASan symbol it cannot export; show its output only on failure.
+# swiftc keeps only the last -sanitize= flag it is given, and SwiftPM passes one per --sanitize:
+# alone, `--sanitize fuzzer --sanitize address` compiles Swift code with ASan but without the
+# fuzzer's coverage counters (C code, which clang compiles, gets both), so libFuzzer would run
+# blind over every Swift parser. The combined flag, passed last, gives Swift code both.
 swift build --package-path Fuzz --scratch-path "$scratch/fuzzer" --sanitize fuzzer --sanitize address \
+    -Xswiftc -sanitize=fuzzer,address \
     >"$scratch/build.log" 2>&1 || { grep -v "Cannot export" "$scratch/build.log" >&2; exit 1; }
+# Check that the Swift parsers carry libFuzzer's coverage counters (see above).
+objects="$scratch/fuzzer/debug/CBOR.build"
+# (grep -c reads all of readelf's output: grep -q would stop early and fail the pipe.)
+if ! readelf -S "$objects"/CBORDecoder.swift.o 2>/dev/null | grep -c __sancov_cntrs >/dev/null; then
+    echo "fuzz: the Swift modules were built without libFuzzer coverage counters" >&2
+    exit 1
+fi
 echo "fuzz: built in $((SECONDS - start)) s"
 binary="$scratch/fuzzer/debug/securitykey-fuzz"
 

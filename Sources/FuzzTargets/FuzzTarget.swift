@@ -21,7 +21,8 @@ public struct FuzzTarget: Sendable {
     private let body: @Sendable ([UInt8]) throws(FuzzPropertyViolation) -> Void
 
     init(
-        _ name: String, _ summary: String, _ body: @escaping @Sendable ([UInt8]) throws(FuzzPropertyViolation) -> Void
+        _ name: String, _ summary: String,
+        _ body: @escaping @Sendable ([UInt8]) throws(FuzzPropertyViolation) -> Void
     ) {
         self.name = name
         self.summary = summary
@@ -36,7 +37,8 @@ public struct FuzzTarget: Sendable {
     public static let all: [FuzzTarget] = [
         .cbor, .ctaphidHost, .ctaphidDevice, .iso7816, .getInfo, .authenticatorData, .coseKey,
         .ctap2Responses, .attestationObject, .tpm, .androidKeyDescription, .safetyNet, .clientData,
-        .mdsBLOB, .mdsPayload, .crl, .trustAnchors, .virtualKey, .virtualKeyU2F,
+        .mdsBLOB, .mdsPayload, .crl, .trustAnchors, .virtualKey, .virtualKeyU2F, .bioEnrollment, .largeBlob,
+        .u2fResponses, .extensions,
     ]
 
     /// The target called `name`, if there is one.

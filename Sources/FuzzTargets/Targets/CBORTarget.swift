@@ -3,7 +3,8 @@ import CBOR
 extension FuzzTarget {
     /// The CBOR decoder, strict (CTAP2 canonical) and lenient: whatever decodes re-encodes to
     /// bytes that decode to the same value; strictly accepted input re-encodes to itself.
-    static let cbor = FuzzTarget("cbor", "CBOR decoder (strict and lenient), round trips") { bytes throws(FuzzPropertyViolation) in
+    static let cbor = FuzzTarget("cbor", "CBOR decoder (strict and lenient), round trips") {
+        bytes throws(FuzzPropertyViolation) in
         let canonicalWithTags = CBORDecoder(options: .init(requireCanonical: true, allowTags: true))
         let strict = CBORDecoder(options: .ctap2)
         let lenient = CBORDecoder(options: .lenient)

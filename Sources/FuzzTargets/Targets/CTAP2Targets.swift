@@ -13,20 +13,37 @@ extension FuzzTarget {
 
     /// authenticatorData: parsing consumes every byte and keeps them; the attested credential's
     /// COSE key re-encodes to a key that parses the same.
-    static let authenticatorData = FuzzTarget("authenticator-data", "authenticatorData (attested credential, extensions)") {
+    static let authenticatorData = FuzzTarget(
+        "authenticator-data", "authenticatorData (attested credential, extensions)"
+    ) {
         bytes throws(FuzzPropertyViolation) in
         guard let data = try? AuthenticatorData(bytes: bytes) else { return }
-        try expect(data.bytes == bytes && data.rpIDHash.count == 32, "authenticatorData does not keep its bytes")
+        try expect(
+            data.bytes == bytes && data.rpIDHash.count == 32, "authenticatorData does not keep its bytes")
         if let key = data.attestedCredentialData?.credentialPublicKey {
-            try expect((try? COSEKey(cbor: key.cborEncoded)) == key, "the credential's COSE key does not round trip")
+            try expect(
+                (try? COSEKey(cbor: key.cborEncoded)) == key, "the credential's COSE key does not round trip")
         }
-        try expect((try? AuthenticatorData(bytes: data.bytes)) == data, "authenticatorData parses differently twice")
+        try expect(
+            (try? AuthenticatorData(bytes: data.bytes)) == data, "authenticatorData parses differently twice")
     }
 
-    /// COSE keys: a key that parses re-encodes canonically to a key that parses the same.
-    static let coseKey = FuzzTarget("cose-key", "COSE_Key (RFC 9052) parsing and re-encoding") { bytes throws(FuzzPropertyViolation) in
+    /// COSE keys: a key that parses re-encodes canonically to a key that parses the same, and
+    /// turns into a swift-crypto key (EC2 P-256/384/521, OKP Ed25519, RSA) or a typed error;
+    /// a key that converts exports to a SubjectPublicKeyInfo that converts back the same.
+    static let coseKey = FuzzTarget("cose-key", "COSE_Key (RFC 9052) parsing, re-encoding and key conversion")
+    {
+        bytes throws(FuzzPropertyViolation) in
         guard let key = try? COSEKey(cbor: bytes) else { return }
         try expect((try? COSEKey(cbor: key.cborEncoded)) == key, "a COSE key does not round trip")
+        try expect(!key.keyType.description.isEmpty, "a key type without a name")
+        if let curve = key.curve { try expect(!curve.description.isEmpty, "a curve without a name") }
+        guard let publicKey = try? key.publicKey() else { return }
+        let spki = publicKey.spkiDERRepresentation
+        try expect(
+            !spki.isEmpty && !publicKey.kindName.isEmpty, "a converted key without a SubjectPublicKeyInfo")
+        try expect(
+            (try? key.publicKey())?.spkiDERRepresentation == spki, "a COSE key converts differently twice")
     }
 
     /// The response of every CTAP2 command with a body (makeCredential, getAssertion and

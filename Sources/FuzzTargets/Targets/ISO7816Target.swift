@@ -11,6 +11,17 @@ extension FuzzTarget {
             let extended = bytes.count > 5 && bytes[4] == 0
             let form: CommandAPDU.LengthForm = extended ? .extended : .short
             try expect((try? command.encoded(form)) == bytes, "a command APDU does not re-encode to itself")
+            // The other length form, and the shortest one, encode what parses back the same
+            // (or refuse a command that does not fit).
+            for encoding in [try? command.encoded(extended ? .short : .extended), try? command.encoded()] {
+                if let encoding {
+                    try expect(
+                        (try? CommandAPDU(bytes: encoding)) == command,
+                        "a command APDU changes in another form")
+                }
+            }
+            try expect(command.isChained == (command.cla & 0x10 != 0), "the chaining bit misread")
+            try expect(!command.description.isEmpty, "a command APDU without a description")
             if let segments = try? command.chained(maxSegmentCount: 16) {
                 try expect(
                     segments.flatMap(\.data) == command.data && segments.last?.le == command.le,
@@ -28,7 +39,8 @@ extension FuzzTarget {
             guard let response = try? ResponseAPDU(bytes: record) else { continue }
             switch try? assembler.receive(response) {
             case .send(let next):
-                try expect((try? next.encoded()) != nil, "the assembler asks for a command that does not encode")
+                try expect(
+                    (try? next.encoded()) != nil, "the assembler asks for a command that does not encode")
             case .complete(let complete):
                 try expect(complete.data.count <= limit, "an assembled response exceeds its limit")
                 return

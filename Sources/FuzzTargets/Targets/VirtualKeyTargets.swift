@@ -1,15 +1,42 @@
 import CBOR
+import CTAP2
 import Foundation
 import VirtualAuthenticator
 
 extension FuzzTarget {
     /// The virtual key's CTAP2 command handler, which faces hostile hosts over vpcd, UDP and
-    /// uhid: a fresh key per input runs a sequence of commands (2-byte length prefixes). Every
-    /// reply starts with a status byte; a success reply's body is a CTAP2 canonical CBOR map.
-    static let virtualKey = FuzzTarget("virtual-key", "virtual key CTAP2 command handler") { bytes throws(FuzzPropertyViolation) in
-        let key = try freshVirtualKey()
-        for command in lengthPrefixedRecords(bytes, limit: 16) {
+    /// uhid: a fresh CTAP 2.1 key with a fingerprint sensor, largeBlobs and every extension runs
+    /// a sequence of commands (2-byte length prefixes). Every reply starts with a status byte; a
+    /// success reply's body is a CTAP2 canonical CBOR map.
+    ///
+    /// The fuzzer cannot do ECDH or HMAC, so the harness does the PIN part: when the first
+    /// record is the single byte FF or FE, the key starts with PIN "1234"; at each such record
+    /// the harness obtains a pinUvAuthToken through the host library, FF with every permission
+    /// bound to example.org, FE with the permissions that need no RP ID (credentialManagement
+    /// of every RP, bioEnrollment, largeBlobWrite, authenticatorConfig); then, in every makeCredential, getAssertion, bioEnrollment, credentialManagement,
+    /// largeBlobs or authenticatorConfig command whose pinUvAuthParam is an empty byte string,
+    /// the harness puts the right pinUvAuthParam for that message (and the protocol). An
+    /// hmac-secret or hmac-secret-mc input whose saltAuth is empty has its saltEnc taken as the
+    /// plain salts and is rebuilt with a shared secret agreed with the key. Likewise
+    /// an empty templateId (bioEnrollment) or credential `id` (allowList, credentialManagement)
+    /// becomes the last one the key returned, which is random.
+    static let virtualKey = FuzzTarget("virtual-key", "virtual key CTAP2 command handler") {
+        bytes throws(FuzzPropertyViolation) in
+        let commands = lengthPrefixedRecords(bytes, limit: 17)
+        let withPIN = commands.first == [0xFF] || commands.first == [0xFE]
+        let key = try freshVirtualKey(withPIN ? .pin : .ctap21)
+        var token: PINUVAuthToken?
+        var placeholders = Placeholders()
+        for record in commands {
+            if withPIN, record == [0xFF] || record == [0xFE] {
+                token = try pinToken(key, boundToRP: record == [0xFF])
+                continue
+            }
+            var filled = try withHMACSecretInputs(placeholders.filled(record), key)
+            if let token { filled = authorized(filled, token) }
+            let command = filled
             let reply = try runBlocking { await key.handleCBOR(command) { _ in } }
+            placeholders.learn(from: reply, command: command.first)
             guard let status = reply.first else {
                 throw FuzzPropertyViolation(description: "an empty reply to a CTAP2 command")
             }
@@ -20,32 +47,244 @@ extension FuzzTarget {
         }
     }
 
-    /// The virtual key's CTAP1/U2F APDU handler: every reply ends in a status word.
+    /// The virtual key's CTAP1/U2F APDU handler: every reply ends in a status word. The key
+    /// handle a U2F_REGISTER returns is random, so an authenticate APDU (short form) whose key
+    /// handle is empty gets the last one returned.
     static let virtualKeyU2F = FuzzTarget("virtual-key-u2f", "virtual key U2F (CTAP1) APDU handler") {
         bytes throws(FuzzPropertyViolation) in
-        let key = try freshVirtualKey()
-        for apdu in lengthPrefixedRecords(bytes, limit: 16) {
+        let key = try freshVirtualKey(.default)
+        var keyHandle: [UInt8]?
+        for record in lengthPrefixedRecords(bytes, limit: 16) {
+            let apdu = withKeyHandle(record, keyHandle)
             let reply = try runBlocking { await key.handleU2F(apdu) }
             try expect(reply.count >= 2, "a U2F reply without a status word")
+            if apdu.count > 1, apdu[1] == 0x01, let registration = try? U2FRegistrationResponse(reply: reply)
+            {
+                keyHandle = registration.keyHandle
+            }
         }
     }
 }
 
-/// The state file every fresh key starts from: made once (attestation key and certificate),
+/// `apdu` with its empty key handle (a short-form U2F_AUTHENTICATE: challenge, application and
+/// a zero length byte) replaced by `keyHandle`, re-encoded in the extended form.
+private func withKeyHandle(_ apdu: [UInt8], _ keyHandle: [UInt8]?) -> [UInt8] {
+    guard let keyHandle, apdu.count >= 5 + 65, apdu[1] == 0x02, apdu[4] == 65, apdu[4 + 65] == 0 else {
+        return apdu
+    }
+    let data = Array(apdu[5..<(5 + 64)]) + [UInt8(keyHandle.count)] + keyHandle
+    return Array(apdu[0..<4]) + [0, UInt8(data.count >> 8), UInt8(data.count & 0xFF)] + data + [0, 0]
+}
+
+/// The key configurations the targets start from.
+enum FuzzKeyFlavour: CaseIterable {
+    /// The default configuration (a CTAP 2.0 key with U2F).
+    case `default`
+    /// A CTAP 2.1 key with a fingerprint sensor, largeBlobs and every extension, no PIN.
+    case ctap21
+    /// The same with PIN "1234".
+    case pin
+
+    var configuration: VirtualKey.Configuration {
+        switch self {
+        case .default: VirtualKey.Configuration()
+        case .ctap21: VirtualKey.Configuration.ctap21().withFingerprintSensor(Self.sensor)
+        case .pin: VirtualKey.Configuration.ctap21(pin: fuzzPIN).withFingerprintSensor(Self.sensor)
+        }
+    }
+
+    /// A sensor that gives bad samples among the good ones (parsed the way `virtual serve --bio`
+    /// reads them). No "timeout" sample: the wait it causes is the request's to choose (up to 10
+    /// minutes), which would stall the fuzzer without finding anything.
+    static let sensor = VirtualKey.FingerprintSensor(
+        captureTimeout: .milliseconds(50),
+        samples: (try? ScriptedFingerprintSample.parse("good, too-fast, poor-quality,good,too-high,good,good"))
+            ?? [])
+}
+
+/// The PIN of the ``FuzzKeyFlavour/pin`` key.
+let fuzzPIN = "1234"
+
+/// The state file each flavour starts from: made once (attestation key and certificate, PIN),
 /// then opened read-only, so each input starts from the same state and keeps its changes in
 /// memory.
-private let virtualKeyStateFile: String? = {
-    let path = NSTemporaryDirectory() + "securitykey-fuzz-\(getpid())-virtual-key.state"
-    guard (try? VirtualKey(configuration: VirtualKey.Configuration(), stateFile: path)) != nil else { return nil }
-    return path
+private let virtualKeyStateFiles: [FuzzKeyFlavour: String] = {
+    var files: [FuzzKeyFlavour: String] = [:]
+    for flavour in FuzzKeyFlavour.allCases {
+        let path = NSTemporaryDirectory() + "securitykey-fuzz-\(getpid())-virtual-key-\(flavour).state"
+        if (try? VirtualKey(configuration: flavour.configuration, stateFile: path)) != nil {
+            files[flavour] = path
+        }
+    }
+    return files
 }()
 
-/// A virtual key in the fixed starting state.
-private func freshVirtualKey() throws(FuzzPropertyViolation) -> VirtualKey {
-    guard let path = virtualKeyStateFile,
-        let key = try? VirtualKey(configuration: VirtualKey.Configuration(), stateFile: path, stateFileAccess: .readOnly)
+/// A virtual key of `flavour` in its fixed starting state.
+func freshVirtualKey(_ flavour: FuzzKeyFlavour) throws(FuzzPropertyViolation) -> VirtualKey {
+    guard let path = virtualKeyStateFiles[flavour],
+        let key = try? VirtualKey(
+            configuration: flavour.configuration, stateFile: path, stateFileAccess: .readOnly)
     else {
-        throw FuzzPropertyViolation(description: "the virtual key does not start")
+        throw FuzzPropertyViolation(description: "the virtual key (\(flavour)) does not start")
     }
     return key
+}
+
+/// A pinUvAuthToken obtained with the PIN through the host library: every permission the key
+/// grants, bound to example.org, or the permissions that need no RP ID, unbound.
+private func pinToken(_ key: VirtualKey, boundToRP: Bool) throws(FuzzPropertyViolation) -> PINUVAuthToken {
+    let token = try runBlocking { () async -> PINUVAuthToken? in
+        let session = CTAP2Session(connection: InProcessConnection(handler: key, uri: "fuzz:virtual-key"))
+        guard let info = try? await session.getInfo(),
+            let pin = try? ClientPIN(session: session, info: info)
+        else { return nil }
+        let unbound: PINUVAuthTokenPermissions = [
+            .credentialManagement, .bioEnrollment, .largeBlobWrite, .authenticatorConfiguration,
+        ]
+        return try? await pin.pinUVAuthToken(
+            pin: fuzzPIN, permissions: boundToRP ? unbound.union([.makeCredential, .getAssertion]) : unbound,
+            rpID: boundToRP ? "example.org" : nil)
+    }
+    guard let token else { throw FuzzPropertyViolation(description: "the virtual key gives no PIN token") }
+    return token
+}
+
+/// The random identifiers the key returned last, put where a command has an empty one.
+private struct Placeholders {
+    var templateID: [UInt8]?
+    var credentialID: [UInt8]?
+
+    mutating func learn(from reply: [UInt8], command: UInt8?) {
+        guard reply.first == 0,
+            let map = (try? CBORDecoder(options: .ctap2).decode(Array(reply.dropFirst())))?.mapValue
+        else { return }
+        switch command.map(CTAP2Command.init(rawValue:)) {
+        case .bioEnrollment?, .bioEnrollmentPreview?:
+            if let id = map[4]?.bytesValue { templateID = id }
+        case .makeCredential?:
+            if let bytes = map[2]?.bytesValue,
+                let id = (try? AuthenticatorData(bytes: bytes))?.attestedCredentialData?.credentialID
+            {
+                credentialID = id
+            }
+        default: break
+        }
+    }
+
+    func filled(_ command: [UInt8]) -> [UInt8] {
+        guard let code = command.first, templateID != nil || credentialID != nil,
+            let value = try? CBORDecoder(options: .ctap2).decode(Array(command.dropFirst()))
+        else { return command }
+        let isBio =
+            code == CTAP2Command.bioEnrollment.rawValue || code == CTAP2Command.bioEnrollmentPreview.rawValue
+        let filled = fill(value, bio: isBio, depth: 0)
+        return filled == value ? command : [code] + CBOREncoder.encode(filled)
+    }
+
+    private func fill(_ value: CBORValue, bio: Bool, depth: Int) -> CBORValue {
+        guard depth < 4 else { return value }
+        switch value {
+        case .map(let map):
+            var out = CBORMap()
+            for entry in map {
+                if entry.value.bytesValue == [] {
+                    if entry.key == "id", let credentialID {
+                        out[entry.key] = .byteString(credentialID)
+                        continue
+                    }
+                    if bio, depth == 1, entry.key == 1, let templateID {
+                        out[entry.key] = .byteString(templateID)
+                        continue
+                    }
+                }
+                out[entry.key] = fill(entry.value, bio: bio, depth: depth + 1)
+            }
+            return .map(out)
+        case .array(let items):
+            return .array(items.map { fill($0, bio: bio, depth: depth + 1) })
+        default:
+            return value
+        }
+    }
+}
+
+/// `command` (makeCredential or getAssertion) with each hmac-secret / hmac-secret-mc input whose
+/// saltAuth is empty rebuilt: its saltEnc (32 or 64 bytes) as the plain salts, encrypted and
+/// authenticated with a shared secret agreed with `key` (getKeyAgreement, protocol two).
+private func withHMACSecretInputs(_ command: [UInt8], _ key: VirtualKey) throws(FuzzPropertyViolation)
+    -> [UInt8]
+{
+    guard let code = command.first, code == 1 || code == 2,
+        var map = (try? CBORDecoder(options: .ctap2).decode(Array(command.dropFirst())))?.mapValue
+    else { return command }
+    let extensionsKey: CBORValue = code == 1 ? 6 : 4
+    guard var extensions = map[extensionsKey]?.mapValue else { return command }
+    var changed = false
+    for name in ["hmac-secret", "hmac-secret-mc"] {
+        guard let input = extensions[.textString(name)]?.mapValue, input[3]?.bytesValue == [],
+            let salts = input[2]?.bytesValue, salts.count == 32 || salts.count == 64
+        else { continue }
+        let secret = try runBlocking { () async -> PINUVSharedSecret? in
+            let session = CTAP2Session(connection: InProcessConnection(handler: key, uri: "fuzz:hmac-secret"))
+            guard let info = try? await session.getInfo(),
+                let pin = try? ClientPIN(
+                    session: session, info: info, pinUVAuthProtocol: PINUVAuthProtocolTwo())
+            else { return nil }
+            return try? await pin.sharedSecret()
+        }
+        guard let secret,
+            let rebuilt = try? HMACSecretInput(
+                salt1: Array(salts[0..<32]), salt2: salts.count == 64 ? Array(salts[32...]) : nil,
+                sharedSecret: secret)
+        else { continue }
+        extensions[.textString(name)] = .map(rebuilt.cbor)
+        changed = true
+    }
+    guard changed else { return command }
+    map[extensionsKey] = .map(extensions)
+    return [code] + CBOREncoder.encode(.map(map))
+}
+
+/// `command` with an empty pinUvAuthParam replaced by the right one for its message.
+private func authorized(_ command: [UInt8], _ token: PINUVAuthToken) -> [UInt8] {
+    guard let code = command.first,
+        var map = (try? CBORDecoder(options: .ctap2).decode(Array(command.dropFirst())))?.mapValue
+    else { return command }
+    // (pinUvAuthParam key, pinUvAuthProtocol key) of each command.
+    let keys: (param: CBORValue, protocol: CBORValue)
+    switch CTAP2Command(rawValue: code) {
+    case .makeCredential: keys = (8, 9)
+    case .getAssertion: keys = (6, 7)
+    case .bioEnrollment, .bioEnrollmentPreview: keys = (5, 4)
+    case .credentialManagement, .credentialManagementPreview, .config: keys = (4, 3)
+    case .largeBlobs: keys = (5, 6)
+    default: return command
+    }
+    guard map[keys.param]?.bytesValue == [] else { return command }
+    let subCommand = map[1]?.uint64Value.map { UInt8(truncatingIfNeeded: $0) } ?? 0
+    let parameters: CBORMap?
+    let param: [UInt8]?
+    switch CTAP2Command(rawValue: code) {
+    case .makeCredential, .getAssertion:
+        let hash = map[code == 1 ? 1 : 2]?.bytesValue ?? []
+        param = try? token.pinUVAuthParam(clientDataHash: hash)
+    case .bioEnrollment, .bioEnrollmentPreview:
+        parameters = map[3]?.mapValue
+        let bioSubCommand = map[2]?.uint64Value.map { UInt8(truncatingIfNeeded: $0) } ?? 0
+        param = try? token.bioEnrollmentParam(
+            modality: subCommand, subCommand: bioSubCommand, parameters: parameters)
+    case .credentialManagement, .credentialManagementPreview:
+        parameters = map[2]?.mapValue
+        param = try? token.credentialManagementParam(subCommand: subCommand, parameters: parameters)
+    case .config:
+        parameters = map[2]?.mapValue
+        param = try? token.configParam(subCommand: subCommand, parameters: parameters)
+    default:
+        let offset = map[3]?.uint64Value.map { UInt32(truncatingIfNeeded: $0) } ?? 0
+        param = try? token.largeBlobsWriteParam(offset: offset, fragment: map[2]?.bytesValue ?? [])
+    }
+    guard let param else { return command }
+    map[keys.param] = .byteString(param)
+    map[keys.protocol] = .unsigned(UInt64(token.pinUVAuthProtocol.version))
+    return [code] + CBOREncoder.encode(.map(map))
 }
