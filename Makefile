@@ -156,11 +156,14 @@ release: deps-build
 	$(SWIFT) build $(RELEASE_FLAGS) --product securitykeyd
 	$(SWIFT) build -c release --product generate-manual
 	rm -rf $(STAGE) && mkdir -p $(STAGE)/man
-	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual-tool" .build/release/securitykey --multi-page \
+	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" .build/release/securitykey --multi-page \
 	  --output-directory $(STAGE)/man
-	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual-tool" .build/release/securitykeyd \
+	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" .build/release/securitykeyd \
 	  --output-directory $(STAGE)/man
-	.build/release/securitykey --generate-completion-script bash > $(STAGE)/securitykey.bash
+	# mdoc treats an empty line as an error (groff warns); the generator leaves some in.
+	sed -i '/^$$/d' $(STAGE)/man/*.1
+	# A completion file is sourced, not run: no #! line.
+	.build/release/securitykey --generate-completion-script bash | sed '1{/^#!/d}' > $(STAGE)/securitykey.bash
 	.build/release/securitykey --generate-completion-script zsh > $(STAGE)/_securitykey
 	.build/release/securitykey --generate-completion-script fish > $(STAGE)/securitykey.fish
 	sed 's|/usr/local/bin|$(BINDIR)|g' systemd/securitykeyd.service > $(STAGE)/securitykeyd.service
@@ -183,7 +186,7 @@ install: release
 # Removes exactly what `make install` put there (same PREFIX, DESTDIR and UDEVDIR).
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	rm -f $(DESTDIR)$(MANDIR)/securitykey.1 $(DESTDIR)$(MANDIR)/securitykey-*.1 $(DESTDIR)$(MANDIR)/securitykeyd.1
+	rm -f $(DESTDIR)$(MANDIR)/securitykey.1 $(DESTDIR)$(MANDIR)/securitykey.*.1 $(DESTDIR)$(MANDIR)/securitykeyd.1
 
 # A Debian package of the same files (scripts/make-deb.sh): dpkg-deb, Depends on the runtime
 # libraries and publicsuffix, checked with lintian.

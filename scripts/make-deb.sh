@@ -25,7 +25,7 @@ gzip -9n "$doc/CLI.md" "$doc/Daemon.md"
     echo "  * Built from the repository; see CHANGELOG.md for what changed."
     echo
     echo " -- securitykey developers <securitykey@maintainer.invalid>  $(date -R -u -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")"
-} | gzip -9n > "$doc/changelog.Debian.gz"
+} | gzip -9n > "$doc/changelog.gz"
 gzip -9n "$root"/usr/share/man/man1/*.1
 install -D -m 0644 packaging/debian/lintian-overrides "$root/usr/share/lintian/overrides/securitykey"
 
