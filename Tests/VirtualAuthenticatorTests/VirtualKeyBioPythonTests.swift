@@ -15,7 +15,7 @@ import VirtualAuthenticator
     @Test func pythonFIDO2EnrollsAFingerOverUDP() async throws {
         let key = try VirtualKey(
             configuration: .ctap21().withFingerprintSensor(.init(samplesRequired: 4, samples: Self.script)))
-        guard let verdicts = try await runBioCheck(key, arguments: []) else { return }
+        guard let verdicts = try await runPythonCheck("fido2_bio_check.py", key) else { return }
         Self.checkView(verdicts, preview: false)
         #expect(await key.fingerprintEnrollments.isEmpty)
     }
@@ -23,7 +23,7 @@ import VirtualAuthenticator
     @Test func pythonFIDO2EnrollsAFingerOnAPreviewKeyOverUDP() async throws {
         let key = try VirtualKey(
             configuration: .ctap21Preview().withFingerprintSensor(.init(samplesRequired: 4, samples: Self.script)))
-        guard let verdicts = try await runBioCheck(key, arguments: ["--preview"]) else { return }
+        guard let verdicts = try await runPythonCheck("fido2_bio_check.py", key, arguments: ["--preview"]) else { return }
         Self.checkView(verdicts, preview: true)
         #expect(verdicts["getInfo"]?["versions"] as? [String] == ["U2F_V2", "FIDO_2_0", "FIDO_2_1_PRE"])
     }
@@ -82,24 +82,4 @@ import VirtualAuthenticator
         #expect(removed["bio"] as? Bool == false)
         #expect(removed["uv"] as? Bool == false)
     }
-}
-
-/// Serves `key` over CTAPHID/UDP while fido2_bio_check.py runs against it; returns the verdicts
-/// by step, or nil when python is not set up.
-func runBioCheck(_ key: VirtualKey, arguments: [String]) async throws -> [String: [String: Any]]? {
-    guard let python = pythonForCrossCheck() else { return nil }
-    let server = try UDPCTAPHIDServer(handler: key, configuration: .init(host: "127.0.0.1", port: 0))
-    let result = try await withThrowingTaskGroup(of: ChildProcessResult?.self) { group in
-        group.addTask {
-            try await server.run()
-            return nil
-        }
-        defer { group.cancelAll() }
-        return try await runChild(
-            python,
-            [pythonScriptsDirectory.appendingPathComponent("fido2_bio_check.py").path, "--udp", String(server.port)]
-                + arguments)
-    }
-    #expect(result.status == 0, "\(result.output)\(result.errors)")
-    return ctap21Verdicts(result.output)
 }

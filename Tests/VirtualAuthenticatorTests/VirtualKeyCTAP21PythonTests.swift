@@ -32,9 +32,18 @@ import VirtualAuthenticator
     }
 }
 
-/// Serves `key` over CTAPHID/UDP while the check script runs against it; returns the verdicts
-/// by step, or nil (with an issue) when python is not set up.
+/// Serves `key` over CTAPHID/UDP while fido2_ctap21_check.py runs against it; returns the
+/// verdicts by step, or nil (with an issue) when python is not set up.
 func runCTAP21Check(_ key: VirtualKey, arguments: [String]) async throws -> [String: [String: Any]]? {
+    try await runPythonCheck("fido2_ctap21_check.py", key, arguments: arguments)
+}
+
+/// Serves `key` over CTAPHID/UDP while the python-fido2 check `script` (in scripts/python, one
+/// JSON verdict line per step) runs against it; returns the verdicts by step, or nil (with an
+/// issue) when python is not set up. The script's exit status must be 0.
+func runPythonCheck(_ script: String, _ key: VirtualKey, arguments: [String] = []) async throws
+    -> [String: [String: Any]]?
+{
     guard let python = pythonForCrossCheck() else { return nil }
     let server = try UDPCTAPHIDServer(handler: key, configuration: .init(host: "127.0.0.1", port: 0))
     let result = try await withThrowingTaskGroup(of: ChildProcessResult?.self) { group in
@@ -45,11 +54,7 @@ func runCTAP21Check(_ key: VirtualKey, arguments: [String]) async throws -> [Str
         defer { group.cancelAll() }
         return try await runChild(
             python,
-            [
-                pythonScriptsDirectory.appendingPathComponent("fido2_ctap21_check.py").path, "--udp",
-                String(server.port),
-            ]
-                + arguments)
+            [pythonScriptsDirectory.appendingPathComponent(script).path, "--udp", String(server.port)] + arguments)
     }
     #expect(result.status == 0, "\(result.output)\(result.errors)")
     return ctap21Verdicts(result.output)

@@ -265,7 +265,6 @@ struct VirtualKeyExtensionsTests {
     /// python-fido2's Fido2Client with its extension classes, and Ctap2 where the client hides
     /// the key's answers, over CTAPHID/UDP (scripts/python/fido2_extensions_check.py).
     @Test func pythonFIDO2ClientExtensionsOverUDP() async throws {
-        guard let python = pythonForCrossCheck() else { return }
         var configuration = VirtualKey.Configuration.ctap21()
         configuration.extensions = [
             ExtensionSpec.credProtect, ExtensionSpec.credBlob, ExtensionSpec.hmacSecret,
@@ -273,22 +272,7 @@ struct VirtualKeyExtensionsTests {
             ExtensionSpec.minPinLength, "largeBlobKey",
         ]
         let key = try VirtualKey(configuration: configuration)
-        let server = try UDPCTAPHIDServer(handler: key, configuration: .init(host: "127.0.0.1", port: 0))
-        let result = try await withThrowingTaskGroup(of: ChildProcessResult?.self) { group in
-            group.addTask {
-                try await server.run()
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await runChild(
-                python,
-                [
-                    pythonScriptsDirectory.appendingPathComponent("fido2_extensions_check.py").path, "--udp",
-                    String(server.port),
-                ])
-        }
-        #expect(result.status == 0, "\(result.output)\(result.errors)")
-        let verdicts = ctap21Verdicts(result.output)
+        guard let verdicts = try await runPythonCheck("fido2_extensions_check.py", key) else { return }
         #expect(verdicts.count == 16, "\(verdicts.keys.sorted())")
         for (step, verdict) in verdicts {
             #expect(verdict["ok"] as? Bool == true, "\(step): \(verdict)")
