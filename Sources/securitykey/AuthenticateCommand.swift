@@ -22,8 +22,9 @@ struct AuthenticateCommand: ReportingCommand {
     @OptionGroup var ceremony: CeremonyOptions
     @OptionGroup(title: "Extensions") var extensions: AssertionExtensionOptions
 
+    // Unconditional: a base64url ID may start with "-" (it is then still the value, not an option).
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditionalSingleValue,
         help: ArgumentHelp("An acceptable credential ID (base64url); repeatable.", valueName: "id"))
     var credential: [String] = []
 

@@ -25,7 +25,7 @@ struct HMACSecretCommand: ReportingCommand {
     var rp: String
 
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditionalSingleValue,
         help: ArgumentHelp("The credential ID (base64url); repeatable; none: a discoverable credential.", valueName: "id"))
     var credential: [String] = []
 

@@ -160,7 +160,7 @@ struct LargeBlobGetCommand: ReportingCommand {
             """)
 
     @OptionGroup var options: LargeBlobOptions
-    @Option(name: .long, help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
     var credential: String
     @Option(name: .long, help: ArgumentHelp("The credential's relying party (binds the PIN token to it).", valueName: "rp-id"))
     var rp: String?
@@ -218,7 +218,7 @@ struct LargeBlobSetCommand: ReportingCommand {
             """)
 
     @OptionGroup var options: LargeBlobOptions
-    @Option(name: .long, help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
     var credential: String
     @Option(name: .long, help: ArgumentHelp("The credential's relying party (binds the PIN token to it).", valueName: "rp-id"))
     var rp: String?
@@ -284,7 +284,7 @@ struct LargeBlobDeleteCommand: ReportingCommand {
         discussion: "Removes only the entries that decrypt with the credential's key. With --json: {device, credentialId, removed}.")
 
     @OptionGroup var options: LargeBlobOptions
-    @Option(name: .long, help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
     var credential: String
     @Option(name: .long, help: ArgumentHelp("The credential's relying party (binds the PIN token to it).", valueName: "rp-id"))
     var rp: String?

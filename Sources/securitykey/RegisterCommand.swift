@@ -39,9 +39,12 @@ struct RegisterCommand: ReportingCommand {
     @Flag(name: .long, help: "Make a discoverable (resident) credential.")
     var resident = false
 
+    // Unconditional, repeatable: COSE numbers are negative (--alg -257), names are not options.
     @Option(
-        name: .long, parsing: .upToNextOption,
-        help: ArgumentHelp("Acceptable algorithms, preferred first (default: es256 eddsa).", valueName: "alg")
+        name: .long, parsing: .unconditionalSingleValue,
+        help: ArgumentHelp(
+            "An acceptable algorithm (es256, eddsa, rs256, ... or a COSE number such as -257), preferred first; repeatable or comma-separated (default: es256 eddsa).",
+            valueName: "alg")
     )
     var alg: [String] = []
 
@@ -51,7 +54,7 @@ struct RegisterCommand: ReportingCommand {
     var attestation: String = "direct"
 
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditionalSingleValue,
         help: ArgumentHelp(
             "A credential ID (base64url) the key must not hold already; repeatable.", valueName: "id"))
     var exclude: [String] = []

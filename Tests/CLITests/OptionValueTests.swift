@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+
+/// Values that start with "-" are values: a base64url credential ID whose first character is
+/// "-" (its first byte is 0xF8–0xFB), and COSE algorithm numbers (-7, -257).
+struct OptionValueTests {
+    @Test func dashLeadingIDsAndNegativeAlgorithmsAreValues() throws {
+        let port = 26000 + Int((ProcessInfo.processInfo.processIdentifier * 5 + 3) % 14000)
+        let device = "udp:127.0.0.1:\(port)?local=0"
+        _ = try CLIRunner.withVirtualKey(["--udp", "127.0.0.1:\(port)"]) {
+            CLIRunner.waitUntilServed(device)
+            // -7 is ES256 (COSE, RFC 9053): the key makes an ES256 credential.
+            let made = try CLIRunner.run(
+                ["register", "--device", device, "--rp", "example.org", "--user", "u", "--alg", "-7", "--json"])
+            try #require(made.status == 0, "\(made.stderr)")
+            let response = try made.object()["response"] as? [String: Any]
+            #expect(response?["publicKeyAlgorithm"] as? Int == -7)
+
+            // An ID starting with "-" reaches the key, which does not hold it (not exit 64,
+            // "missing value").
+            let unknown = "-" + String(repeating: "A", count: 42)
+            let signIn = try CLIRunner.run(
+                ["authenticate", "--device", device, "--rp", "example.org", "--credential", unknown, "--json"])
+            #expect(signIn.status != 64, "\(signIn.stderr)")
+            #expect(!signIn.stderr.contains("Missing value"), "\(signIn.stderr)")
+            let excluded = try CLIRunner.run([
+                "register", "--device", device, "--rp", "example.org", "--user", "v", "--exclude", unknown, "--json",
+            ])
+            #expect(excluded.status == 0, "\(excluded.stderr)")
+        }
+    }
+}
