@@ -6,8 +6,9 @@ public enum RelyingPartyIdentifier {
     /// Validates `rpID` against `origin` and returns the origin's host.
     ///
     /// The origin must be `https://host[:port]`, or `http://localhost` for development. The RP ID
-    /// must equal the host, or be a suffix of it on a label boundary that is not itself a public
-    /// suffix. IP-address hosts only match themselves.
+    /// must be a registrable domain: the host or a parent domain of it on a label boundary, and
+    /// never a public suffix (`com`, `co.uk`), even when the host is one. An IP-address host is
+    /// refused: its effective domain is not a valid domain (WebAuthn L3 §5.1.3 step 7).
     public static func validate(
         _ rpID: String, origin: String, publicSuffixes: PublicSuffixList
     ) throws(SecurityKeyError) -> String {
@@ -24,6 +25,13 @@ public enum RelyingPartyIdentifier {
             throw SecurityKeyError(
                 .invalidOrigin, "The origin's host \"\(rawHost)\" is not a valid domain name.")
         }
+        let isIPAddress =
+            asciiHost.contains(":") || asciiHost.split(separator: ".").allSatisfy { Int($0) != nil }
+        guard !isIPAddress else {
+            throw SecurityKeyError(
+                .invalidOrigin,
+                "The origin's host \"\(rawHost)\" is an IP address; WebAuthn relying parties are domain names.")
+        }
         let isLocalhost = asciiHost == "localhost" || asciiHost.hasSuffix(".localhost")
         guard scheme == "https" || (scheme == "http" && isLocalhost) else {
             throw SecurityKeyError(
@@ -34,18 +42,16 @@ public enum RelyingPartyIdentifier {
             throw SecurityKeyError(
                 .invalidRelyingParty, "The relying party ID \"\(rpID)\" is not a valid domain name.")
         }
-        if id == asciiHost { return asciiHost }
-        let isIPAddress =
-            asciiHost.contains(":") || asciiHost.split(separator: ".").allSatisfy { Int($0) != nil }
-        guard !isIPAddress, asciiHost.hasSuffix("." + id) else {
-            throw SecurityKeyError(
-                .invalidRelyingParty,
-                "The relying party ID \"\(rpID)\" is not the origin's host or a parent domain of it.")
-        }
-        guard !publicSuffixes.isPublicSuffix(id) else {
+        // localhost (development) is a single label the list's default rule makes public.
+        guard (isLocalhost && id == asciiHost) || !publicSuffixes.isPublicSuffix(id) else {
             throw SecurityKeyError(
                 .invalidRelyingParty,
                 "The relying party ID \"\(rpID)\" is a public suffix, which no site may claim.")
+        }
+        guard id == asciiHost || asciiHost.hasSuffix("." + id) else {
+            throw SecurityKeyError(
+                .invalidRelyingParty,
+                "The relying party ID \"\(rpID)\" is not the origin's host or a parent domain of it.")
         }
         return asciiHost
     }

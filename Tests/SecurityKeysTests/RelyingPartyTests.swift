@@ -51,7 +51,6 @@ struct RelyingPartyIdentifierTests {
         ("example.com", "https://example.com"), ("example.com", "https://login.example.com"),
         ("example.com", "https://login.example.com:8443"), ("login.example.com", "https://login.example.com"),
         ("localhost", "http://localhost:8080"), ("example.co.uk", "https://www.example.co.uk"),
-        ("127.0.0.1", "https://127.0.0.1"),
     ])
     func accepted(_ rpID: String, _ origin: String) throws {
         let list = try #require(PublicSuffixList.system)
@@ -66,7 +65,13 @@ struct RelyingPartyIdentifierTests {
         ("ample.com", "https://example.com", .invalidRelyingParty),
         ("evil.com", "https://example.com", .invalidRelyingParty),
         ("sub.example.com", "https://example.com", .invalidRelyingParty),
-        ("0.1", "https://127.0.0.1", .invalidRelyingParty),
+        // An IP address is not a valid domain (URL standard), so no RP can live there.
+        ("0.1", "https://127.0.0.1", .invalidOrigin),
+        ("127.0.0.1", "https://127.0.0.1", .invalidOrigin),
+        ("::1", "https://[::1]", .invalidOrigin),
+        // A public suffix is never an RP ID, even when it is the whole host (PSL: com, co.uk).
+        ("com", "https://com", .invalidRelyingParty),
+        ("co.uk", "https://co.uk", .invalidRelyingParty),
         ("example.com", "http://example.com", .invalidOrigin),
         ("example.com", "https://example.com/path", .invalidOrigin),
         ("example.com", "example.com", .invalidOrigin),
