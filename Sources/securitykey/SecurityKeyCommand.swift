@@ -25,4 +25,32 @@ struct SecurityKeyCommand: AsyncParsableCommand {
             ConfigCommand.self, ResetCommand.self, WinkCommand.self, HMACSecretCommand.self, DecodeCommand.self,
             VirtualCommand.self, MDSCommand.self, FleetCommand.self,
         ])
+
+    /// Runs the command line; a usage error found while parsing (a missing or malformed option,
+    /// which no subcommand saw) is also reported as a JSON error object under `--json`, as every
+    /// failure of a running subcommand is, with the code `usage` and exit status 64.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            // A subcommand's own failures (ExitCode) were already reported by ReportingCommand.
+            if !(error is ExitCode), exitCode(for: error) == .validationFailure,
+                CommandLine.arguments.dropFirst().contains("--json")
+            {
+                Console.json(
+                    .object([
+                        (
+                            "error",
+                            .object([("code", .string("usage")), ("message", .string(message(for: error)))])
+                        )
+                    ]))
+            }
+            exit(withError: error)
+        }
+    }
 }

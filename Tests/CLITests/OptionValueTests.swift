@@ -29,4 +29,18 @@ struct OptionValueTests {
             #expect(excluded.status == 0, "\(excluded.stderr)")
         }
     }
+
+    /// A usage error found while parsing is a JSON error object under --json too (code
+    /// `usage`, exit 64), like every other failure; without --json, text only.
+    @Test func parseErrorsAreJSONUnderJSON() throws {
+        let missing = try CLIRunner.run(["register", "--json"])
+        #expect(missing.status == 64)
+        let error = try missing.object()["error"] as? [String: Any]
+        #expect(error?["code"] as? String == "usage")
+        #expect((error?["message"] as? String)?.contains("--rp") == true)
+        let text = try CLIRunner.run(["register"])
+        #expect(text.status == 64)
+        #expect(text.stdout.isEmpty)
+        #expect(text.stderr.contains("--rp"))
+    }
 }
