@@ -9,7 +9,14 @@ import Testing
 
     /// Starts a server on `state` and waits until the key answers on `port`.
     static func serve(state: String, port: Int, log: URL) throws -> ChoiceCommandTests.ServedKey {
-        let key = try ChoiceCommandTests.ServedKey(["--udp", "127.0.0.1:\(port)", "--state", state], log: log)
+        var key = try ChoiceCommandTests.ServedKey(["--udp", "127.0.0.1:\(port)", "--state", state], log: log)
+        // The port may still be held for a moment (another suite's server on the same
+        // pid-derived port, or the killed one not yet gone): start again, a few times.
+        for _ in 0..<10 {
+            key.process.waitUntilExitOrTimeout(0.2)
+            guard !key.process.isRunning, key.logText.contains("errno 98") else { break }
+            key = try ChoiceCommandTests.ServedKey(["--udp", "127.0.0.1:\(port)", "--state", state], log: log)
+        }
         for _ in 0..<100 {
             if (try? CLIRunner.run(["pin", "status", "--device", "udp:127.0.0.1:\(port)?local=0"]).status) == 0 {
                 return key
@@ -98,5 +105,13 @@ import Testing
         kill(first.process.processIdentifier, SIGKILL)
         first.process.waitUntilExit()
         _ = try Self.serve(state: state, port: port + 1, log: work.appendingPathComponent("third.log"))
+    }
+}
+
+extension Process {
+    /// Waits until the process exits or `seconds` pass, whichever is first.
+    func waitUntilExitOrTimeout(_ seconds: Double) {
+        let end = Date().addingTimeInterval(seconds)
+        while isRunning && Date() < end { Thread.sleep(forTimeInterval: 0.02) }
     }
 }

@@ -139,7 +139,8 @@ final class U2FScriptConnection: AuthenticatorConnection {
         let told = Mutex<[KeepaliveStatus]>([])
         let response = try await session.u2fRegister(
             challenge: [UInt8](repeating: 1, count: 32), application: [UInt8](repeating: 2, count: 32),
-            deadline: .after(.seconds(5)), keepalive: { status in told.withLock { $0.append(status) } })
+            // Generous: the point is the polling, and a loaded machine may pause the poll loop.
+            deadline: .after(.seconds(30)), keepalive: { status in told.withLock { $0.append(status) } })
         #expect(response.keyHandle.count == 64)
         #expect(connection.requests.count == 3)
         #expect(told.withLock { $0 } == [.userPresenceNeeded])
