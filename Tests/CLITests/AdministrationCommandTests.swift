@@ -110,7 +110,7 @@ import Testing
     static let serveArguments = ["--profile", "ctap21"]
 
     @Test func administrationOverUDP() throws {
-        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 53) % 20000)
+        let port = CLIRunner.freeUDPPort()
         let work = try ChoiceCommandTests.scratch("admin-udp")
         defer { try? FileManager.default.removeItem(at: work) }
         let key = try ChoiceCommandTests.ServedKey(

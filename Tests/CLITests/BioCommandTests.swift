@@ -5,7 +5,7 @@ import Testing
 /// on `--json`: each scripted sample's status is the one the key was told to give.
 @Suite(.serialized) struct BioCommandTests {
     @Test func enrollListRenameDeleteOverUDP() throws {
-        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 71) % 20000)
+        let port = CLIRunner.freeUDPPort()
         let work = try ChoiceCommandTests.scratch("bio-udp")
         defer { try? FileManager.default.removeItem(at: work) }
         let script = ["too-high", "good", "too-low", "poor-quality", "good", "merge-failure", "good"]

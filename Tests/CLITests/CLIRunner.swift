@@ -1,4 +1,8 @@
 import Foundation
+import Synchronization
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Testing
 
 /// Runs the built `securitykey` binary as a subprocess.
@@ -54,6 +58,42 @@ struct CLIRunner {
         serve.terminate()
         serve.waitUntilExit()
         return (result, serve.terminationStatus)
+    }
+
+    /// Ports handed out by ``freeUDPPort(count:)`` in this process.
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    /// A UDP port on 127.0.0.1 that nothing is bound to now and that this process never handed
+    /// out before (suites run in parallel: ports derived from the pid collided); with `count`
+    /// above 1, the first of that many consecutive such ports (`virtual serve --count`).
+    static func freeUDPPort(count: Int = 1) -> Int {
+        for _ in 0..<500 {
+            let base = Int.random(in: 20000...(60000 - count))
+            let ports = Array(base..<(base + count))
+            let fresh = handedOut.withLock { taken -> Bool in
+                guard !ports.contains(where: taken.contains) else { return false }
+                taken.formUnion(ports)
+                return true
+            }
+            if fresh && ports.allSatisfy(isFreeUDP) { return base }
+        }
+        return Int.random(in: 20000...(60000 - count))
+    }
+
+    /// Whether a UDP socket can bind 127.0.0.1:`port` now.
+    static func isFreeUDP(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
     }
 
     /// Waits (up to 5 s) until `info --device device` answers: a served key is up.

@@ -46,7 +46,7 @@ import Testing
                 Issue.record("the bed names no vpcd port")
                 return
             }
-            let udpPort = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 29) % 20000)
+            let udpPort = CLIRunner.freeUDPPort()
             let readers = (bed.environment["SECURITYKEY_VPCD_READERS"] ?? "").split(separator: "|").map(String.init)
             try #require(readers.count >= 2, "the bed has two readers")
             // Two keys nobody touches, and one card the user touches after a moment.
@@ -94,7 +94,7 @@ import Testing
     @Test func twoProcessesEachOnItsOwnUDPKeyAtOnceWithPlainURIs() throws {
         let work = try Self.scratch("two-udp")
         defer { try? FileManager.default.removeItem(at: work) }
-        let base = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 41) % 20000)
+        let base = CLIRunner.freeUDPPort(count: 2)
         let ports = [base, base + 1]
         // Each key waits a second for its touch, so the two registrations overlap.
         let keys = try ports.map {

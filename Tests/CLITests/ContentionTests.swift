@@ -8,7 +8,7 @@ import Testing
     /// ERR_CHANNEL_BUSY (CTAP 2.1 §11.2.9.1.3 keeps one transaction per device); the second
     /// process waits, says so, and succeeds once the first is done.
     @Test func twoProcessesOnOneUDPKeyAreSerializedAndTheSecondIsToldWhy() throws {
-        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 83) % 20000)
+        let port = CLIRunner.freeUDPPort()
         let work = try ChoiceCommandTests.scratch("contention")
         defer { try? FileManager.default.removeItem(at: work) }
         // Each touch takes 1.5 s, so the second request arrives while the first waits for one.

@@ -43,8 +43,7 @@ import Testing
     /// Runs `body` with two virtual keys (no PIN, CTAP 2.0; PIN 123456, CTAP 2.1), a silent
     /// endpoint and a garbage one; `body` gets the `--udp` arguments and the four URIs.
     func withFleet(_ body: ([String], [String]) throws -> Void) throws {
-        let base = 21000 + Int((ProcessInfo.processInfo.processIdentifier * 7 + 13) % 18000)
-        let ports = [base, base + 1, base + 2, base + 3]
+        let ports = (0..<4).map { _ in CLIRunner.freeUDPPort() }
         let work = try ChoiceCommandTests.scratch("fleet")
         defer { try? FileManager.default.removeItem(at: work) }
         let plain = try ChoiceCommandTests.ServedKey(
@@ -170,8 +169,7 @@ import Testing
     /// `--attest`: each key registers a throwaway credential; the statement is verified and its
     /// path must reach a root given with --trust-root (each served key wrote its own root).
     @Test func attestProvesKeysGenuineAgainstTheRootsGiven() throws {
-        let base = 24000 + Int((ProcessInfo.processInfo.processIdentifier * 11 + 5) % 15000)
-        let ports = [base, base + 1, base + 2]
+        let ports = (0..<3).map { _ in CLIRunner.freeUDPPort() }
         let work = try ChoiceCommandTests.scratch("fleet-attest")
         defer { try? FileManager.default.removeItem(at: work) }
         let rootA = work.appendingPathComponent("a.pem").path, rootB = work.appendingPathComponent("b.pem").path
@@ -220,7 +218,7 @@ import Testing
     /// `--watch --ndjson`: a key that starts answering on a configured endpoint is reported
     /// as it arrives, and again when it goes away.
     @Test func watchReportsAKeyArrivingAndLeaving() throws {
-        let port = 27000 + Int((ProcessInfo.processInfo.processIdentifier * 3 + 1) % 12000)
+        let port = CLIRunner.freeUDPPort()
         let work = try ChoiceCommandTests.scratch("fleet-watch")
         defer { try? FileManager.default.removeItem(at: work) }
         let watcher = try FleetWatcher(["--udp", "127.0.0.1:\(port)"], in: work)
@@ -280,7 +278,8 @@ import Testing
     @Test func oneProcessServesManyDistinctKeysEachAnsweringAfterItsLatency() throws {
         let work = try ChoiceCommandTests.scratch("fleet-many")
         defer { try? FileManager.default.removeItem(at: work) }
-        let base = 21000 + Int((ProcessInfo.processInfo.processIdentifier * 11 + 5) % 18000)
+        // --count serves consecutive ports; base + 10 is for the refused --state case below.
+        let base = CLIRunner.freeUDPPort(count: 11)
         let ports = Array(base..<(base + 4))
         let served = try ChoiceCommandTests.ServedKey(
             ["--udp", "127.0.0.1:\(base)", "--count", "4", "--latency", "50"],

@@ -27,7 +27,7 @@ import Testing
 
     @Test func pythonAndCLIReadWhatTheOtherWrote() throws {
         guard let python = PythonFido2.interpreter() else { return }
-        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 31) % 20000)
+        let port = CLIRunner.freeUDPPort()
         let device = "udp:127.0.0.1:\(port)?local=0"
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("largeblob-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -43,7 +43,7 @@ import Testing
     /// wrote, and a sign-in reads what python-fido2 wrote.
     @Test func theLargeBlobExtensionWritesAndReadsWhatPythonSees() throws {
         guard let python = PythonFido2.interpreter() else { return }
-        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 37) % 20000)
+        let port = CLIRunner.freeUDPPort()
         let device = "udp:127.0.0.1:\(port)?local=0"
         _ = try CLIRunner.withVirtualKey(["--udp", "127.0.0.1:\(port)", "--profile", "ctap21", "--pin", Self.pin]) {
             Self.waitUntilServed(device)
@@ -160,7 +160,7 @@ import Testing
 
     @Test func maxLargeBlobRaisesTheLimit() throws {
         guard let python = PythonFido2.interpreter() else { return }
-        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 37) % 20000)
+        let port = CLIRunner.freeUDPPort()
         let device = "udp:127.0.0.1:\(port)?local=0"
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("largeblob-\(UUID()).bin")
         defer { try? FileManager.default.removeItem(at: file) }

@@ -248,7 +248,7 @@ struct MDSCommandTests {
                 "--verify-time", "2024-12-16",
             ], environment: env)
         #expect(update.status == 0, "\(update.stderr)")
-        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 53) % 20000)
+        let port = CLIRunner.freeUDPPort()
         let device = "udp:127.0.0.1:\(port)"
         // The MDS3 vectors' README states this AAGUID is "HYPR FIDO2 Authenticator" in BLOB no 122.
         _ = try CLIRunner.withVirtualKey(

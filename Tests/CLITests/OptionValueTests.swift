@@ -5,7 +5,7 @@ import Testing
 /// "-" (its first byte is 0xF8–0xFB), and COSE algorithm numbers (-7, -257).
 struct OptionValueTests {
     @Test func dashLeadingIDsAndNegativeAlgorithmsAreValues() throws {
-        let port = 26000 + Int((ProcessInfo.processInfo.processIdentifier * 5 + 3) % 14000)
+        let port = CLIRunner.freeUDPPort()
         let device = "udp:127.0.0.1:\(port)?local=0"
         _ = try CLIRunner.withVirtualKey(["--udp", "127.0.0.1:\(port)"]) {
             CLIRunner.waitUntilServed(device)

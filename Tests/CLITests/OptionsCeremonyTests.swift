@@ -27,7 +27,7 @@ import Testing
 
     @Test func serverOptionsRegisterAndSignIn() throws {
         guard let python = PythonFido2.interpreter() else { return }
-        let port = 21000 + Int(ProcessInfo.processInfo.processIdentifier % 20000)
+        let port = CLIRunner.freeUDPPort()
         let device = "udp:127.0.0.1:\(port)?local=0"
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("rp-\(UUID()).json")
         defer { try? FileManager.default.removeItem(at: state) }
@@ -91,7 +91,7 @@ import Testing
     /// the server still verifies both responses.
     @Test func extensionsInTheServersOptionsAreUsed() throws {
         guard let python = PythonFido2.interpreter() else { return }
-        let port = 23000 + Int(ProcessInfo.processInfo.processIdentifier % 15000)
+        let port = CLIRunner.freeUDPPort()
         let device = "udp:127.0.0.1:\(port)?local=0"
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("rp-\(UUID()).json")
         defer { try? FileManager.default.removeItem(at: state) }

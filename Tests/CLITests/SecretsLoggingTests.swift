@@ -52,7 +52,7 @@ import Testing
         // python-fido2 makes the credential with a largeBlobKey (the CLI's register has no
         // option for one) and reports the key, a secret the test then looks for.
         guard let python = PythonFido2.interpreter() else { return }
-        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 79) % 20000)
+        let port = CLIRunner.freeUDPPort()
         let work = try ChoiceCommandTests.scratch("secrets")
         defer { try? FileManager.default.removeItem(at: work) }
         let key = try ChoiceCommandTests.ServedKey(

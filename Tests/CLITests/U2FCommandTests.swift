@@ -10,7 +10,7 @@ import Testing
 
     @Test func u2fOnlyKeyOverUDP() throws {
         guard let python = PythonFido2.interpreter() else { return }
-        let port = 21000 + Int(ProcessInfo.processInfo.processIdentifier % 20000)
+        let port = CLIRunner.freeUDPPort()
         let device = "udp:127.0.0.1:\(port)?local=0"
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("u2f-udp-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

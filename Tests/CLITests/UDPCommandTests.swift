@@ -5,7 +5,7 @@ import Testing
 @Suite(.serialized) struct UDPCommandTests {
     @Test func registerAuthenticateWinkOverUDP() throws {
         guard let python = PythonFido2.interpreter() else { return }
-        let port = 20000 + Int(ProcessInfo.processInfo.processIdentifier % 20000)
+        let port = CLIRunner.freeUDPPort()
         // local=0: any free local port, so parallel runs do not collide on the conventional one.
         let device = "udp:127.0.0.1:\(port)?local=0"
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("udp-root-\(UUID()).pem")
@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func interruptingARegistrationCancelsItOnTheKey() throws {
-        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 7) % 20000)
+        let port = CLIRunner.freeUDPPort()
         let device = "udp:127.0.0.1:\(port)?local=0"
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("interrupt-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -118,7 +118,7 @@ import Testing
 
     @Test func interruptingAPINPromptRestoresTheTerminal() throws {
         guard let python = PythonFido2.interpreter() else { return }
-        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 13) % 20000)
+        let port = CLIRunner.freeUDPPort()
         let device = "udp:127.0.0.1:\(port)?local=0"
         _ = try CLIRunner.withVirtualKey(["--udp", "127.0.0.1:\(port)", "--pin", "1234"]) {
             try Self.interruptPINPrompt(device: device, python: python)

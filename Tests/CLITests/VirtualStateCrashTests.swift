@@ -34,7 +34,7 @@ import Testing
         let work = try ChoiceCommandTests.scratch("state-crash")
         defer { try? FileManager.default.removeItem(at: work) }
         let state = work.appendingPathComponent("state").path
-        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 71) % 20000)
+        let port = CLIRunner.freeUDPPort()
         let device = "udp:127.0.0.1:\(port)?local=0"
         let acknowledged = work.appendingPathComponent("acknowledged")
         var changes = 0
@@ -93,7 +93,7 @@ import Testing
         let work = try ChoiceCommandTests.scratch("state-lock")
         defer { try? FileManager.default.removeItem(at: work) }
         let state = work.appendingPathComponent("state").path
-        let port = 20000 + Int((ProcessInfo.processInfo.processIdentifier + 73) % 20000)
+        let port = CLIRunner.freeUDPPort()
         let first = try Self.serve(state: state, port: port, log: work.appendingPathComponent("first.log"))
         let before = FileManager.default.contents(atPath: state)
         let second = try CLIRunner.run(["virtual", "serve", "--udp", "127.0.0.1:\(port + 1)", "--state", state])
