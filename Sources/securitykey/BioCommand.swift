@@ -264,13 +264,17 @@ struct BioRenameCommand: ReportingCommand {
         discussion: "With --json: {device, renamed, name}.")
 
     @OptionGroup var options: CredentialsOptions
-    @Argument(help: ArgumentHelp("The template ID (base64url, as `bio list` shows).", valueName: "id"))
-    var id: String
-    @Argument(help: ArgumentHelp("The new name.", valueName: "name"))
-    var name: String
+    // All unrecognized: a base64url template ID may start with "-".
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp("The template ID (base64url, as `bio list` shows), then the new name.", valueName: "id name"))
+    var values: [String] = []
+    var id: String { values.first ?? "" }
+    var name: String { values.dropFirst().first ?? "" }
     var wantsJSON: Bool { options.global.json }
 
     func validate() throws {
+        guard values.count == 2 else { throw ValidationError("Give the template ID and the new name.") }
         if name.isEmpty { throw ValidationError("The name cannot be empty.") }
     }
 
@@ -298,11 +302,19 @@ struct BioDeleteCommand: ReportingCommand {
         discussion: "With --json: {device, deleted}. The finger no longer unlocks the key.")
 
     @OptionGroup var options: CredentialsOptions
-    @Argument(help: ArgumentHelp("The template ID (base64url, as `bio list` shows).", valueName: "id"))
-    var id: String
     @Flag(name: .long, help: "Do not ask for confirmation.")
     var yes = false
+    // All unrecognized: a base64url template ID may start with "-".
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp("The template ID (base64url, as `bio list` shows).", valueName: "id"))
+    var values: [String] = []
+    var id: String { values.first ?? "" }
     var wantsJSON: Bool { options.global.json }
+
+    func validate() throws {
+        guard values.count == 1 else { throw ValidationError("Give one template ID.") }
+    }
 
     func execute() async throws {
         let target = try templateID(id)

@@ -147,13 +147,21 @@ struct CredentialsDeleteCommand: ReportingCommand {
         discussion: "With --json: {device, deleted}. The account can no longer sign in with this key.")
 
     @OptionGroup var options: CredentialsOptions
-    @Argument(help: ArgumentHelp("The credential ID (base64url, as `credentials list` shows).", valueName: "id"))
-    var id: String
     @Option(name: .long, help: ArgumentHelp("The credential's relying party (binds the PIN token to it).", valueName: "rp-id"))
     var rp: String?
     @Flag(name: .long, help: "Do not ask for confirmation.")
     var yes = false
+    // All unrecognized: a base64url credential ID may start with "-".
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp("The credential ID (base64url, as `credentials list` shows).", valueName: "id"))
+    var values: [String] = []
+    var id: String { values.first ?? "" }
     var wantsJSON: Bool { options.global.json }
+
+    func validate() throws {
+        guard values.count == 1 else { throw ValidationError("Give one credential ID.") }
+    }
 
     func execute() async throws {
         let target = try credentialID(id)
@@ -184,15 +192,18 @@ struct CredentialsUpdateCommand: ReportingCommand {
         discussion: "With --json: {device, updated, userName, displayName}.")
 
     @OptionGroup var options: CredentialsOptions
-    @Argument(help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
-    var id: String
     @Option(name: .long, help: "The new user name.")
     var name: String?
     @Option(name: .long, help: "The new display name.")
     var displayName: String?
+    // All unrecognized: a base64url credential ID may start with "-".
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
+    var values: [String] = []
+    var id: String { values.first ?? "" }
     var wantsJSON: Bool { options.global.json }
 
     func validate() throws {
+        guard values.count == 1 else { throw ValidationError("Give one credential ID.") }
         guard name != nil || displayName != nil else {
             throw ValidationError("Give --name, --display-name or both.")
         }

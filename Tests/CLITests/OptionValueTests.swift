@@ -27,6 +27,10 @@ struct OptionValueTests {
                 "register", "--device", device, "--rp", "example.org", "--user", "v", "--exclude", unknown, "--json",
             ])
             #expect(excluded.status == 0, "\(excluded.stderr)")
+            // Positional IDs too: the key is asked and does not hold it (not a usage error).
+            let delete = try CLIRunner.run(["credentials", "delete", unknown, "--yes", "--device", device, "--json"])
+            #expect(delete.status != 64, "\(delete.stderr)")
+            #expect(!delete.stderr.contains("Unknown option"), "\(delete.stderr)")
         }
     }
 
