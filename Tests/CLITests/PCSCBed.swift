@@ -27,8 +27,14 @@ final class PCSCBed {
         emptyDevice = "pcsc:\(readers.dropFirst().first ?? "Virtual PCD 00 01")"
     }
 
+    /// One bed at a time in this process: beds started together could pick the same vpcd
+    /// ports, and a card served for one test then showed up in another's bed.
+    private static let oneAtATime = NSLock()
+
     /// Starts a bed, runs `body`, and stops everything it started.
     static func with(_ body: (PCSCBed) throws -> Void) throws {
+        oneAtATime.lock()
+        defer { oneAtATime.unlock() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "securitykey-cli-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
