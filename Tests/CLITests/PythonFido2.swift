@@ -24,7 +24,10 @@ enum PythonFido2 {
         throws
         -> [String: Any]
     {
-        let result = try CLIRunner.run(executable: URL(fileURLWithPath: python), ["-c", script] + arguments, input: input)
+        // The helper scripts share modules of that directory (udp_hid.py).
+        let result = try CLIRunner.run(
+            executable: URL(fileURLWithPath: python), ["-c", script] + arguments, input: input,
+            environment: ["PYTHONPATH": scripts.path])
         guard result.status == 0 else { throw CLITestError("python failed: \(result.stderr)") }
         let data = Data(result.stdout.utf8)
         guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {

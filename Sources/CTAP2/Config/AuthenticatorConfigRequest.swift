@@ -147,12 +147,9 @@ public struct AuthenticatorConfigRequest: CTAP2Request, Hashable {
 
     /// The request's parameter map; absent members are omitted.
     public var parameters: CBORMap? {
-        var m = CBORMap()
-        m[Key.subCommand] = .unsigned(UInt64(subCommand.rawValue))
-        if let subCommandParams { m[Key.subCommandParams] = .map(subCommandParams) }
-        if let pinUVAuthProtocol { m[Key.pinUVAuthProtocol] = .unsigned(pinUVAuthProtocol) }
-        if let pinUVAuthParam { m[Key.pinUVAuthParam] = .byteString(pinUVAuthParam) }
-        return m
+        subcommandParameters(
+            subCommand: subCommand.rawValue, subCommandParams: subCommandParams,
+            pinUVAuthProtocol: pinUVAuthProtocol, pinUVAuthParam: pinUVAuthParam)
     }
 
     /// The decoded reply: nothing but the status.

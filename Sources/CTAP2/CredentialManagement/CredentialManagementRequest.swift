@@ -207,12 +207,9 @@ public struct CredentialManagementRequest: CTAP2Request, Hashable {
 
     /// The request's parameter map; absent members are omitted.
     public var parameters: CBORMap? {
-        var m = CBORMap()
-        m[Key.subCommand] = .unsigned(UInt64(subCommand.rawValue))
-        if let subCommandParams { m[Key.subCommandParams] = .map(subCommandParams) }
-        if let pinUVAuthProtocol { m[Key.pinUVAuthProtocol] = .unsigned(pinUVAuthProtocol) }
-        if let pinUVAuthParam { m[Key.pinUVAuthParam] = .byteString(pinUVAuthParam) }
-        return m
+        subcommandParameters(
+            subCommand: subCommand.rawValue, subCommandParams: subCommandParams,
+            pinUVAuthProtocol: pinUVAuthProtocol, pinUVAuthParam: pinUVAuthParam)
     }
 
     /// Refuses a command byte other than the two credential management commands.

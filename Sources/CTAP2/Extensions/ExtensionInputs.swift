@@ -29,15 +29,9 @@ public struct MakeCredentialExtensionInputs: Hashable, Sendable, CustomStringCon
 
     /// The extensions map of the request.
     public var cbor: CBORMap {
-        var m = CBORMap()
-        let typed: Set<String> = [
-            ExtensionIdentifier.credProtect.rawValue, ExtensionIdentifier.credBlob.rawValue,
-            ExtensionIdentifier.largeBlobKey.rawValue, ExtensionIdentifier.minPINLength.rawValue,
-            ExtensionIdentifier.hmacSecret.rawValue, ExtensionIdentifier.hmacSecretMakeCredential.rawValue,
-        ]
-        for entry in additionalExtensionInputs where !(entry.key.stringValue.map(typed.contains) ?? false) {
-            m[entry.key] = entry.value
-        }
+        var m = additionalExtensionInputs.withoutTypedInputs([
+            .credProtect, .credBlob, .largeBlobKey, .minPINLength, .hmacSecret, .hmacSecretMakeCredential,
+        ])
         if let credProtect { m[.textString(ExtensionIdentifier.credProtect.rawValue)] = .unsigned(credProtect.rawValue) }
         if let credBlob { m[.textString(ExtensionIdentifier.credBlob.rawValue)] = .byteString(credBlob) }
         if largeBlobKey { m[.textString(ExtensionIdentifier.largeBlobKey.rawValue)] = true }
@@ -84,14 +78,7 @@ public struct GetAssertionExtensionInputs: Hashable, Sendable, CustomStringConve
 
     /// The extensions map of the request.
     public var cbor: CBORMap {
-        var m = CBORMap()
-        let typed: Set<String> = [
-            ExtensionIdentifier.hmacSecret.rawValue, ExtensionIdentifier.credBlob.rawValue,
-            ExtensionIdentifier.largeBlobKey.rawValue,
-        ]
-        for entry in additionalExtensionInputs where !(entry.key.stringValue.map(typed.contains) ?? false) {
-            m[entry.key] = entry.value
-        }
+        var m = additionalExtensionInputs.withoutTypedInputs([.hmacSecret, .credBlob, .largeBlobKey])
         if let hmacSecret { m[.textString(ExtensionIdentifier.hmacSecret.rawValue)] = .map(hmacSecret.cbor) }
         if credBlob { m[.textString(ExtensionIdentifier.credBlob.rawValue)] = true }
         if largeBlobKey { m[.textString(ExtensionIdentifier.largeBlobKey.rawValue)] = true }
@@ -105,5 +92,18 @@ public struct GetAssertionExtensionInputs: Hashable, Sendable, CustomStringConve
         if largeBlobKey { parts.append("largeBlobKey") }
         if !additionalExtensionInputs.isEmpty { parts.append("+\(additionalExtensionInputs.count) raw") }
         return "GetAssertionExtensionInputs(\(parts.joined(separator: ", ")))"
+    }
+}
+
+extension CBORMap {
+    /// The raw extension inputs without those a typed member of the request sets (the typed
+    /// member wins, so one identifier is never sent twice).
+    fileprivate func withoutTypedInputs(_ typed: Set<ExtensionIdentifier>) -> CBORMap {
+        let names = Set(typed.map(\.rawValue))
+        var m = CBORMap()
+        for entry in self where !(entry.key.stringValue.map(names.contains) ?? false) {
+            m[entry.key] = entry.value
+        }
+        return m
     }
 }

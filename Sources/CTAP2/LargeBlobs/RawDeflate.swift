@@ -25,16 +25,7 @@ enum RawDeflate {
         // deflateBound is an upper limit for a single Z_FINISH call.
         let bound = Int(deflateBound(&stream, uLong(data.count)))
         var output = [UInt8](repeating: 0, count: bound)
-        var input = data
-        let result: Int32 = input.withUnsafeMutableBufferPointer { inBuffer in
-            output.withUnsafeMutableBufferPointer { outBuffer in
-                stream.next_in = inBuffer.baseAddress
-                stream.avail_in = uInt(inBuffer.count)
-                stream.next_out = outBuffer.baseAddress
-                stream.avail_out = uInt(outBuffer.count)
-                return deflate(&stream, Z_FINISH)
-            }
-        }
+        let result = finish(&stream, input: data, output: &output, with: deflate)
         guard result == Z_STREAM_END else { throw .zlib(result) }
         return Array(output[0..<Int(stream.total_out)])
     }
@@ -48,16 +39,7 @@ enum RawDeflate {
         defer { inflateEnd(&stream) }
         // One byte more than allowed tells "exactly the limit" from "more than the limit".
         var output = [UInt8](repeating: 0, count: max(limit, 0) + 1)
-        var input = data
-        let result: Int32 = input.withUnsafeMutableBufferPointer { inBuffer in
-            output.withUnsafeMutableBufferPointer { outBuffer in
-                stream.next_in = inBuffer.baseAddress
-                stream.avail_in = uInt(inBuffer.count)
-                stream.next_out = outBuffer.baseAddress
-                stream.avail_out = uInt(outBuffer.count)
-                return inflate(&stream, Z_FINISH)
-            }
-        }
+        let result = finish(&stream, input: data, output: &output, with: inflate)
         let produced = Int(stream.total_out)
         if produced > limit { throw .tooLarge }
         switch result {
@@ -66,6 +48,24 @@ enum RawDeflate {
             return Array(output[0..<produced])
         case Z_DATA_ERROR, Z_BUF_ERROR, Z_NEED_DICT: throw .invalidStream
         default: throw .zlib(result)
+        }
+    }
+
+    /// Runs one Z_FINISH step of `step` (deflate or inflate) from all of `input` into `output`,
+    /// returning zlib's result; the stream's counters tell how much was used and produced.
+    private static func finish(
+        _ stream: inout z_stream, input: [UInt8], output: inout [UInt8],
+        with step: (UnsafeMutablePointer<z_stream>, Int32) -> Int32
+    ) -> Int32 {
+        var input = input
+        return input.withUnsafeMutableBufferPointer { inBuffer in
+            output.withUnsafeMutableBufferPointer { outBuffer in
+                stream.next_in = inBuffer.baseAddress
+                stream.avail_in = uInt(inBuffer.count)
+                stream.next_out = outBuffer.baseAddress
+                stream.avail_out = uInt(outBuffer.count)
+                return step(&stream, Z_FINISH)
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// The document may be the options themselves or wrapped as `{"publicKey": {...}}` (the
 /// `CredentialCreationOptions` shape servers such as python-fido2's `Fido2Server` send).
-public struct PublicKeyCredentialCreationOptionsJSON: Hashable, Sendable {
+public struct PublicKeyCredentialCreationOptionsJSON: WebAuthnOptionsDocument, Hashable {
     /// `rp.id`; nil means the origin's host (WebAuthn L3 §5.1.3 step 8).
     public var relyingPartyIdentifier: String?
     /// `rp.name`.
@@ -39,19 +39,9 @@ public struct PublicKeyCredentialCreationOptionsJSON: Hashable, Sendable {
     /// ``WebAuthnExtensionInputsJSON``.
     public var extensions: WebAuthnExtensionInputsJSON
 
-    /// Parses the options from JSON text.
-    public init(json: [UInt8], limits: JSONLimits = .webAuthnOptions) throws(SecurityKeyError) {
-        do throws(WebAuthnJSONError) {
-            try self.init(node: try JSONNode.parse(json, limits: limits))
-        } catch {
-            throw SecurityKeyError(error)
-        }
-    }
-
     /// Reads the options from a parsed document.
     public init(node: JSONNode) throws(WebAuthnJSONError) {
-        var root = try JSONMembers(node, path: "")
-        if let wrapped = try root.object("publicKey") { root = wrapped }
+        let root = try JSONMembers.optionsRoot(node)
         let rp = try JSONMembers(try root.required("rp"), path: root.memberPath("rp"))
         relyingPartyIdentifier = try rp.string("id")
         relyingPartyName = try rp.string("name") ?? ""

@@ -1,7 +1,7 @@
 /// A relying party's sign-in options as its server sends them (WebAuthn L3 §5.1.9
 /// `PublicKeyCredentialRequestOptionsJSON`), parsed strictly and within bounds; the document
 /// may be wrapped as `{"publicKey": {...}}`.
-public struct PublicKeyCredentialRequestOptionsJSON: Hashable, Sendable {
+public struct PublicKeyCredentialRequestOptionsJSON: WebAuthnOptionsDocument, Hashable {
     /// `challenge`.
     public var challenge: [UInt8]
     /// `timeout` in milliseconds, when given.
@@ -17,19 +17,9 @@ public struct PublicKeyCredentialRequestOptionsJSON: Hashable, Sendable {
     /// `extensions`; see ``WebAuthnExtensionInputsJSON``.
     public var extensions: WebAuthnExtensionInputsJSON
 
-    /// Parses the options from JSON text.
-    public init(json: [UInt8], limits: JSONLimits = .webAuthnOptions) throws(SecurityKeyError) {
-        do throws(WebAuthnJSONError) {
-            try self.init(node: try JSONNode.parse(json, limits: limits))
-        } catch {
-            throw SecurityKeyError(error)
-        }
-    }
-
     /// Reads the options from a parsed document.
     public init(node: JSONNode) throws(WebAuthnJSONError) {
-        var root = try JSONMembers(node, path: "")
-        if let wrapped = try root.object("publicKey") { root = wrapped }
+        let root = try JSONMembers.optionsRoot(node)
         challenge = try root.requiredBytes("challenge", sizes: 1...1024)
         timeoutMilliseconds = try root.integer("timeout", in: 0...Int(UInt32.max))
         relyingPartyIdentifier = try root.string("rpId")

@@ -16,7 +16,6 @@ import base64
 import hashlib
 import json
 import os
-import socket
 import struct
 import sys
 
@@ -24,29 +23,7 @@ from fido2.ctap2 import Ctap2
 from fido2.ctap2.blob import LargeBlobs
 from fido2.ctap2.credman import CredentialManagement
 from fido2.ctap2.pin import ClientPin, PinProtocolV2
-from fido2.hid import CtapHidDevice
-from fido2.hid.base import CtapHidConnection, HidDescriptor
-
-
-class UdpConnection(CtapHidConnection):
-    def __init__(self, port):
-        self.target = ("127.0.0.1", port)
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.settimeout(10)
-
-    def write_packet(self, data):
-        self.sock.sendto(data, self.target)
-
-    def read_packet(self):
-        return self.sock.recv(64)
-
-    def close(self):
-        self.sock.close()
-
-
-def b64url(data):
-    return base64.urlsafe_b64encode(bytes(data)).rstrip(b"=").decode()
+from udp_hid import b64url, udp_device
 
 
 def unb64url(text):
@@ -57,7 +34,7 @@ port = int(sys.argv[1])
 action = sys.argv[2]
 args = sys.argv[3:]
 pin = sys.stdin.readline().rstrip("\n")
-device = CtapHidDevice(HidDescriptor("udp", 0, 0, 64, 64, None, None), UdpConnection(port))
+device = udp_device(port)
 ctap = Ctap2(device)
 protocol = PinProtocolV2()
 P = ClientPin.PERMISSION
