@@ -62,9 +62,12 @@ import Testing
             #expect(decoded.stdout.contains("\"\(id)\""))
             // The public key register printed (SPKI, base64url) is the one decode found (hex).
             let spki = try #require((response["publicKey"] as? String).flatMap(Self.bytes(base64URL:)))
-            #expect((attested?["credentialPublicKey"] as? [String: Any])?["spki"] as? String == Self.hex(spki))
+            #expect(
+                (attested?["credentialPublicKey"] as? [String: Any])?["spki"] as? String == Self.hex(spki))
             // The attestationObject alone, given as --base64, decodes the same way.
-            let alone = try CLIRunner.run(["decode", "--base64", try #require(response["attestationObject"] as? String)])
+            let alone = try CLIRunner.run([
+                "decode", "--base64", try #require(response["attestationObject"] as? String),
+            ])
             #expect(try alone.object()["kind"] as? String == "attestation-object")
 
             let authenticate = try CLIRunner.run([
@@ -96,7 +99,8 @@ import Testing
 
     @Test func aResponseWithoutItsPartsIsRefused() throws {
         let result = try CLIRunner.run(
-            ["decode", "--as", "registration-response", "-", "--json"], input: #"{"id":"AAAA","response":{}}"#)
+            ["decode", "--as", "registration-response", "-", "--json"], input: #"{"id":"AAAA","response":{}}"#
+        )
         #expect(result.status == 1)
         #expect((try result.object()["error"] as? [String: Any])?["code"] as? String == "invalid-input")
     }

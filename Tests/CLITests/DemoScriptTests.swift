@@ -16,7 +16,8 @@ import Testing
         if geteuid() == 0 {
             // Drop to nobody, as a user without root would run it.
             let setpriv = "/usr/bin/setpriv"
-            try #require(FileManager.default.isExecutableFile(atPath: setpriv), "setpriv (util-linux) is missing")
+            try #require(
+                FileManager.default.isExecutableFile(atPath: setpriv), "setpriv (util-linux) is missing")
             command = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] + command
         }
         let result = try CLIRunner.run(

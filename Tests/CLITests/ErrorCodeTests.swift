@@ -20,13 +20,17 @@ import Testing
     /// Docs/CLI.md "Error codes": exit status → the codes listed for it.
     static func documentedCodes() throws -> [Int32: Set<String>] {
         let text = try String(contentsOf: root.appendingPathComponent("Docs/CLI.md"), encoding: .utf8)
-        guard let start = text.range(of: "### Error codes") else { throw CLITestError("no Error codes section") }
+        guard let start = text.range(of: "### Error codes") else {
+            throw CLITestError("no Error codes section")
+        }
         var table: [Int32: Set<String>] = [:]
         for line in text[start.upperBound...].split(separator: "\n") {
             if line.hasPrefix("## ") || line.hasPrefix("### ") { break }
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             guard cells.count == 2, let status = Int32(cells[0]) else { continue }
-            let codes = cells[1].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            let codes = cells[1].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter {
+                $0.offset % 2 == 1
+            }.map { String($0.element) }
             table[status, default: []].formUnion(codes)
         }
         return table
@@ -35,11 +39,13 @@ import Testing
     /// The error object of a failed `--json` run, checked against the documented table: the
     /// code is kebab-case and listed under the status the run exited with.
     static func expectDocumentedError(
-        _ result: CLIRunner.Result, status: Int32, code: String, sourceLocation: SourceLocation = #_sourceLocation
+        _ result: CLIRunner.Result, status: Int32, code: String,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> [String: Any] {
         #expect(result.status == status, "\(result.stderr)", sourceLocation: sourceLocation)
         let error = try #require(
-            try result.object()["error"] as? [String: Any], "\(result.stdout)", sourceLocation: sourceLocation)
+            try result.object()["error"] as? [String: Any], "\(result.stdout)", sourceLocation: sourceLocation
+        )
         let emitted = try #require(error["code"] as? String, sourceLocation: sourceLocation)
         #expect(emitted == code, "\(error)", sourceLocation: sourceLocation)
         #expect(isKebabCase(emitted), "\(emitted)", sourceLocation: sourceLocation)
@@ -82,7 +88,9 @@ import Testing
         #expect(seen > 100)
         // The CLI's own codes are all in the documented table.
         let documented = try Self.documentedCodes().values.reduce(into: Set<String>()) { $0.formUnion($1) }
-        #expect(cliCodes.subtracting(documented).isEmpty, "undocumented: \(cliCodes.subtracting(documented).sorted())")
+        #expect(
+            cliCodes.subtracting(documented).isEmpty,
+            "undocumented: \(cliCodes.subtracting(documented).sorted())")
     }
 
     @Test func failuresWithoutAKeyCarryDocumentedCodes() throws {
@@ -150,7 +158,8 @@ import Testing
             let before = try #require(try Self.pinRetries(device))
 
             let base = ["register", "--device", device, "--rp", "example.org", "--user", "u", "--resident"]
-            let rs256 = try CLIRunner.run(base + ["--alg", "rs256", "--pin-stdin", "--json"], input: "9999\n")
+            let rs256 = try CLIRunner.run(
+                base + ["--alg", "rs256", "--pin-stdin", "--json"], input: "9999\n")
             let refused = try Self.expectDocumentedError(rs256, status: 6, code: "unsupported-algorithm")
             #expect(refused["ctapStatus"] == nil)
             #expect(!rs256.stderr.localizedCaseInsensitiveContains("PIN"), "\(rs256.stderr)")

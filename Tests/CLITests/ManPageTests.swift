@@ -42,7 +42,9 @@ import Testing
         var rows: [(Int, String)] = []
         var index = start + 1
         while index < lines.count, !lines[index].hasPrefix(".Sh") {
-            if lines[index].hasPrefix(".It "), let status = Int(lines[index].dropFirst(4)), index + 1 < lines.count {
+            if lines[index].hasPrefix(".It "), let status = Int(lines[index].dropFirst(4)),
+                index + 1 < lines.count
+            {
                 rows.append((status, lines[index + 1]))
             }
             index += 1
@@ -71,7 +73,9 @@ import Testing
         let fixed = try CLIRunner.run(executable: script, [CLIRunner.binary.path, directory.path])
         try #require(fixed.status == 0, "\(fixed.stderr)")
 
-        let pages = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".1") }
+        let pages = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasSuffix(".1")
+        }
         #expect(pages.contains("securitykey.1"))
         #expect(pages.contains("securitykey.register.1"))
         #expect(pages.count > 20)
