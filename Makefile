@@ -73,9 +73,11 @@ build: deps
 # python-fido2 in .venv is the independent implementation they check against.
 test: deps pydeps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --build-tests
+	$(SWIFT) build --product generate-manual
 	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/run-tests.sh
 
-# Builds the CLI, serves a virtual key in a private PC/SC bed, registers, signs in, verifies,
+# Builds the CLI, serves a virtual key in a private PC/SC bed (over UDP for a user without root,
+# saying why), registers, signs in, verifies,
 # and stops everything it started (scripts/demo.sh).
 demo: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --product securitykey
@@ -158,6 +160,8 @@ release: deps-build
 	rm -rf $(STAGE) && mkdir -p $(STAGE)/man
 	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" .build/release/securitykey --multi-page \
 	  --output-directory $(STAGE)/man
+	# The real exit-status table in place of the generator's generic EXIT STATUS section.
+	scripts/man-exit-status.sh .build/release/securitykey $(STAGE)/man
 	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" .build/release/securitykeyd \
 	  --output-directory $(STAGE)/man
 	# mdoc treats an empty line as an error (groff warns); the generator leaves some in.

@@ -78,6 +78,9 @@ start_bed() {
     command -v pcscd >/dev/null || die "pcscd is not installed (apt-get install pcscd)"
     [[ -f "$driver" ]] || die "vpcd driver $driver is missing (apt-get install vsmartcard-vpcd)"
     command -v unshare >/dev/null || die "unshare is missing (apt-get install util-linux)"
+    # Said in one sentence up front, rather than as pcscd dying during start-up.
+    unshare -m --propagation private true 2>/dev/null \
+        || die "a private PC/SC bed needs root (or CAP_SYS_ADMIN) to give pcscd its own /run/pcscd in a mount namespace (unshare -m); run as root"
     mkdir -p "$dir"
     dir="$(cd "$dir" && pwd)"
     if [[ -f "$dir/pcscd.pid" ]] && is_our_pcscd "$(cat "$dir/pcscd.pid")" "$dir"; then

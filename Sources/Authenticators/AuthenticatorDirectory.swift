@@ -153,7 +153,7 @@ public struct AuthenticatorDirectory: Sendable {
     public func open(uri: String, deadline: Deadline) async throws(AuthenticatorError) -> Authenticator {
         let discovery = try discovery(for: uri)
         let connection: any AuthenticatorConnection
-        do { connection = try await discovery.open(uri: uri) } catch {
+        do { connection = try await discovery.open(uri: uri, deadline: deadline) } catch {
             throw AuthenticatorError(error, deviceURI: uri)
         }
         return try await Authenticator.open(connection, deadline: deadline, logger: logger)

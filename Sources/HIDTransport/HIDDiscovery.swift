@@ -39,16 +39,23 @@ public struct HIDDiscovery: DeviceDiscovery {
 
     /// Opens `hid:/dev/hidrawN`.
     public func open(uri: String) async throws(TransportError) -> any AuthenticatorConnection {
+        try await open(uri: uri, deadline: .after(openTimeout))
+    }
+
+    /// Opens `hid:/dev/hidrawN` within the open timeout or `deadline`, whichever comes first.
+    public func open(uri: String, deadline commandDeadline: Deadline) async throws(TransportError)
+        -> any AuthenticatorConnection
+    {
         guard uri.hasPrefix("hid:"), uri.count > 4 else {
             throw TransportError(.invalidURI, "'\(uri)' is not a HID device URI like hid:/dev/hidraw0.")
         }
         let path = String(uri.dropFirst(4))
-        let deadline = Deadline.after(openTimeout)
+        let deadline = commandDeadline.capped(at: openTimeout)
         let pipe = try await HIDReportPipe.open(path: path, deadline: deadline)
         let known = try? await devices().first { $0.uri == uri }
         let descriptor = known ?? DeviceDescriptor(uri: uri, transport: .usb)
         return try await CTAPHIDConnection.open(
-            pipe: pipe, descriptor: descriptor, timeout: max(deadline.remaining, .milliseconds(500)),
+            pipe: pipe, descriptor: descriptor, timeout: min(max(deadline.remaining, .milliseconds(500)), commandDeadline.remaining),
             logger: logger)
     }
 }

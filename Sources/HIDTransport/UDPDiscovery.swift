@@ -121,6 +121,12 @@ public struct UDPDiscovery: DeviceDiscovery {
         try await open(endpoint: UDPEndpoint(uri: uri), timeout: openTimeout)
     }
 
+    /// Opens `udp:HOST:PORT[?local=PORT]` within the open timeout or `deadline`, whichever
+    /// comes first (a command's `--timeout` bounds CTAPHID_INIT too).
+    public func open(uri: String, deadline: Deadline) async throws(TransportError) -> any AuthenticatorConnection {
+        try await open(endpoint: UDPEndpoint(uri: uri), timeout: deadline.capped(at: openTimeout).remaining)
+    }
+
     /// Opens an endpoint (looking up its host name) and allocates a CTAPHID channel, all within
     /// `timeout`.
     public func open(endpoint: UDPEndpoint, timeout: Duration) async throws(TransportError)

@@ -34,6 +34,7 @@ extension SecurityKeyAuthorizationController {
             return try await registerThroughU2F(request, clientData: clientData, key: key, deadline: deadline)
         }
         let info = key.info
+        try Self.checkAlgorithms(request, info: info)
         let rpID = request.relyingPartyIdentifier
         let canStore = info.options[.residentKey] == true
         let residentKey: Bool
@@ -108,6 +109,23 @@ extension SecurityKeyAuthorizationController {
             registration.largeBlob = SecurityKeyLargeBlobRegistrationOutput(isSupported: response.largeBlobKey != nil)
         }
         return registration
+    }
+
+    /// Refuses a request none of whose algorithms the key lists in getInfo (CTAP 2.2 §6.4
+    /// `algorithms`), before the user is asked for a PIN or a touch: the key would refuse the
+    /// makeCredential anyway, after the PIN had been typed. Keys that list no algorithms
+    /// (CTAP 2.0 may omit the member) are left to answer for themselves.
+    static func checkAlgorithms(
+        _ request: SecurityKeyCredentialRegistrationRequest, info: AuthenticatorInfo
+    ) throws(SecurityKeyError) {
+        let offered = info.algorithms.filter { $0.type == "public-key" }.map(\.algorithm.rawValue)
+        guard !offered.isEmpty else { return }
+        let wanted = request.credentialParameters.map(\.rawValue)
+        guard !wanted.contains(where: offered.contains) else { return }
+        let names = offered.map { CTAP2.COSEAlgorithm(rawValue: $0).description }.joined(separator: ", ")
+        let message = "The security key supports none of the requested algorithms (it offers \(names))."
+        throw SecurityKeyError(
+            .notHandled, message, underlying: CTAP2Error(.unsupportedAlgorithm, message))
     }
 
     /// The `appidExclude` extension (WebAuthn L3 §10.1.2) over CTAP2: a silent check of the

@@ -1,4 +1,5 @@
 import Authenticators
+import CTAP2
 import Foundation
 import Synchronization
 import Transport
@@ -48,10 +49,11 @@ final class CLIAuthenticatorInteraction: AuthenticatorInteraction {
         switch result {
         case .success(let pin): return pin
         case .failure(let error):
-            // After a wrong PIN, running out of input means the PIN was wrong.
+            // After a wrong PIN, running out of input means the PIN was wrong (the key's last
+            // answer was CTAP2_ERR_PIN_INVALID).
             let reason =
                 prompt.purpose != .newPIN && prompt.attemptsLeft != nil && asked > 1
-                ? CLIError(.pinProblem, code: "pin-invalid", "The PIN is wrong.\(left)") : error
+                ? CLIError(.pinProblem, code: "pin-invalid", "The PIN is wrong.\(left)", ctapStatus: .pinInvalid) : error
             state.withLock { $0.unanswered = reason }
             return nil
         }

@@ -10,7 +10,7 @@ extension CLIError {
             // The CTAP2 error's status and code, with the device layer's sentence (it may say
             // more, as for a blocked PIN).
             let mapped = CLIError(ctap)
-            self.init(mapped.status, code: mapped.code, error.message)
+            self.init(mapped.status, code: mapped.code, error.message, ctapStatus: mapped.ctapStatus)
             return
         }
         if let transport = error.underlying as? TransportError {

@@ -47,17 +47,35 @@ struct CLIExitStatus: RawRepresentable, Hashable, Sendable {
 /// The one error type of the command-line tool: a stable code, one sentence, and the exit
 /// status it maps to.
 struct CLIError: Error, Sendable, CustomStringConvertible {
-    /// A stable, switchable code; the same strings the libraries use where the error came from one.
+    /// A stable, switchable code in kebab-case (`no-device`, `credential-excluded`); the same
+    /// strings the libraries use where the error came from one. Docs/CLI.md lists them.
     var code: String
     /// One sentence for the user.
     var message: String
     /// The exit status.
     var status: CLIExitStatus
+    /// The CTAP status byte the key answered with, where the error came from one; JSON gives
+    /// it beside the code as `ctapStatus: {name, value}` (`CTAP2_ERR_CREDENTIAL_EXCLUDED`, 25).
+    var ctapStatus: CTAP2.CTAPStatus?
 
-    init(_ status: CLIExitStatus, code: String, _ message: String) {
+    init(_ status: CLIExitStatus, code: String, _ message: String, ctapStatus: CTAP2.CTAPStatus? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.ctapStatus = ctapStatus
+    }
+
+    /// The JSON error object: `code`, `message`, and `ctapStatus` where the key sent one.
+    var json: JSONValue {
+        var members: [(String, JSONValue)] = [("code", .string(code)), ("message", .string(message))]
+        if let ctapStatus {
+            members.append(
+                (
+                    "ctapStatus",
+                    .object([("name", .string(ctapStatus.name)), ("value", .integer(Int64(ctapStatus.rawValue)))])
+                ))
+        }
+        return .object(members)
     }
 
     var description: String { message }
@@ -90,29 +108,23 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
         }
         var status: CLIExitStatus = .failure
         var message = error.message
-        // The codes ClientPIN has always reported by name; for other errors from the key the
-        // JSON code stays the spec's status name (CTAP2_ERR_...).
-        var byName = false
         switch error.code {
         case .cancelled: status = .cancelled
         case .keepaliveCancel, .userActionTimeout, .operationDenied, .messageTimeout: status = .cancelled
         case .pinInvalid, .pinAuthBlocked, .pinBlocked, .pinNotSet, .pinPolicyViolation, .pinChangeRequired,
             .pinRequired, .pinAuthInvalid, .uvInvalid, .uvBlocked:
             status = .pinProblem
-            byName = true
             if let retries = error.retriesLeft, !message.contains("attempt") {
                 message += " \(retries) attempt(s) left."
             }
         case .pinTokenExpired: status = .pinProblem
-        case .unauthorizedPermission, .largeBlobStorageFull, .largeBlobCorrupted: byName = true
         case .pinUVNotSupported, .unsupportedAttestationFormat: status = .notSupported
         case .unsupportedAlgorithm, .unsupportedOption, .unsupportedExtension, .invalidCommand:
             status = .notSupported
         case .verificationFailed, .invalidCertificate: status = .verificationFailed
         default: status = .failure
         }
-        let code = byName ? error.code.rawValue : (error.status?.name ?? error.code.rawValue)
-        self.init(status, code: code, message)
+        self.init(status, code: error.code.rawValue, message, ctapStatus: error.status)
     }
 
     /// The provider's error: where a CTAP2 or transport error lies under it, that error's status
@@ -120,7 +132,7 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
     init(_ error: SecurityKeyError) {
         if let ctap = error.underlying as? CTAP2Error {
             let mapped = CLIError(ctap)
-            self.init(mapped.status, code: mapped.code, error.message)
+            self.init(mapped.status, code: mapped.code, error.message, ctapStatus: mapped.ctapStatus)
             return
         }
         if let transport = error.underlying as? TransportError {

@@ -16,6 +16,10 @@ enum DecodeKind: String, CaseIterable, ExpressibleByArgument, Sendable {
     case coseKey = "cose-key"
     case clientData = "client-data"
     case ctaphid
+    /// What `register --json` prints (a WebAuthn RegistrationResponseJSON).
+    case registrationResponse = "registration-response"
+    /// What `authenticate --json` prints (a WebAuthn AuthenticationResponseJSON).
+    case authenticationResponse = "authentication-response"
 }
 
 /// `securitykey decode`: turns captured bytes into JSON.
@@ -27,8 +31,11 @@ struct DecodeCommand: ReportingCommand {
         discussion: """
             The input is --hex TEXT, --base64 TEXT (standard or url alphabet), or a FILE (- for standard \
             input); a file holding only hex digits and whitespace is read as hex. --as may be omitted \
-            when the input can be recognised. The output is JSON with byte strings in lower-case hex and a \
-            "kind" member; CBOR values also come in diagnostic notation (RFC 8949 §8). A ctaphid input is \
+            when the input can be recognised; the JSON that register --json and authenticate --json print \
+            (WebAuthn RegistrationResponseJSON, AuthenticationResponseJSON) is recognised and its parts \
+            decoded. The output is JSON with a "kind" member; credential IDs and user handles in base64url \
+            (as every other command prints and takes them), AAGUIDs as UUIDs, other byte strings in \
+            lower-case hex; CBOR values also come in diagnostic notation (RFC 8949 §8). A ctaphid input is \
             a stream of 64-byte reports, reassembled into messages and each message decoded. Malformed \
             input exits 1 with the reason.
             """)
@@ -107,6 +114,8 @@ enum Decoder {
         case .coseKey: body = try coseKey(COSEKey(cbor: bytes))
         case .clientData: body = try clientData(bytes)
         case .ctaphid: body = try CTAPHIDStream.decode(bytes)
+        case .registrationResponse: body = try registrationResponse(bytes)
+        case .authenticationResponse: body = try authenticationResponse(bytes)
         }
         guard case .object(var members) = body else { return body }
         switch kind {
@@ -142,7 +151,13 @@ enum Decoder {
         else {
             throw CLIError.invalidInput("The input is empty.")
         }
-        if first == UInt8(ascii: "{") { return .clientData }
+        if first == UInt8(ascii: "{") {
+            let response = (try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["response"]
+            guard let response = response as? [String: Any] else { return .clientData }
+            if response["attestationObject"] != nil { return .registrationResponse }
+            if response["authenticatorData"] != nil { return .authenticationResponse }
+            return .clientData
+        }
         var body = bytes
         if bytes.first == 0x00, bytes.count > 1 { body = Array(bytes.dropFirst()) }
         if let value = try? lenient.decode(body) {
@@ -203,7 +218,7 @@ enum Decoder {
                 try data.attestedCredentialData.map { c in
                     .object([
                         ("aaguid", .string(c.aaguid.description.lowercased())),
-                        ("credentialId", .string(Hex.encode(c.credentialID))),
+                        ("credentialId", .string(Base64URL.encode(c.credentialID))),
                         ("credentialPublicKey", try coseKey(c.credentialPublicKey)),
                     ])
                 }
@@ -244,7 +259,7 @@ enum Decoder {
             (
                 "credential",
                 r.credential.map { c in
-                    .object([("type", .string(c.type)), ("id", .string(Hex.encode(c.id)))])
+                    .object([("type", .string(c.type)), ("id", .string(Base64URL.encode(c.id)))])
                 }
             ),
             ("authData", try authenticatorData(r.authData)),
@@ -253,7 +268,7 @@ enum Decoder {
                 "user",
                 r.user.map { u in
                     .members([
-                        ("id", .string(Hex.encode(u.id))), ("name", u.name.map(JSONValue.string)),
+                        ("id", .string(Base64URL.encode(u.id))), ("name", u.name.map(JSONValue.string)),
                         ("displayName", u.displayName.map(JSONValue.string)),
                     ])
                 }
@@ -262,6 +277,87 @@ enum Decoder {
             ("userSelected", r.userSelected.map(JSONValue.bool)),
             ("largeBlobKey", r.largeBlobKey.map { .string(Hex.encode($0)) }),
         ])
+    }
+
+    /// The members of a WebAuthn response JSON object and of its `response` member.
+    static func responseMembers(_ bytes: [UInt8], kind: String) throws -> (
+        outer: [String: Any], response: [String: Any]
+    ) {
+        guard let outer = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+            let response = outer["response"] as? [String: Any]
+        else {
+            throw CLIError.invalidInput("The input is not a WebAuthn \(kind) JSON object with a response member.")
+        }
+        return (outer, response)
+    }
+
+    /// The bytes of a base64url member of a response, or nil when it is absent or null.
+    static func base64URLMember(_ object: [String: Any], _ name: String) throws -> [UInt8]? {
+        guard let value = object[name], !(value is NSNull) else { return nil }
+        guard let text = value as? String, let bytes = Base64URL.decode(text) else {
+            throw CLIError.invalidInput("The member \(name) is not base64url.")
+        }
+        return bytes
+    }
+
+    /// The identifying members both response kinds share: `id` (checked against `rawId`),
+    /// `type`, `authenticatorAttachment`, and the decoded client data where there is one.
+    static func commonResponseMembers(_ outer: [String: Any], _ response: [String: Any]) throws -> [(
+        String, JSONValue
+    )] {
+        guard let id = outer["id"] as? String, Base64URL.decode(id) != nil else {
+            throw CLIError.invalidInput("The response's id is missing or not base64url.")
+        }
+        if let rawID = outer["rawId"] as? String, Base64URL.decode(rawID) != Base64URL.decode(id) {
+            throw CLIError.invalidInput("The response's rawId and id name different credentials.")
+        }
+        var members: [(String, JSONValue)] = [("id", .string(id))]
+        if let type = outer["type"] as? String { members.append(("type", .string(type))) }
+        if let attachment = outer["authenticatorAttachment"] as? String {
+            members.append(("authenticatorAttachment", .string(attachment)))
+        }
+        members.append(("clientData", try base64URLMember(response, "clientDataJSON").map(clientData) ?? .null))
+        return members
+    }
+
+    /// `register --json` output (WebAuthn L3 §5.1 RegistrationResponseJSON): the client data and
+    /// the attestation object decoded, and whether the new credential's ID is the response's `id`.
+    static func registrationResponse(_ bytes: [UInt8]) throws -> JSONValue {
+        let (outer, response) = try responseMembers(bytes, kind: "registration")
+        guard let objectBytes = try base64URLMember(response, "attestationObject") else {
+            throw CLIError.invalidInput("The registration response has no attestationObject.")
+        }
+        var members = try commonResponseMembers(outer, response)
+        let object = try AttestationObject(cbor: objectBytes)
+        let newID = object.authData.attestedCredentialData?.credentialID
+        members.append(("attestationObject", try attestationObject(objectBytes)))
+        members.append(
+            (
+                "idMatchesAuthenticatorData",
+                .bool(newID != nil && newID == (outer["id"] as? String).flatMap(Base64URL.decode))
+            ))
+        if let transports = response["transports"] as? [String] {
+            members.append(("transports", .array(transports.map(JSONValue.string))))
+        }
+        return .object(members)
+    }
+
+    /// `authenticate --json` output (WebAuthn L3 §5.1 AuthenticationResponseJSON): the client
+    /// data and authenticator data decoded, the signature in hex, the user handle as given.
+    static func authenticationResponse(_ bytes: [UInt8]) throws -> JSONValue {
+        let (outer, response) = try responseMembers(bytes, kind: "authentication")
+        guard let authData = try base64URLMember(response, "authenticatorData") else {
+            throw CLIError.invalidInput("The authentication response has no authenticatorData.")
+        }
+        guard let signature = try base64URLMember(response, "signature") else {
+            throw CLIError.invalidInput("The authentication response has no signature.")
+        }
+        var members = try commonResponseMembers(outer, response)
+        members.append(("authenticatorData", try authenticatorData(AuthenticatorData(bytes: authData))))
+        members.append(("signature", .string(Hex.encode(signature))))
+        let userHandle = try base64URLMember(response, "userHandle")
+        members.append(("userHandle", userHandle.map { .string(Base64URL.encode($0)) } ?? .null))
+        return .object(members)
     }
 
     static func clientData(_ bytes: [UInt8]) throws -> JSONValue {

@@ -68,7 +68,7 @@ struct HMACSecretCommand: ReportingCommand {
         ) { [request] controller async throws(SecurityKeyError) in try await controller.performAssertion(request) }
         guard let secret = assertion.hmacGetSecret else {
             throw CLIError(
-                .failure, code: "unsupported-extension",
+                .notSupported, code: "unsupported-extension",
                 "The security key returned no hmac-secret: it lacks the extension or the credential was made without --hmac-secret.")
         }
         func encode(_ bytes: [UInt8]) -> String { base64 ? Base64.encode(bytes) : Hex.encode(bytes) }

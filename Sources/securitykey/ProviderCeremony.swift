@@ -149,7 +149,7 @@ final class CLIInteraction: SecurityKeyInteraction {
         case .failure(let error):
             let reason =
                 asked > 1
-                ? CLIError(.pinProblem, code: "pin-invalid", "The PIN is wrong.\(left)")
+                ? CLIError(.pinProblem, code: "pin-invalid", "The PIN is wrong.\(left)", ctapStatus: .pinInvalid)
                 : error
             state.withLock { $0.unanswered = reason }
             return nil

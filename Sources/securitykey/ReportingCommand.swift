@@ -43,13 +43,7 @@ extension ReportingCommand {
     func report(_ failure: CLIError) {
         Console.err("securitykey: \(failure.message)")
         if wantsJSON {
-            Console.json(
-                .object([
-                    (
-                        "error",
-                        .object([("code", .string(failure.code)), ("message", .string(failure.message))])
-                    )
-                ]))
+            Console.json(.object([("error", failure.json)]))
         }
     }
 }

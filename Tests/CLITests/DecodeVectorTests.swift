@@ -65,7 +65,10 @@ struct Vector: Sendable, CustomTestStringConvertible {
         let attested = json["attestedCredentialData"] as? [String: Any]
         if let aaguid = vector.authData["aaguid"] {
             #expect(attested?["aaguid"] as? String == aaguid)
-            #expect(attested?["credentialId"] as? String == vector.authData["credentialId"])
+            // Credential IDs in base64url, as register and credentials print them.
+            #expect(
+                attested?["credentialId"] as? String
+                    == vector.authData["credentialId"].flatMap(DecodeResponseTests.base64URL(hex:)))
             let key = attested?["credentialPublicKey"] as? [String: Any]
             #expect(key?["diagnostic"] as? String == vector.authData["credentialPublicKey_cose"])
         } else {

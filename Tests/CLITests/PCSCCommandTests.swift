@@ -110,7 +110,7 @@ import Testing
             #expect(again.status == 1)
             #expect(
                 (try again.object()["error"] as? [String: Any])?["code"] as? String
-                    == "CTAP2_ERR_CREDENTIAL_EXCLUDED")
+                    == "credential-excluded")
 
             let stopped = bed.stopServing()
             #expect(stopped.status == 0)
@@ -210,7 +210,7 @@ import Testing
             #expect(denied.status == 4, "\(denied.stderr)")
             #expect(
                 (try denied.object()["error"] as? [String: Any])?["code"] as? String
-                    == "CTAP2_ERR_OPERATION_DENIED")
+                    == "operation-denied")
             // An empty reader: 3.
             #expect(try bed.run(["info", "--device", bed.emptyDevice]).status == 3)
             // PC/SC cannot blink: 6.
