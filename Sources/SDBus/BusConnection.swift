@@ -25,13 +25,53 @@ public struct BusCaller: Hashable, Sendable {
     public var pid: Int32?
     /// The caller's executable, when it could be read.
     public var executable: String?
+    /// The caller's effective gid and supplementary gids, as far as they could be read.
+    public var groups: [UInt32]
+    /// The caller's login session as systemd-logind records it (sd-login).
+    public var login: LoginSeat
 
     /// Creates a caller description.
-    public init(uniqueName: String, uid: UInt32?, pid: Int32?, executable: String?) {
+    public init(
+        uniqueName: String, uid: UInt32?, pid: Int32?, executable: String?, groups: [UInt32] = [],
+        login: LoginSeat = .unknown
+    ) {
         self.uniqueName = uniqueName
         self.uid = uid
         self.pid = pid
         self.executable = executable
+        self.groups = groups
+        self.login = login
+    }
+}
+
+/// Where a caller sits, in systemd-logind's terms: whether its process belongs to a session that
+/// is on a seat and is the seat's active one (`sd_pid_get_session`, `sd_session_is_active`,
+/// `sd_session_get_seat`).
+public enum LoginSeat: Hashable, Sendable {
+    /// The process is in the active session of `seat`.
+    case active(session: String, seat: String)
+    /// The process is in a session on `seat` that is not in the foreground.
+    case inactive(session: String, seat: String)
+    /// The process is in a session without a seat (SSH, a cron job).
+    case noSeat(session: String)
+    /// The process is in no login session (a system service, or no logind on this machine).
+    case noSession
+    /// The bus did not tell the caller's pid.
+    case unknown
+
+    /// The login seat of process `pid`, read from its cgroup and logind's state in /run (no bus
+    /// call; the files can race with the session ending, as any pid-based check can).
+    public static func of(pid: Int32) -> LoginSeat {
+        var session: UnsafeMutablePointer<CChar>?
+        guard sd_pid_get_session(pid, &session) >= 0, let session else { return .noSession }
+        defer { free(session) }
+        let name = String(cString: session)
+        var seat: UnsafeMutablePointer<CChar>?
+        guard sd_session_get_seat(name, &seat) >= 0, let seat else { return .noSeat(session: name) }
+        defer { free(seat) }
+        let seatName = String(cString: seat)
+        return sd_session_is_active(name) > 0
+            ? .active(session: name, seat: seatName) : .inactive(session: name, seat: seatName)
     }
 }
 
@@ -371,6 +411,8 @@ extension BusConnection {
         mask |= UInt64(SD_BUS_CREDS_UID)
         mask |= UInt64(SD_BUS_CREDS_PID)
         mask |= UInt64(SD_BUS_CREDS_EXE)
+        mask |= UInt64(SD_BUS_CREDS_EGID)
+        mask |= UInt64(SD_BUS_CREDS_SUPPLEMENTARY_GIDS)
         mask |= UInt64(SD_BUS_CREDS_AUGMENT)
         guard sd_bus_query_sender_creds(message, mask, &creds) >= 0, let creds else {
             return BusCaller(uniqueName: sender, uid: nil, pid: nil, executable: nil)
@@ -382,9 +424,18 @@ extension BusConnection {
         let hasUID = sd_bus_creds_get_euid(creds, &uid) >= 0 || sd_bus_creds_get_uid(creds, &uid) >= 0
         let hasPID = sd_bus_creds_get_pid(creds, &pid) >= 0
         let hasExe = sd_bus_creds_get_exe(creds, &exe) >= 0
+        var groups: [UInt32] = []
+        var gid: gid_t = 0
+        if sd_bus_creds_get_egid(creds, &gid) >= 0 { groups.append(gid) }
+        var supplementary: UnsafePointer<gid_t>?
+        let count = sd_bus_creds_get_supplementary_gids(creds, &supplementary)
+        if count > 0, let supplementary {
+            groups += UnsafeBufferPointer(start: supplementary, count: Int(min(count, 65536)))
+        }
         return BusCaller(
             uniqueName: sender, uid: hasUID ? uid : nil, pid: hasPID ? pid : nil,
-            executable: hasExe ? exe.map { String(cString: $0) } : nil)
+            executable: hasExe ? exe.map { String(cString: $0) } : nil, groups: groups,
+            login: hasPID ? LoginSeat.of(pid: pid) : .unknown)
     }
 
     /// Reads basic-typed arguments; nil when one is of another type or a string is too long.
