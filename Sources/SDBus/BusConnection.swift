@@ -97,6 +97,38 @@ public enum BusEvent: Sendable {
     case methodCall(BusMethodCall)
     /// A connection left the bus (NameOwnerChanged with no new owner for a unique name).
     case peerLeft(uniqueName: String)
+    /// A signal matched by ``BusConnection/watchSignals(path:interface:)``.
+    case signal(BusSignal)
+}
+
+/// A signal received by a client connection.
+public struct BusSignal: Sendable {
+    /// The sender's unique name, as the bus daemon stamped it.
+    public var sender: String
+    /// The interface.
+    public var interface: String
+    /// The member.
+    public var member: String
+    /// The arguments (basic types, `a{sv}` with basic values; signals with others are dropped).
+    public var arguments: [BusValue]
+}
+
+/// The answer to a method call made with ``BusConnection/call(destination:path:interface:member:_:timeout:sent:)``.
+public enum BusReply: Sendable {
+    /// A method return with these values (basic types and `a{sv}` with basic values).
+    case values([BusValue])
+    /// A D-Bus error reply: its name and message.
+    case error(name: String, message: String)
+}
+
+/// Holds a pending call's continuation across sd-bus's C callback.
+final class PendingCall: @unchecked Sendable {
+    let continuation: CheckedContinuation<Result<BusReply, BusError>, Never>
+    let connection: BusConnection
+    init(_ continuation: CheckedContinuation<Result<BusReply, BusError>, Never>, connection: BusConnection) {
+        self.continuation = continuation
+        self.connection = connection
+    }
 }
 
 /// A retained `sd_bus_message`, released on the bus thread (sd-bus objects are not thread-safe).
@@ -173,6 +205,109 @@ public final class BusConnection: @unchecked Sendable {
         }
         try started.get()
         return connection
+    }
+
+    /// Connects to `address` as a client only: no object exported, no name owned.
+    public static func client(address: BusAddress) async throws(BusError) -> BusConnection {
+        try await open(address: address, name: nil, objectPath: "", introspection: "")
+    }
+
+    /// Calls `member` and waits for the reply (`sd_bus_call_async`, with `timeout`); `sent` gets the
+    /// call's serial on the bus thread before any message that follows it is processed. A reply
+    /// of types the wrapper does not read is a ``BusError``, as is a connection that closes.
+    public func call(
+        destination: String, path: String, interface: String, member: String, _ values: [BusValue],
+        timeout: Duration = .seconds(25), sent: @escaping @Sendable (UInt64) -> Void = { _ in }
+    ) async throws(BusError) -> BusReply {
+        let microseconds =
+            UInt64(max(0, timeout.components.seconds)) * 1_000_000
+            + UInt64(max(0, timeout.components.attoseconds / 1_000_000_000_000))
+        let result: Result<BusReply, BusError> = await withCheckedContinuation { continuation in
+            let pending = PendingCall(continuation, connection: self)
+            let accepted = jobs.withLock { state -> Bool in
+                guard !state.stopping else { return false }
+                state.queue.append { bus in
+                    var message: OpaquePointer?
+                    var r = sd_bus_message_new_method_call(
+                        bus, &message, destination, path, interface, member)
+                    guard r >= 0, let message else {
+                        return continuation.resume(
+                            returning: .failure(
+                                BusError(
+                                    function: "sd_bus_message_new_method_call", errno: -r,
+                                    "Cannot call \(member): \(String(cString: strerror(-r))).")))
+                    }
+                    defer { sd_bus_message_unref(message) }
+                    for value in values where r >= 0 { r = Self.append(value, to: message) }
+                    let box = Unmanaged.passRetained(pending)
+                    if r >= 0 {
+                        r = sd_bus_call_async(
+                            bus, nil, message,
+                            { reply, userdata, _ in
+                                guard let userdata else { return 0 }
+                                let pending = Unmanaged<PendingCall>.fromOpaque(userdata).takeRetainedValue()
+                                guard let reply else {
+                                    pending.continuation.resume(
+                                        returning: .failure(
+                                            BusError(function: "sd_bus_call_async", errno: EIO, "No reply.")))
+                                    return 0
+                                }
+                                pending.continuation.resume(returning: pending.connection.readReply(reply))
+                                return 0
+                            }, box.toOpaque(), microseconds)
+                    }
+                    guard r >= 0 else {
+                        box.release()
+                        return continuation.resume(
+                            returning: .failure(
+                                BusError(
+                                    function: "sd_bus_call_async", errno: -r,
+                                    "Cannot call \(member): \(String(cString: strerror(-r))).")))
+                    }
+                    var serial: UInt64 = 0
+                    _ = sd_bus_message_get_cookie(message, &serial)
+                    sent(serial)
+                }
+                return true
+            }
+            if accepted {
+                wake()
+            } else {
+                continuation.resume(
+                    returning: .failure(
+                        BusError(function: "sd_bus_call_async", errno: ENOTCONN, "The connection is closed."))
+                )
+            }
+        }
+        return try result.get()
+    }
+
+    /// Reports the signals of `interface` sent from `path` as ``BusEvent/signal(_:)``
+    /// (`sd_bus_match_signal`); signals addressed to this connection alone arrive too.
+    public func watchSignals(path: String, interface: String) async throws(BusError) {
+        let result: Result<Void, BusError> = await withCheckedContinuation { continuation in
+            enqueue { bus in
+                let userdata = Unmanaged.passUnretained(self).toOpaque()
+                var slot: OpaquePointer?
+                let r = sd_bus_match_signal(
+                    bus, &slot, nil, path, interface, nil,
+                    { message, userdata, _ in
+                        guard let message, let userdata else { return 0 }
+                        Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue().receivedSignal(
+                            message)
+                        return 0
+                    }, userdata)
+                if r >= 0, let slot { self.slots.append(slot) }
+                continuation.resume(
+                    returning: r >= 0
+                        ? .success(())
+                        : .failure(
+                            BusError(
+                                function: "sd_bus_match_signal", errno: -r,
+                                "Cannot watch \(interface) signals.")))
+            }
+        }
+        try result.get()
     }
 
     /// Runs `job` on the bus thread with the bus (dropped once the connection is closed).
@@ -310,6 +445,8 @@ extension BusConnection {
 
         let userdata = Unmanaged.passUnretained(self).toOpaque()
         var slot: OpaquePointer?
+        // A client exports nothing and watches nobody's departure.
+        if objectPath.isEmpty { return }
         try Self.check(
             sd_bus_add_object(
                 opened, &slot, objectPath,
@@ -438,8 +575,66 @@ extension BusConnection {
             login: hasPID ? LoginSeat.of(pid: pid) : .unknown)
     }
 
-    /// Reads basic-typed arguments; nil when one is of another type or a string is too long.
-    func readArguments(_ message: OpaquePointer) -> [BusValue]? {
+    /// A reply: its values, or the error it carries.
+    func readReply(_ reply: OpaquePointer) -> Result<BusReply, BusError> {
+        if sd_bus_message_is_method_error(reply, nil) > 0 {
+            guard let error = sd_bus_message_get_error(reply) else {
+                return .success(.error(name: "", message: ""))
+            }
+            let name = error.pointee.name.map { String(cString: $0) } ?? ""
+            let text = error.pointee.message.map { String(cString: $0) } ?? ""
+            // A connection-level failure (timeout, closed) comes as a local error reply too.
+            return .success(.error(name: name, message: text))
+        }
+        guard let values = readArguments(reply, dictionaries: true) else {
+            return .failure(
+                BusError(function: "sd_bus_message_read", errno: EBADMSG, "The reply has unexpected types."))
+        }
+        return .success(.values(values))
+    }
+
+    /// A matched signal, reported when its arguments can be read.
+    func receivedSignal(_ message: OpaquePointer) {
+        let sender = sd_bus_message_get_sender(message).map { String(cString: $0) } ?? ""
+        let interface = sd_bus_message_get_interface(message).map { String(cString: $0) } ?? ""
+        let member = sd_bus_message_get_member(message).map { String(cString: $0) } ?? ""
+        guard let arguments = readArguments(message, dictionaries: true) else { return }
+        continuation.yield(
+            .signal(BusSignal(sender: sender, interface: interface, member: member, arguments: arguments)))
+    }
+
+    /// Reads an `a{sv}` whose values are of basic types (at most 64 entries); nil otherwise.
+    func readDictionary(_ message: OpaquePointer) -> [BusDictionaryEntry]? {
+        guard sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}") > 0 else {
+            return nil
+        }
+        var entries: [BusDictionaryEntry] = []
+        while entries.count <= 64 {
+            let entered = sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv")
+            if entered == 0 { break }
+            guard entered > 0 else { return nil }
+            var key: UnsafePointer<CChar>?
+            guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &key) >= 0, let key else {
+                return nil
+            }
+            var type: CChar = 0
+            var contents: UnsafePointer<CChar>?
+            guard sd_bus_message_peek_type(message, &type, &contents) > 0, let contents,
+                strlen(contents) == 1,
+                sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), contents) > 0,
+                let values = readArguments(message, dictionaries: false), values.count == 1,
+                sd_bus_message_exit_container(message) >= 0,  // the variant
+                sd_bus_message_exit_container(message) >= 0  // the entry
+            else { return nil }
+            entries.append(BusDictionaryEntry(String(cString: key), values[0]))
+        }
+        guard entries.count <= 64, sd_bus_message_exit_container(message) >= 0 else { return nil }
+        return entries
+    }
+
+    /// Reads basic-typed arguments (and `a{sv}` ones when `dictionaries`); nil when one is of
+    /// another type or a string is too long.
+    func readArguments(_ message: OpaquePointer, dictionaries: Bool = false) -> [BusValue]? {
         var values: [BusValue] = []
         while values.count < 16 {
             var type: CChar = 0
@@ -448,6 +643,9 @@ extension BusConnection {
             if more == 0 { return values }
             guard more > 0 else { return nil }
             switch UInt8(bitPattern: type) {
+            case UInt8(ascii: "a") where dictionaries && contents.map({ String(cString: $0) }) == "{sv}":
+                guard let entries = readDictionary(message) else { return nil }
+                values.append(.dictionary(entries))
             case UInt8(ascii: "s"), UInt8(ascii: "o"):
                 var text: UnsafePointer<CChar>?
                 guard sd_bus_message_read_basic(message, type, &text) >= 0, let text else { return nil }

@@ -98,6 +98,13 @@ final class DaemonBed: @unchecked Sendable {
         throw BedError(description: "securitykeyd did not list \(keys) keys in time")
     }
 
+    /// Stops the daemon alone (SIGTERM), leaving the bus and the keys.
+    func stopDaemon() {
+        guard daemon.isRunning else { return }
+        daemon.terminate()
+        daemon.waitUntilExit()
+    }
+
     /// Stops the daemon with SIGTERM (returning its exit status), then the keys and the bus.
     @discardableResult
     func stop() -> Int32 {

@@ -12,6 +12,9 @@ usage: daemon_client.py ADDRESS SCENARIO [ARGS...]
                            owner chooses the one listed second; Fido2Server verifies the response
   gdbus                    register + sign in with GLib's gdbus as the D-Bus client (no PIN on
                            the key), options from Fido2Server, each response verified by it
+  cli SECURITYKEY PIN      register + sign in with `securitykey register|authenticate --via-daemon
+                           --options FILE --pin-stdin --json` (UV required, so the CLI answers
+                           NEEDS_PIN), options from Fido2Server, each response verified by it
   raw METHOD ORIGIN JSON   one CreateCredential/GetCredential call with the given JSON (- reads stdin)
 
 Prints one JSON object; exits non-zero when the relying party does not verify.
@@ -214,6 +217,34 @@ elif scenario == "gdbus":
     options, state = rp.authenticate_begin([cred], user_verification="discouraged")
     signed = rp.authenticate_complete(state, [cred], gdbus("GetCredential", options))
     print(json.dumps({"verified": signed.credential_id == cred.credential_id}))
+elif scenario == "cli":
+    import subprocess
+    import tempfile
+
+    binary, pin = sys.argv[3], sys.argv[4]
+
+    def cli(command, options):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
+            json.dump(dict(options), file)
+            file.flush()
+            done = subprocess.run(
+                [binary, command, "--via-daemon", "--bus-address", ADDRESS, "--options", file.name, "--pin-stdin",
+                 "--json"], input=pin + "\n", capture_output=True, text=True, timeout=90)
+        if done.returncode != 0:
+            sys.exit(json.dumps({"command": command, "status": done.returncode, "stdout": done.stdout,
+                                 "stderr": done.stderr}))
+        return json.loads(done.stdout), done.stderr
+
+    rp = server()
+    user = PublicKeyCredentialUserEntity(id=os.urandom(16), name="frank", display_name="Frank")
+    options, state = rp.register_begin(user, user_verification="required")
+    registration, _ = cli("register", options)
+    cred = rp.register_complete(state, registration).credential_data
+    options, state = rp.authenticate_begin([cred], user_verification="required")
+    assertion, prompts = cli("authenticate", options)
+    signed = rp.authenticate_complete(state, [cred], assertion)
+    print(json.dumps({"verified": signed.credential_id == cred.credential_id, "registration": registration,
+                      "assertion": assertion, "prompts": prompts}))
 elif scenario == "raw":
     # The JSON text is sent as given, not re-encoded.
     call = Call.__new__(Call)
