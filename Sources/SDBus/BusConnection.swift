@@ -121,13 +121,24 @@ public enum BusReply: Sendable {
     case error(name: String, message: String)
 }
 
-/// Holds a pending call's continuation across sd-bus's C callback.
+/// Holds a pending call's continuation across sd-bus's C callback; resolved once, on the bus
+/// thread (by its reply, or by the connection ending first).
 final class PendingCall: @unchecked Sendable {
-    let continuation: CheckedContinuation<Result<BusReply, BusError>, Never>
+    private let continuation: CheckedContinuation<Result<BusReply, BusError>, Never>
     let connection: BusConnection
+    /// Only the bus thread reads or writes it.
+    private var resolved = false
+
     init(_ continuation: CheckedContinuation<Result<BusReply, BusError>, Never>, connection: BusConnection) {
         self.continuation = continuation
         self.connection = connection
+    }
+
+    func resolve(_ result: Result<BusReply, BusError>) {
+        guard !resolved else { return }
+        resolved = true
+        connection.pendingCalls[ObjectIdentifier(self)] = nil
+        continuation.resume(returning: result)
     }
 }
 
@@ -176,6 +187,8 @@ public final class BusConnection: @unchecked Sendable {
     /// Only the bus thread reads or writes these.
     var bus: OpaquePointer?
     var slots: [OpaquePointer] = []
+    /// Calls sent and not yet answered, failed when the connection ends first.
+    var pendingCalls: [ObjectIdentifier: PendingCall] = [:]
 
     private init(objectPath: String, introspection: String, maximumStringBytes: Int) throws(BusError) {
         self.objectPath = objectPath
@@ -227,43 +240,40 @@ public final class BusConnection: @unchecked Sendable {
             let accepted = jobs.withLock { state -> Bool in
                 guard !state.stopping else { return false }
                 state.queue.append { bus in
+                    func failed(_ function: String, _ r: Int32) {
+                        pending.resolve(
+                            .failure(
+                                BusError(
+                                    function: function, errno: -r,
+                                    "Cannot call \(member): \(String(cString: strerror(-r))).")))
+                    }
                     var message: OpaquePointer?
                     var r = sd_bus_message_new_method_call(
                         bus, &message, destination, path, interface, member)
-                    guard r >= 0, let message else {
-                        return continuation.resume(
-                            returning: .failure(
-                                BusError(
-                                    function: "sd_bus_message_new_method_call", errno: -r,
-                                    "Cannot call \(member): \(String(cString: strerror(-r))).")))
-                    }
+                    guard r >= 0, let message else { return failed("sd_bus_message_new_method_call", r) }
                     defer { sd_bus_message_unref(message) }
                     for value in values where r >= 0 { r = Self.append(value, to: message) }
+                    guard r >= 0 else { return failed("sd_bus_message_append", r) }
                     let box = Unmanaged.passRetained(pending)
-                    if r >= 0 {
-                        r = sd_bus_call_async(
-                            bus, nil, message,
-                            { reply, userdata, _ in
-                                guard let userdata else { return 0 }
-                                let pending = Unmanaged<PendingCall>.fromOpaque(userdata).takeRetainedValue()
-                                guard let reply else {
-                                    pending.continuation.resume(
-                                        returning: .failure(
-                                            BusError(function: "sd_bus_call_async", errno: EIO, "No reply.")))
-                                    return 0
-                                }
-                                pending.continuation.resume(returning: pending.connection.readReply(reply))
+                    r = sd_bus_call_async(
+                        bus, nil, message,
+                        { reply, userdata, _ in
+                            guard let userdata else { return 0 }
+                            let pending = Unmanaged<PendingCall>.fromOpaque(userdata).takeRetainedValue()
+                            guard let reply else {
+                                pending.resolve(
+                                    .failure(BusError(function: "sd_bus_call_async", errno: EIO, "No reply."))
+                                )
                                 return 0
-                            }, box.toOpaque(), microseconds)
-                    }
+                            }
+                            pending.resolve(pending.connection.readReply(reply))
+                            return 0
+                        }, box.toOpaque(), microseconds)
                     guard r >= 0 else {
                         box.release()
-                        return continuation.resume(
-                            returning: .failure(
-                                BusError(
-                                    function: "sd_bus_call_async", errno: -r,
-                                    "Cannot call \(member): \(String(cString: strerror(-r))).")))
+                        return failed("sd_bus_call_async", r)
                     }
+                    self.pendingCalls[ObjectIdentifier(pending)] = pending
                     var serial: UInt64 = 0
                     _ = sd_bus_message_get_cookie(message, &serial)
                     sent(serial)
@@ -286,25 +296,38 @@ public final class BusConnection: @unchecked Sendable {
     /// (`sd_bus_match_signal`); signals addressed to this connection alone arrive too.
     public func watchSignals(path: String, interface: String) async throws(BusError) {
         let result: Result<Void, BusError> = await withCheckedContinuation { continuation in
-            enqueue { bus in
-                let userdata = Unmanaged.passUnretained(self).toOpaque()
-                var slot: OpaquePointer?
-                let r = sd_bus_match_signal(
-                    bus, &slot, nil, path, interface, nil,
-                    { message, userdata, _ in
-                        guard let message, let userdata else { return 0 }
-                        Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue().receivedSignal(
-                            message)
-                        return 0
-                    }, userdata)
-                if r >= 0, let slot { self.slots.append(slot) }
+            let accepted = jobs.withLock { state -> Bool in
+                guard !state.stopping else { return false }
+                state.queue.append { bus in
+                    let userdata = Unmanaged.passUnretained(self).toOpaque()
+                    var slot: OpaquePointer?
+                    let r = sd_bus_match_signal(
+                        bus, &slot, nil, path, interface, nil,
+                        { message, userdata, _ in
+                            guard let message, let userdata else { return 0 }
+                            Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue()
+                                .receivedSignal(
+                                    message)
+                            return 0
+                        }, userdata)
+                    if r >= 0, let slot { self.slots.append(slot) }
+                    continuation.resume(
+                        returning: r >= 0
+                            ? .success(())
+                            : .failure(
+                                BusError(
+                                    function: "sd_bus_match_signal", errno: -r,
+                                    "Cannot watch \(interface) signals.")))
+                }
+                return true
+            }
+            if accepted {
+                wake()
+            } else {
                 continuation.resume(
-                    returning: r >= 0
-                        ? .success(())
-                        : .failure(
-                            BusError(
-                                function: "sd_bus_match_signal", errno: -r,
-                                "Cannot watch \(interface) signals.")))
+                    returning: .failure(
+                        BusError(
+                            function: "sd_bus_match_signal", errno: ENOTCONN, "The connection is closed.")))
             }
         }
         try result.get()
@@ -404,6 +427,12 @@ extension BusConnection {
             return state.queue
         }
         for job in remaining { job(bus) }
+        // Calls the bus will never answer now (it went away, or the connection was closed first).
+        for pending in Array(pendingCalls.values) {
+            pending.resolve(
+                .failure(
+                    BusError(function: "sd_bus_call_async", errno: ENOTCONN, "The connection closed first.")))
+        }
         sd_bus_flush_close_unref(bus)
         self.bus = nil
         Glibc.close(wakeFD)
