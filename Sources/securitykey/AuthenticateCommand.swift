@@ -73,6 +73,7 @@ struct AuthenticateCommand: ReportingCommand {
     func authenticate(_ request: SecurityKeyCredentialAssertionRequest, clientData: WebAuthnClientData)
         async throws
     {
+        try daemon.check(device: global.device)
         let assertion =
             daemon.viaDaemon
             ? try await DaemonCeremony.authenticate(request, route: daemon, pinReader: ceremony.pinReader)

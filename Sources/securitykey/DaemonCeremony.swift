@@ -23,6 +23,14 @@ struct DaemonRouteOptions: ParsableArguments {
     func validate() throws {
         if busAddress != nil, !viaDaemon { throw ValidationError("--bus-address needs --via-daemon.") }
     }
+
+    /// The daemon chooses among its keys (by touch): a `--device` cannot be honoured.
+    func check(device: String?) throws {
+        if viaDaemon, device != nil {
+            throw CLIError.usage(
+                "--via-daemon excludes --device: the daemon uses the key touched among its own.")
+        }
+    }
 }
 
 /// A ceremony performed by securitykeyd over D-Bus (Docs/Daemon.md): the request goes as WebAuthn

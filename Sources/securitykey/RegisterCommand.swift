@@ -136,6 +136,7 @@ struct RegisterCommand: ReportingCommand {
         _ request: SecurityKeyCredentialRegistrationRequest, userHandle: [UInt8],
         clientData: WebAuthnClientData
     ) async throws {
+        try daemon.check(device: global.device)
         let registration =
             daemon.viaDaemon
             ? try await DaemonCeremony.register(request, route: daemon, pinReader: ceremony.pinReader)

@@ -107,6 +107,12 @@ extension DaemonTests {
             Self.cliBinary, ["authenticate", "--rp", "example.org", "--credential", ids[0]] + route)
         #expect(none.status == 3)
         #expect(none.stderr.contains("securitykeyd is not running"), "\(none.stderr)")
+        // The daemon chooses the key: --device is a usage error with --via-daemon.
+        let device = try DaemonBed.run(
+            Self.cliBinary,
+            ["authenticate", "--rp", "example.org", "--device", "udp:127.0.0.1:\(bed.ports[0])"] + route)
+        #expect(device.status == 64)
+        #expect(device.stderr.contains("--via-daemon excludes --device"), "\(device.stderr)")
         // --bus-address alone is a usage error.
         let usage = try DaemonBed.run(
             Self.cliBinary, ["authenticate", "--rp", "example.org", "--bus-address", bed.address])
