@@ -137,7 +137,8 @@ format:
 
 # Release binaries with the Swift runtime linked statically (they run without the toolchain),
 # stripped; man pages and shell completions generated from the argument parser; udev rules; the
-# daemon's systemd user unit and D-Bus service file, pointing at $(PREFIX)/bin. Everything
+# daemon's systemd user and system units, D-Bus session and system service files and system bus
+# policy, pointing at $(PREFIX)/bin. Everything
 # installed is listed in INSTALLED, which `make uninstall` removes and nothing else.
 UDEVDIR ?= /etc/udev/rules.d
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS)
@@ -150,7 +151,10 @@ INSTALLED = $(BINDIR)/securitykey $(BINDIR)/securitykeyd \
 	$(PREFIX)/share/fish/vendor_completions.d/securitykey.fish \
 	$(UDEVDIR)/70-securitykey.rules \
 	$(PREFIX)/lib/systemd/user/securitykeyd.service \
+	$(PREFIX)/lib/systemd/system/securitykeyd.service \
 	$(PREFIX)/share/dbus-1/services/org.securitykey.Daemon1.service \
+	$(PREFIX)/share/dbus-1/system-services/org.securitykey.Daemon1.service \
+	$(PREFIX)/share/dbus-1/system.d/org.securitykey.Daemon1.conf \
 	$(PREFIX)/share/dbus-1/interfaces/org.securitykey.Daemon1.xml
 
 release: deps-build
@@ -172,6 +176,8 @@ release: deps-build
 	.build/release/securitykey --generate-completion-script fish > $(STAGE)/securitykey.fish
 	sed 's|/usr/local/bin|$(BINDIR)|g' systemd/securitykeyd.service > $(STAGE)/securitykeyd.service
 	sed 's|/usr/local/bin|$(BINDIR)|g' dbus/org.securitykey.Daemon1.service > $(STAGE)/org.securitykey.Daemon1.service
+	sed 's|/usr/local/bin|$(BINDIR)|g' systemd/securitykeyd-system.service > $(STAGE)/securitykeyd-system.service
+	sed 's|/usr/local/bin|$(BINDIR)|g' dbus/system/org.securitykey.Daemon1.service > $(STAGE)/org.securitykey.Daemon1.system.service
 
 install: release
 	install -D -m 0755 -s .build/release/securitykey $(DESTDIR)$(BINDIR)/securitykey
@@ -184,6 +190,9 @@ install: release
 	install -D -m 0644 udev/70-securitykey.rules $(DESTDIR)$(UDEVDIR)/70-securitykey.rules
 	install -D -m 0644 $(STAGE)/securitykeyd.service $(DESTDIR)$(PREFIX)/lib/systemd/user/securitykeyd.service
 	install -D -m 0644 $(STAGE)/org.securitykey.Daemon1.service $(DESTDIR)$(PREFIX)/share/dbus-1/services/org.securitykey.Daemon1.service
+	install -D -m 0644 $(STAGE)/securitykeyd-system.service $(DESTDIR)$(PREFIX)/lib/systemd/system/securitykeyd.service
+	install -D -m 0644 $(STAGE)/org.securitykey.Daemon1.system.service $(DESTDIR)$(PREFIX)/share/dbus-1/system-services/org.securitykey.Daemon1.service
+	install -D -m 0644 dbus/org.securitykey.Daemon1.conf $(DESTDIR)$(PREFIX)/share/dbus-1/system.d/org.securitykey.Daemon1.conf
 	install -D -m 0644 dbus/org.securitykey.Daemon1.xml $(DESTDIR)$(PREFIX)/share/dbus-1/interfaces/org.securitykey.Daemon1.xml
 	@echo "install: reload udev rules with: sudo udevadm control --reload-rules && sudo udevadm trigger"
 

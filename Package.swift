@@ -148,7 +148,7 @@ let package = Package(
             name: "securitykey",
             dependencies: [
                 "Authenticators", "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport", "VirtualAuthenticator",
-                "NFCTransport", "HIDTransport", "WebAuthnVerification",
+                "NFCTransport", "HIDTransport", "WebAuthnVerification", "SDBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -13,6 +13,15 @@ root="$work/root"
 rm -rf "$work"
 mkdir -p "$root/DEBIAN" dist
 make --no-print-directory install DESTDIR="$PWD/$root" PREFIX=/usr UDEVDIR=/usr/lib/udev/rules.d >/dev/null
+# The daemon's files: user and system units, session and system bus activation, the system bus
+# policy, the interface XML.
+for f in usr/lib/systemd/user/securitykeyd.service usr/lib/systemd/system/securitykeyd.service \
+    usr/share/dbus-1/services/org.securitykey.Daemon1.service \
+    usr/share/dbus-1/system-services/org.securitykey.Daemon1.service \
+    usr/share/dbus-1/system.d/org.securitykey.Daemon1.conf \
+    usr/share/dbus-1/interfaces/org.securitykey.Daemon1.xml; do
+    [ -f "$root/$f" ] || { echo "make-deb: $f is missing from the install" >&2; exit 1; }
+done
 
 doc="$root/usr/share/doc/securitykey"
 install -d "$doc"

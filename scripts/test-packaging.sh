@@ -26,10 +26,16 @@ make --no-print-directory install DESTDIR="$scratch/root" PREFIX=/usr/local UDEV
 for f in usr/local/bin/securitykey usr/local/bin/securitykeyd usr/local/share/man/man1/securitykey.1 \
     usr/local/share/man/man1/securitykeyd.1 usr/local/share/bash-completion/completions/securitykey \
     etc/udev/rules.d/70-securitykey.rules usr/local/lib/systemd/user/securitykeyd.service \
-    usr/local/share/dbus-1/services/org.securitykey.Daemon1.service; do
+    usr/local/share/dbus-1/services/org.securitykey.Daemon1.service \
+    usr/local/lib/systemd/system/securitykeyd.service \
+    usr/local/share/dbus-1/system-services/org.securitykey.Daemon1.service \
+    usr/local/share/dbus-1/system.d/org.securitykey.Daemon1.conf; do
     [ -f "$scratch/root/$f" ] || { echo "test-packaging: $f was not installed" >&2; exit 1; }
 done
 grep -q "Exec=/usr/local/bin/securitykeyd" "$scratch/root/usr/local/share/dbus-1/services/org.securitykey.Daemon1.service"
+grep -q "Exec=/usr/local/bin/securitykeyd --system" \
+    "$scratch/root/usr/local/share/dbus-1/system-services/org.securitykey.Daemon1.service"
+grep -q "ExecStart=/usr/local/bin/securitykeyd --system" "$scratch/root/usr/local/lib/systemd/system/securitykeyd.service"
 for binary in securitykey securitykeyd; do
     if ldd "$scratch/root/usr/local/bin/$binary" | grep -E "swift|Foundation|not found"; then
         echo "test-packaging: $binary needs the Swift runtime or a missing library" >&2

@@ -25,13 +25,53 @@ public struct BusCaller: Hashable, Sendable {
     public var pid: Int32?
     /// The caller's executable, when it could be read.
     public var executable: String?
+    /// The caller's effective gid and supplementary gids, as far as they could be read.
+    public var groups: [UInt32]
+    /// The caller's login session as systemd-logind records it (sd-login).
+    public var login: LoginSeat
 
     /// Creates a caller description.
-    public init(uniqueName: String, uid: UInt32?, pid: Int32?, executable: String?) {
+    public init(
+        uniqueName: String, uid: UInt32?, pid: Int32?, executable: String?, groups: [UInt32] = [],
+        login: LoginSeat = .unknown
+    ) {
         self.uniqueName = uniqueName
         self.uid = uid
         self.pid = pid
         self.executable = executable
+        self.groups = groups
+        self.login = login
+    }
+}
+
+/// Where a caller sits, in systemd-logind's terms: whether its process belongs to a session that
+/// is on a seat and is the seat's active one (`sd_pid_get_session`, `sd_session_is_active`,
+/// `sd_session_get_seat`).
+public enum LoginSeat: Hashable, Sendable {
+    /// The process is in the active session of `seat`.
+    case active(session: String, seat: String)
+    /// The process is in a session on `seat` that is not in the foreground.
+    case inactive(session: String, seat: String)
+    /// The process is in a session without a seat (SSH, a cron job).
+    case noSeat(session: String)
+    /// The process is in no login session (a system service, or no logind on this machine).
+    case noSession
+    /// The bus did not tell the caller's pid.
+    case unknown
+
+    /// The login seat of process `pid`, read from its cgroup and logind's state in /run (no bus
+    /// call; the files can race with the session ending, as any pid-based check can).
+    public static func of(pid: Int32) -> LoginSeat {
+        var session: UnsafeMutablePointer<CChar>?
+        guard sd_pid_get_session(pid, &session) >= 0, let session else { return .noSession }
+        defer { free(session) }
+        let name = String(cString: session)
+        var seat: UnsafeMutablePointer<CChar>?
+        guard sd_session_get_seat(name, &seat) >= 0, let seat else { return .noSeat(session: name) }
+        defer { free(seat) }
+        let seatName = String(cString: seat)
+        return sd_session_is_active(name) > 0
+            ? .active(session: name, seat: seatName) : .inactive(session: name, seat: seatName)
     }
 }
 
@@ -57,6 +97,49 @@ public enum BusEvent: Sendable {
     case methodCall(BusMethodCall)
     /// A connection left the bus (NameOwnerChanged with no new owner for a unique name).
     case peerLeft(uniqueName: String)
+    /// A signal matched by ``BusConnection/watchSignals(path:interface:)``.
+    case signal(BusSignal)
+}
+
+/// A signal received by a client connection.
+public struct BusSignal: Sendable {
+    /// The sender's unique name, as the bus daemon stamped it.
+    public var sender: String
+    /// The interface.
+    public var interface: String
+    /// The member.
+    public var member: String
+    /// The arguments (basic types, `a{sv}` with basic values; signals with others are dropped).
+    public var arguments: [BusValue]
+}
+
+/// The answer to a method call made with ``BusConnection/call(destination:path:interface:member:_:timeout:sent:)``.
+public enum BusReply: Sendable {
+    /// A method return with these values (basic types and `a{sv}` with basic values).
+    case values([BusValue])
+    /// A D-Bus error reply: its name and message.
+    case error(name: String, message: String)
+}
+
+/// Holds a pending call's continuation across sd-bus's C callback; resolved once, on the bus
+/// thread (by its reply, or by the connection ending first).
+final class PendingCall: @unchecked Sendable {
+    private let continuation: CheckedContinuation<Result<BusReply, BusError>, Never>
+    let connection: BusConnection
+    /// Only the bus thread reads or writes it.
+    private var resolved = false
+
+    init(_ continuation: CheckedContinuation<Result<BusReply, BusError>, Never>, connection: BusConnection) {
+        self.continuation = continuation
+        self.connection = connection
+    }
+
+    func resolve(_ result: Result<BusReply, BusError>) {
+        guard !resolved else { return }
+        resolved = true
+        connection.pendingCalls[ObjectIdentifier(self)] = nil
+        continuation.resume(returning: result)
+    }
 }
 
 /// A retained `sd_bus_message`, released on the bus thread (sd-bus objects are not thread-safe).
@@ -104,6 +187,8 @@ public final class BusConnection: @unchecked Sendable {
     /// Only the bus thread reads or writes these.
     var bus: OpaquePointer?
     var slots: [OpaquePointer] = []
+    /// Calls sent and not yet answered, failed when the connection ends first.
+    var pendingCalls: [ObjectIdentifier: PendingCall] = [:]
 
     private init(objectPath: String, introspection: String, maximumStringBytes: Int) throws(BusError) {
         self.objectPath = objectPath
@@ -133,6 +218,119 @@ public final class BusConnection: @unchecked Sendable {
         }
         try started.get()
         return connection
+    }
+
+    /// Connects to `address` as a client only: no object exported, no name owned.
+    public static func client(address: BusAddress) async throws(BusError) -> BusConnection {
+        try await open(address: address, name: nil, objectPath: "", introspection: "")
+    }
+
+    /// Calls `member` and waits for the reply (`sd_bus_call_async`, with `timeout`); `sent` gets the
+    /// call's serial on the bus thread before any message that follows it is processed. A reply
+    /// of types the wrapper does not read is a ``BusError``, as is a connection that closes.
+    public func call(
+        destination: String, path: String, interface: String, member: String, _ values: [BusValue],
+        timeout: Duration = .seconds(25), sent: @escaping @Sendable (UInt64) -> Void = { _ in }
+    ) async throws(BusError) -> BusReply {
+        let microseconds =
+            UInt64(max(0, timeout.components.seconds)) * 1_000_000
+            + UInt64(max(0, timeout.components.attoseconds / 1_000_000_000_000))
+        let result: Result<BusReply, BusError> = await withCheckedContinuation { continuation in
+            let pending = PendingCall(continuation, connection: self)
+            let accepted = jobs.withLock { state -> Bool in
+                guard !state.stopping else { return false }
+                state.queue.append { bus in
+                    func failed(_ function: String, _ r: Int32) {
+                        pending.resolve(
+                            .failure(
+                                BusError(
+                                    function: function, errno: -r,
+                                    "Cannot call \(member): \(String(cString: strerror(-r))).")))
+                    }
+                    var message: OpaquePointer?
+                    var r = sd_bus_message_new_method_call(
+                        bus, &message, destination, path, interface, member)
+                    guard r >= 0, let message else { return failed("sd_bus_message_new_method_call", r) }
+                    defer { sd_bus_message_unref(message) }
+                    for value in values where r >= 0 { r = Self.append(value, to: message) }
+                    guard r >= 0 else { return failed("sd_bus_message_append", r) }
+                    let box = Unmanaged.passRetained(pending)
+                    r = sd_bus_call_async(
+                        bus, nil, message,
+                        { reply, userdata, _ in
+                            guard let userdata else { return 0 }
+                            let pending = Unmanaged<PendingCall>.fromOpaque(userdata).takeRetainedValue()
+                            guard let reply else {
+                                pending.resolve(
+                                    .failure(BusError(function: "sd_bus_call_async", errno: EIO, "No reply."))
+                                )
+                                return 0
+                            }
+                            pending.resolve(pending.connection.readReply(reply))
+                            return 0
+                        }, box.toOpaque(), microseconds)
+                    guard r >= 0 else {
+                        box.release()
+                        return failed("sd_bus_call_async", r)
+                    }
+                    self.pendingCalls[ObjectIdentifier(pending)] = pending
+                    var serial: UInt64 = 0
+                    _ = sd_bus_message_get_cookie(message, &serial)
+                    sent(serial)
+                }
+                return true
+            }
+            if accepted {
+                wake()
+            } else {
+                continuation.resume(
+                    returning: .failure(
+                        BusError(function: "sd_bus_call_async", errno: ENOTCONN, "The connection is closed."))
+                )
+            }
+        }
+        return try result.get()
+    }
+
+    /// Reports the signals of `interface` sent from `path` as ``BusEvent/signal(_:)``
+    /// (`sd_bus_match_signal`); signals addressed to this connection alone arrive too.
+    public func watchSignals(path: String, interface: String) async throws(BusError) {
+        let result: Result<Void, BusError> = await withCheckedContinuation { continuation in
+            let accepted = jobs.withLock { state -> Bool in
+                guard !state.stopping else { return false }
+                state.queue.append { bus in
+                    let userdata = Unmanaged.passUnretained(self).toOpaque()
+                    var slot: OpaquePointer?
+                    let r = sd_bus_match_signal(
+                        bus, &slot, nil, path, interface, nil,
+                        { message, userdata, _ in
+                            guard let message, let userdata else { return 0 }
+                            Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue()
+                                .receivedSignal(
+                                    message)
+                            return 0
+                        }, userdata)
+                    if r >= 0, let slot { self.slots.append(slot) }
+                    continuation.resume(
+                        returning: r >= 0
+                            ? .success(())
+                            : .failure(
+                                BusError(
+                                    function: "sd_bus_match_signal", errno: -r,
+                                    "Cannot watch \(interface) signals.")))
+                }
+                return true
+            }
+            if accepted {
+                wake()
+            } else {
+                continuation.resume(
+                    returning: .failure(
+                        BusError(
+                            function: "sd_bus_match_signal", errno: ENOTCONN, "The connection is closed.")))
+            }
+        }
+        try result.get()
     }
 
     /// Runs `job` on the bus thread with the bus (dropped once the connection is closed).
@@ -229,6 +427,12 @@ extension BusConnection {
             return state.queue
         }
         for job in remaining { job(bus) }
+        // Calls the bus will never answer now (it went away, or the connection was closed first).
+        for pending in Array(pendingCalls.values) {
+            pending.resolve(
+                .failure(
+                    BusError(function: "sd_bus_call_async", errno: ENOTCONN, "The connection closed first.")))
+        }
         sd_bus_flush_close_unref(bus)
         self.bus = nil
         Glibc.close(wakeFD)
@@ -270,6 +474,8 @@ extension BusConnection {
 
         let userdata = Unmanaged.passUnretained(self).toOpaque()
         var slot: OpaquePointer?
+        // A client exports nothing and watches nobody's departure.
+        if objectPath.isEmpty { return }
         try Self.check(
             sd_bus_add_object(
                 opened, &slot, objectPath,
@@ -371,6 +577,8 @@ extension BusConnection {
         mask |= UInt64(SD_BUS_CREDS_UID)
         mask |= UInt64(SD_BUS_CREDS_PID)
         mask |= UInt64(SD_BUS_CREDS_EXE)
+        mask |= UInt64(SD_BUS_CREDS_EGID)
+        mask |= UInt64(SD_BUS_CREDS_SUPPLEMENTARY_GIDS)
         mask |= UInt64(SD_BUS_CREDS_AUGMENT)
         guard sd_bus_query_sender_creds(message, mask, &creds) >= 0, let creds else {
             return BusCaller(uniqueName: sender, uid: nil, pid: nil, executable: nil)
@@ -382,13 +590,80 @@ extension BusConnection {
         let hasUID = sd_bus_creds_get_euid(creds, &uid) >= 0 || sd_bus_creds_get_uid(creds, &uid) >= 0
         let hasPID = sd_bus_creds_get_pid(creds, &pid) >= 0
         let hasExe = sd_bus_creds_get_exe(creds, &exe) >= 0
+        var groups: [UInt32] = []
+        var gid: gid_t = 0
+        if sd_bus_creds_get_egid(creds, &gid) >= 0 { groups.append(gid) }
+        var supplementary: UnsafePointer<gid_t>?
+        let count = sd_bus_creds_get_supplementary_gids(creds, &supplementary)
+        if count > 0, let supplementary {
+            groups += UnsafeBufferPointer(start: supplementary, count: Int(min(count, 65536)))
+        }
         return BusCaller(
             uniqueName: sender, uid: hasUID ? uid : nil, pid: hasPID ? pid : nil,
-            executable: hasExe ? exe.map { String(cString: $0) } : nil)
+            executable: hasExe ? exe.map { String(cString: $0) } : nil, groups: groups,
+            login: hasPID ? LoginSeat.of(pid: pid) : .unknown)
     }
 
-    /// Reads basic-typed arguments; nil when one is of another type or a string is too long.
-    func readArguments(_ message: OpaquePointer) -> [BusValue]? {
+    /// A reply: its values, or the error it carries.
+    func readReply(_ reply: OpaquePointer) -> Result<BusReply, BusError> {
+        if sd_bus_message_is_method_error(reply, nil) > 0 {
+            guard let error = sd_bus_message_get_error(reply) else {
+                return .success(.error(name: "", message: ""))
+            }
+            let name = error.pointee.name.map { String(cString: $0) } ?? ""
+            let text = error.pointee.message.map { String(cString: $0) } ?? ""
+            // A connection-level failure (timeout, closed) comes as a local error reply too.
+            return .success(.error(name: name, message: text))
+        }
+        guard let values = readArguments(reply, dictionaries: true) else {
+            return .failure(
+                BusError(function: "sd_bus_message_read", errno: EBADMSG, "The reply has unexpected types."))
+        }
+        return .success(.values(values))
+    }
+
+    /// A matched signal, reported when its arguments can be read.
+    func receivedSignal(_ message: OpaquePointer) {
+        let sender = sd_bus_message_get_sender(message).map { String(cString: $0) } ?? ""
+        let interface = sd_bus_message_get_interface(message).map { String(cString: $0) } ?? ""
+        let member = sd_bus_message_get_member(message).map { String(cString: $0) } ?? ""
+        guard let arguments = readArguments(message, dictionaries: true) else { return }
+        continuation.yield(
+            .signal(BusSignal(sender: sender, interface: interface, member: member, arguments: arguments)))
+    }
+
+    /// Reads an `a{sv}` whose values are of basic types (at most 64 entries); nil otherwise.
+    func readDictionary(_ message: OpaquePointer) -> [BusDictionaryEntry]? {
+        guard sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}") > 0 else {
+            return nil
+        }
+        var entries: [BusDictionaryEntry] = []
+        while entries.count <= 64 {
+            let entered = sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv")
+            if entered == 0 { break }
+            guard entered > 0 else { return nil }
+            var key: UnsafePointer<CChar>?
+            guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &key) >= 0, let key else {
+                return nil
+            }
+            var type: CChar = 0
+            var contents: UnsafePointer<CChar>?
+            guard sd_bus_message_peek_type(message, &type, &contents) > 0, let contents,
+                strlen(contents) == 1,
+                sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), contents) > 0,
+                let values = readArguments(message, dictionaries: false), values.count == 1,
+                sd_bus_message_exit_container(message) >= 0,  // the variant
+                sd_bus_message_exit_container(message) >= 0  // the entry
+            else { return nil }
+            entries.append(BusDictionaryEntry(String(cString: key), values[0]))
+        }
+        guard entries.count <= 64, sd_bus_message_exit_container(message) >= 0 else { return nil }
+        return entries
+    }
+
+    /// Reads basic-typed arguments (and `a{sv}` ones when `dictionaries`); nil when one is of
+    /// another type or a string is too long.
+    func readArguments(_ message: OpaquePointer, dictionaries: Bool = false) -> [BusValue]? {
         var values: [BusValue] = []
         while values.count < 16 {
             var type: CChar = 0
@@ -397,6 +672,9 @@ extension BusConnection {
             if more == 0 { return values }
             guard more > 0 else { return nil }
             switch UInt8(bitPattern: type) {
+            case UInt8(ascii: "a") where dictionaries && contents.map({ String(cString: $0) }) == "{sv}":
+                guard let entries = readDictionary(message) else { return nil }
+                values.append(.dictionary(entries))
             case UInt8(ascii: "s"), UInt8(ascii: "o"):
                 var text: UnsafePointer<CChar>?
                 guard sd_bus_message_read_basic(message, type, &text) >= 0, let text else { return nil }

@@ -20,6 +20,7 @@ struct AuthenticateCommand: ReportingCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var ceremony: CeremonyOptions
+    @OptionGroup(title: "Through securitykeyd") var daemon: DaemonRouteOptions
     @OptionGroup(title: "Extensions") var extensions: AssertionExtensionOptions
 
     // Unconditional: a base64url ID may start with "-" (it is then still the value, not an option).
@@ -72,10 +73,14 @@ struct AuthenticateCommand: ReportingCommand {
     func authenticate(_ request: SecurityKeyCredentialAssertionRequest, clientData: WebAuthnClientData)
         async throws
     {
-        let assertion = try await ProviderCeremony.perform(global: global, pinReader: ceremony.pinReader) {
-            [request] controller async throws(SecurityKeyError) in
-            try await controller.performAssertion(request)
-        }
+        try daemon.check(device: global.device)
+        let assertion =
+            daemon.viaDaemon
+            ? try await DaemonCeremony.authenticate(request, route: daemon, pinReader: ceremony.pinReader)
+            : try await ProviderCeremony.perform(global: global, pinReader: ceremony.pinReader) {
+                [request] controller async throws(SecurityKeyError) in
+                try await controller.performAssertion(request)
+            }
         let authData = try AuthenticatorData(bytes: assertion.rawAuthenticatorData)
         let clientDataHash = ProviderCeremony.clientDataHash(
             json: assertion.rawClientDataJSON, input: clientData)

@@ -20,6 +20,7 @@ struct RegisterCommand: ReportingCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var ceremony: CeremonyOptions
+    @OptionGroup(title: "Through securitykeyd") var daemon: DaemonRouteOptions
     @OptionGroup(title: "Extensions") var extensions: RegistrationExtensionOptions
 
     @Option(
@@ -135,10 +136,14 @@ struct RegisterCommand: ReportingCommand {
         _ request: SecurityKeyCredentialRegistrationRequest, userHandle: [UInt8],
         clientData: WebAuthnClientData
     ) async throws {
-        let registration = try await ProviderCeremony.perform(global: global, pinReader: ceremony.pinReader) {
-            [request] controller async throws(SecurityKeyError) in
-            try await controller.performRegistration(request)
-        }
+        try daemon.check(device: global.device)
+        let registration =
+            daemon.viaDaemon
+            ? try await DaemonCeremony.register(request, route: daemon, pinReader: ceremony.pinReader)
+            : try await ProviderCeremony.perform(global: global, pinReader: ceremony.pinReader) {
+                [request] controller async throws(SecurityKeyError) in
+                try await controller.performRegistration(request)
+            }
         let attestationObject = try AttestationObject(cbor: registration.rawAttestationObject)
         guard let credential = attestationObject.authData.attestedCredentialData else {
             throw CLIError(.failure, code: "malformed-response", "The key's reply holds no new credential.")

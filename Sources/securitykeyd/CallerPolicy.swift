@@ -3,18 +3,34 @@ import SDBus
 
 /// Who may use the daemon, and for which origins.
 ///
-/// By default only callers of the daemon's own uid are served, and any of them may claim any
-/// origin: the bus tells who is calling, but not which web site a local program speaks for.
-/// A configuration file narrows that by binding executables to the origins they may claim:
+/// By default only callers of the daemon's own uid are served (session bus), or only callers in
+/// the active login session of a seat (system bus), and any of them may claim any origin: the
+/// bus tells who is calling, but not which web site a local program speaks for. A
+/// configuration file narrows that by binding executables to the origins they may claim, and
+/// widens who is served:
 ///
 /// ```
 /// # executable                 origins it may claim (exact, or https://*.domain for subdomains)
 /// /usr/bin/example-browser     *
 /// /usr/local/bin/example-app   https://example.org https://*.example.org
 /// deny-unlisted                # callers whose executable is not listed are refused
-/// allow-uid 1001               # another user allowed to call (system bus)
+/// allow-uid 1001               # another user allowed to call, wherever it sits
+/// allow-user kiosk             # the same, by name
+/// allow-group fido             # members of this group (effective or supplementary gid)
 /// ```
 struct CallerPolicy: Sendable {
+    /// Whom the daemon serves when no allow-line names the caller.
+    enum Scope: String, Sendable, CaseIterable {
+        /// Callers of the daemon's own uid (the session bus default).
+        case sameUser = "same-user"
+        /// Callers in the active session of a seat, per systemd-logind (the system bus default).
+        case activeSeat = "active-seat"
+    }
+
+    /// Whom the daemon serves besides the allow-lines.
+    var scope: Scope = .sameUser
+    /// Gids whose members are served (allow-group, allow-gid).
+    var allowedGIDs: Set<UInt32> = []
     /// Origins per executable path; `*` allows any.
     var bindings: [String: [String]] = [:]
     /// Whether executables not listed are refused.
@@ -61,6 +77,23 @@ struct CallerPolicy: Sendable {
                     throw PolicyError("\(name) line \(index + 1): allow-uid takes one number.")
                 }
                 allowedUIDs.insert(uid)
+            case "allow-gid":
+                guard words.count == 2, let gid = UInt32(words[1]) else {
+                    throw PolicyError("\(name) line \(index + 1): allow-gid takes one number.")
+                }
+                allowedGIDs.insert(gid)
+            case "allow-user":
+                guard words.count == 2, let entry = getpwnam(words[1]) else {
+                    throw PolicyError(
+                        "\(name) line \(index + 1): allow-user takes the name of a user of this system.")
+                }
+                allowedUIDs.insert(entry.pointee.pw_uid)
+            case "allow-group":
+                guard words.count == 2, let entry = getgrnam(words[1]) else {
+                    throw PolicyError(
+                        "\(name) line \(index + 1): allow-group takes the name of a group of this system.")
+                }
+                allowedGIDs.insert(entry.pointee.gr_gid)
             default:
                 guard first.hasPrefix("/"), words.count >= 2 else {
                     throw PolicyError(
@@ -78,9 +111,8 @@ struct CallerPolicy: Sendable {
     /// Why `caller` may not claim `origin`, or nil when it may.
     func refusal(_ caller: BusCaller, origin: String?) -> String? {
         guard let uid = caller.uid else { return "The bus did not tell the caller's uid." }
-        guard uid == ownUID || allowedUIDs.contains(uid) else {
-            return "Callers of uid \(uid) are not served by this daemon."
-        }
+        let allowed = allowedUIDs.contains(uid) || caller.groups.contains(where: allowedGIDs.contains)
+        if !allowed, let refusal = scopeRefusal(caller, uid: uid) { return refusal }
         guard let origin else { return nil }
         guard let executable = caller.executable, let allowed = bindings[executable] else {
             return denyUnlisted ? "This program is not allowed to use security keys." : nil
@@ -93,6 +125,29 @@ struct CallerPolicy: Sendable {
             }
         }
         return "This program may not claim the origin \(origin)."
+    }
+
+    /// Why the scope does not cover `caller`, or nil when it does.
+    func scopeRefusal(_ caller: BusCaller, uid: UInt32) -> String? {
+        switch scope {
+        case .sameUser:
+            return uid == ownUID ? nil : "Callers of uid \(uid) are not served by this daemon."
+        case .activeSeat:
+            let only =
+                "only callers in the active session of a seat are served (or those a policy file allows with allow-user or allow-group)."
+            switch caller.login {
+            case .active: return nil
+            case .inactive(let session, let seat):
+                return "The caller's login session \(session) is not the active one on \(seat); \(only)"
+            case .noSeat(let session):
+                return "The caller's login session \(session) is on no seat (remote or background); \(only)"
+            case .noSession:
+                return
+                    "The caller (pid \(caller.pid ?? -1)) is in no login session systemd-logind knows; \(only)"
+            case .unknown:
+                return "The bus did not tell the caller's pid, so its seat is unknown; \(only)"
+            }
+        }
     }
 }
 

@@ -47,6 +47,7 @@ actor Daemon {
             for await event in events {
                 switch event {
                 case .peerLeft(let name): interruptAll(ownedBy: name, .callerLeft)
+                case .signal: continue  // the daemon watches no signals but NameOwnerChanged
                 case .methodCall(let call):
                     guard call.interface == DaemonInterface.interface else {
                         bus.replyError(

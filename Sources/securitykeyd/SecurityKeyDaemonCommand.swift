@@ -47,6 +47,13 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
             "The caller policy file binding executables to origins (see Docs/Daemon.md).", valueName: "file"))
     var policy: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Whom to serve besides the policy file's allow-lines: same-user (the session bus default) or active-seat (callers in the active login session of a seat; the system bus default).",
+            valueName: "scope"))
+    var callers: String?
+
     @Flag(
         name: .shortAndLong,
         help: "Log requests (-v) and protocol detail (-vv) on standard error. PINs are never logged.")
@@ -54,6 +61,9 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
 
     func validate() throws {
         if system, address != nil { throw ValidationError("--system and --address exclude each other.") }
+        if let callers, CallerPolicy.Scope(rawValue: callers) == nil {
+            throw ValidationError("--callers takes same-user or active-seat, not \(callers).")
+        }
     }
 
     func run() async throws {
@@ -64,7 +74,7 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "securitykeyd")
-        let callerPolicy: CallerPolicy
+        var callerPolicy: CallerPolicy
         do {
             callerPolicy =
                 try policy.map { path throws(PolicyError) in try CallerPolicy(contentsOf: path) }
@@ -72,6 +82,7 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
+        callerPolicy.scope = callers.flatMap(CallerPolicy.Scope.init) ?? (system ? .activeSeat : .sameUser)
         let endpoints = try AuthenticatorDirectory.udpEndpoints(
             options: udp, environment: ProcessInfo.processInfo.environment)
         var discoveries: [any DeviceDiscovery] = []

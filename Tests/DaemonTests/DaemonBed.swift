@@ -29,7 +29,11 @@ final class DaemonBed: @unchecked Sendable {
             .deletingLastPathComponent().appendingPathComponent(".build/debug")
     }
 
-    init(keys: Int, pin: String?, policy: String? = nil) throws {
+    /// `arguments` are added to securitykeyd's; a daemon that refuses the test's own calls
+    /// (`refusesUs`) is ready once it answers ListDevices with SecurityError.
+    init(keys: Int, pin: String?, policy: String? = nil, arguments: [String] = [], refusesUs: Bool = false)
+        throws
+    {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("daemon-bed-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let bus = Process()
@@ -69,7 +73,7 @@ final class DaemonBed: @unchecked Sendable {
         daemon.executableURL = Self.binaries.appendingPathComponent("securitykeyd")
         daemon.arguments =
             ["--address", address, "--udp-only", "-vv"] + ports.flatMap { ["--udp", "127.0.0.1:\($0)"] }
-            + (policy.map { ["--policy", $0] } ?? [])
+            + (policy.map { ["--policy", $0] } ?? []) + arguments
         daemon.standardOutput = FileHandle.nullDevice
         daemon.standardError = try FileHandle(forWritingTo: daemonLog)
         try daemon.run()
@@ -80,8 +84,11 @@ final class DaemonBed: @unchecked Sendable {
             if let listed = try? busctl([
                 "call", "org.securitykey.Daemon1", "/org/securitykey/Daemon1",
                 "org.securitykey.Daemon1", "ListDevices",
-            ]), listed.status == 0,
-                listed.stdout.hasPrefix("aa{sv} \(keys) ")
+            ]),
+                refusesUs
+                    ? listed.stderr.contains("SecurityError") || listed.stderr.contains("not served")
+                        || listed.stderr.contains("session")
+                    : listed.status == 0 && listed.stdout.hasPrefix("aa{sv} \(keys) ")
             {
                 return
             }
@@ -89,6 +96,13 @@ final class DaemonBed: @unchecked Sendable {
         }
         stop()
         throw BedError(description: "securitykeyd did not list \(keys) keys in time")
+    }
+
+    /// Stops the daemon alone (SIGTERM), leaving the bus and the keys.
+    func stopDaemon() {
+        guard daemon.isRunning else { return }
+        daemon.terminate()
+        daemon.waitUntilExit()
     }
 
     /// Stops the daemon with SIGTERM (returning its exit status), then the keys and the bus.
@@ -152,6 +166,17 @@ final class DaemonBed: @unchecked Sendable {
                 method,
             ]
                 + (signature.isEmpty ? [] : [signature] + arguments))
+    }
+
+    /// gdbus (GLib's D-Bus client, libglib2.0-bin) calling a daemon method; arguments are
+    /// strings (gdbus takes them as given when they are no GVariant text).
+    func gdbus(_ method: String, _ arguments: [String] = []) throws -> Output {
+        try Self.run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--address", address, "--dest", "org.securitykey.Daemon1", "--timeout", "60",
+                "--object-path", "/org/securitykey/Daemon1", "--method", "org.securitykey.Daemon1.\(method)",
+            ] + arguments)
     }
 
     /// The python jeepney client (Tests/DaemonTests/Python/daemon_client.py).

@@ -127,6 +127,52 @@ import Testing
         #expect(after.contains(id))
     }
 
+    @Test func theCallerChoosesAmongDiscoverableCredentials() throws {
+        guard let python = pythonInterpreter() else { return }
+        let bed = try DaemonBed(keys: 1, pin: nil)
+        defer { bed.stop() }
+        let out = try bed.client(python, ["select"])
+        let object = try #require(jsonObject(out.stdout), "\(out.stdout) \(out.stderr)")
+        #expect(object["allowCredentials"] as? Int == 0)
+        // The key offered exactly the two credentials Fido2Server registered.
+        let offered = try #require(object["offered"] as? [String])
+        #expect(offered.count == 2)
+        #expect(offered == object["registered"] as? [String])
+        #expect((object["states"] as? [String])?.contains("SELECT_CREDENTIAL") == true)
+        #expect(object["foreign"] as? String == "org.securitykey.Daemon1.Error.InvalidStateError")
+        #expect(object["owner"] as? String == "ok")
+        // Fido2Server verified the assertion, made with the credential chosen (not the first offered).
+        #expect(object["verifiedChosen"] as? Bool == true, "\(object)")
+        #expect(object["userHandleChosen"] as? Bool == true)
+    }
+
+    @Test func gdbusIsAClientToo() throws {
+        guard let python = pythonInterpreter() else { return }
+        let bed = try DaemonBed(keys: 1, pin: nil)
+        defer { bed.stop() }
+        let listed = try bed.gdbus("ListDevices")
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.stdout.contains("'uri': <'udp:127.0.0.1:\(bed.ports[0])'>"))
+        #expect(listed.stdout.contains("'FIDO_2_0'"))
+        let capabilities = try bed.gdbus("GetClientCapabilities")
+        #expect(capabilities.stdout.contains("'hybridTransport': <false>"))
+        #expect(capabilities.stdout.contains("'extension:appid': <true>"))
+        let foreign = try bed.gdbus(
+            "GetCredential",
+            ["https://evil.example", "", "{\"challenge\":\"AAAA\",\"rpId\":\"example.org\"}"])
+        #expect(foreign.status != 0)
+        #expect(foreign.stderr.contains("org.securitykey.Daemon1.Error.SecurityError"))
+        let malformed = try bed.gdbus("CreateCredential", ["https://example.org", "", "{\"rp\":"])
+        #expect(malformed.stderr.contains("org.securitykey.Daemon1.Error.TypeError"))
+        let unknown = try bed.gdbus("CancelRequest", ["nope"])
+        #expect(unknown.stderr.contains("org.securitykey.Daemon1.Error.InvalidStateError"))
+        // A registration and a sign-in with gdbus as the client, verified by Fido2Server.
+        let ceremony = try bed.client(python, ["gdbus"])
+        #expect(
+            jsonObject(ceremony.stdout)?["verified"] as? Bool == true, "\(ceremony.stdout) \(ceremony.stderr)"
+        )
+    }
+
     @Test func twentyConcurrentClientsOnTwoKeysAllFinish() throws {
         guard let python = pythonInterpreter() else { return }
         let bed = try DaemonBed(keys: 2, pin: Self.pin)

@@ -7,6 +7,14 @@ usage: daemon_client.py ADDRESS SCENARIO [ARGS...]
   disconnect PIN           starts a registration, leaves the bus when NEEDS_PIN arrives
   foreign PIN              a second connection tries to answer and cancel the first's request
   cancel                   starts a registration and cancels it at NEEDS_PIN (or at once)
+  select                   two discoverable credentials for one RP, then a sign-in without
+                           allowCredentials: a second connection tries SelectCredential, then the
+                           owner chooses the one listed second; Fido2Server verifies the response
+  gdbus                    register + sign in with GLib's gdbus as the D-Bus client (no PIN on
+                           the key), options from Fido2Server, each response verified by it
+  cli SECURITYKEY PIN      register + sign in with `securitykey register|authenticate --via-daemon
+                           --options FILE --pin-stdin --json` (UV required, so the CLI answers
+                           NEEDS_PIN), options from Fido2Server, each response verified by it
   raw METHOD ORIGIN JSON   one CreateCredential/GetCredential call with the given JSON (- reads stdin)
 
 Prints one JSON object; exits non-zero when the relying party does not verify.
@@ -16,6 +24,7 @@ import os
 import sys
 
 from fido2.server import Fido2Server
+from fido2.utils import websafe_decode, websafe_encode
 from fido2.webauthn import PublicKeyCredentialRpEntity, PublicKeyCredentialUserEntity
 from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
 from jeepney.io.blocking import open_dbus_connection
@@ -136,6 +145,106 @@ elif scenario in ("foreign", "cancel"):
         kind, *rest = call.finish("-")
         out["outcome"] = rest[0] if kind == "error" else kind
     print(json.dumps(out))
+elif scenario == "select":
+    rp = server()
+    creds, handles = [], []
+    for name in ("carol", "dave"):
+        user = PublicKeyCredentialUserEntity(id=os.urandom(16), name=name, display_name=name.title())
+        options, state = rp.register_begin(user, resident_key_requirement="required",
+                                           user_verification="discouraged")
+        kind, *rest = Call(conn, "CreateCredential", dict(options)).finish("-")
+        if kind != "reply":
+            sys.exit(json.dumps({"registration": rest}))
+        creds.append(rp.register_complete(state, json.loads(rest[0])).credential_data)
+        handles.append(user.id)
+    options, state = rp.authenticate_begin(None, user_verification="discouraged")
+    request = dict(options)
+    call = Call(conn, "GetCredential", request)
+    out = {"allowCredentials": len(request["publicKey"].get("allowCredentials") or [])}
+    while True:
+        event = call.step()
+        if event[0] != "state":
+            out["unexpected"] = list(event)
+            break
+        if event[1] != "SELECT_CREDENTIAL":
+            continue
+        offered = json.loads(event[2]["credentials"][1])
+        out["offered"] = sorted(c["id"] for c in offered)
+        out["registered"] = sorted(websafe_encode(c.credential_id) for c in creds)
+        # Not the one listed first: a daemon that ignored the choice would sign with that one.
+        chosen_index = [websafe_encode(c.credential_id) for c in creds].index(offered[1]["id"])
+        chosen = creds[chosen_index]
+        chosen_id = offered[1]["id"]
+        other = open_dbus_connection(bus=ADDRESS)
+        reply = other.send_and_get_reply(
+            new_method_call(DAEMON, "SelectCredential", "ss", (call.request_id, chosen_id)), timeout=10)
+        out["foreign"] = reply.header.fields.get(HeaderFields.error_name, "ok")
+        other.close()
+        reply = conn.send_and_get_reply(
+            new_method_call(DAEMON, "SelectCredential", "ss", (call.request_id, chosen_id)), timeout=10)
+        out["owner"] = reply.header.fields.get(HeaderFields.error_name, "ok")
+        kind, *rest = call.finish("-")
+        if kind != "reply":
+            out["outcome"] = rest
+            break
+        response = json.loads(rest[0])
+        signed = rp.authenticate_complete(state, creds, response)
+        out["verified"] = websafe_encode(signed.credential_id)
+        out["verifiedChosen"] = signed.credential_id == chosen.credential_id
+        out["userHandleChosen"] = websafe_decode(response["response"]["userHandle"]) == handles[chosen_index]
+        break
+    out["states"] = call.states
+    print(json.dumps(out, default=str))
+elif scenario == "gdbus":
+    import subprocess
+
+    def gdbus(method, options):
+        """One call through gdbus; its reply is a GVariant text tuple holding one string."""
+        done = subprocess.run(
+            ["gdbus", "call", "--address", ADDRESS, "--dest", "org.securitykey.Daemon1", "--timeout", "60",
+             "--object-path", "/org/securitykey/Daemon1", "--method", "org.securitykey.Daemon1." + method,
+             ORIGIN, "", json.dumps(dict(options))], capture_output=True, text=True, timeout=90)
+        text = done.stdout.strip()
+        if done.returncode != 0 or not (text.startswith("('") and text.endswith("',)")):
+            sys.exit(json.dumps({"method": method, "stdout": text, "stderr": done.stderr}))
+        # The daemon's JSON holds no quote or backslash GVariant would escape.
+        return json.loads(text[2:-3])
+
+    rp = server()
+    user = PublicKeyCredentialUserEntity(id=os.urandom(16), name="erin", display_name="Erin")
+    options, state = rp.register_begin(user, user_verification="discouraged")
+    cred = rp.register_complete(state, gdbus("CreateCredential", options)).credential_data
+    options, state = rp.authenticate_begin([cred], user_verification="discouraged")
+    signed = rp.authenticate_complete(state, [cred], gdbus("GetCredential", options))
+    print(json.dumps({"verified": signed.credential_id == cred.credential_id}))
+elif scenario == "cli":
+    import subprocess
+    import tempfile
+
+    binary, pin = sys.argv[3], sys.argv[4]
+
+    def cli(command, options):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
+            json.dump(dict(options), file)
+            file.flush()
+            done = subprocess.run(
+                [binary, command, "--via-daemon", "--bus-address", ADDRESS, "--options", file.name, "--pin-stdin",
+                 "--json"], input=pin + "\n", capture_output=True, text=True, timeout=90)
+        if done.returncode != 0:
+            sys.exit(json.dumps({"command": command, "status": done.returncode, "stdout": done.stdout,
+                                 "stderr": done.stderr}))
+        return json.loads(done.stdout), done.stderr
+
+    rp = server()
+    user = PublicKeyCredentialUserEntity(id=os.urandom(16), name="frank", display_name="Frank")
+    options, state = rp.register_begin(user, user_verification="required")
+    registration, _ = cli("register", options)
+    cred = rp.register_complete(state, registration).credential_data
+    options, state = rp.authenticate_begin([cred], user_verification="required")
+    assertion, prompts = cli("authenticate", options)
+    signed = rp.authenticate_complete(state, [cred], assertion)
+    print(json.dumps({"verified": signed.credential_id == cred.credential_id, "registration": registration,
+                      "assertion": assertion, "prompts": prompts}))
 elif scenario == "raw":
     # The JSON text is sent as given, not re-encoded.
     call = Call.__new__(Call)

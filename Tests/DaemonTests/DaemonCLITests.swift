@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+/// `securitykey register|authenticate --via-daemon`: the CLI as a client of securitykeyd on the
+/// bed's bus, its responses verified by python-fido2's Fido2Server and its output compared with
+/// the same command run without the daemon.
+extension DaemonTests {
+    static var cliBinary: String { DaemonBed.binaries.appendingPathComponent("securitykey").path }
+
+    @Test func theCLIRegistersAndSignsInThroughTheDaemon() throws {
+        guard let python = pythonInterpreter() else { return }
+        let bed = try DaemonBed(keys: 1, pin: Self.pin)
+        defer { bed.stop() }
+        let out = try bed.client(python, ["cli", Self.cliBinary, Self.pin])
+        let object = try #require(jsonObject(out.stdout), "\(out.stdout) \(out.stderr)")
+        #expect(object["verified"] as? Bool == true, "\(object)")
+        let registration = try #require(object["registration"] as? [String: Any])
+        let assertion = try #require(object["assertion"] as? [String: Any])
+        // The key the daemon used, as CONNECTED named it.
+        #expect(registration["device"] as? String == "udp:127.0.0.1:\(bed.ports[0])")
+        #expect(assertion["device"] as? String == "udp:127.0.0.1:\(bed.ports[0])")
+        // UV was required: the CLI answered NEEDS_PIN from its PIN source.
+        #expect(assertion["userVerified"] as? Bool == true)
+        let log = try String(contentsOf: bed.daemonLog, encoding: .utf8)
+        #expect(log.contains("PIN entered"))
+        #expect(!log.contains(Self.pin))
+
+        // The same members as without the daemon, against a key the daemon does not hold.
+        let port = bed.ports[0] + 3
+        let direct = Process()
+        direct.executableURL = URL(fileURLWithPath: Self.cliBinary)
+        direct.arguments = ["virtual", "serve", "--udp", "127.0.0.1:\(port)", "--pin", Self.pin]
+        direct.standardOutput = FileHandle.nullDevice
+        direct.standardError = FileHandle.nullDevice
+        try direct.run()
+        defer {
+            direct.terminate()
+            direct.waitUntilExit()
+        }
+        var plain: DaemonBed.Output?
+        for _ in 0..<50 {
+            plain = try DaemonBed.run(
+                Self.cliBinary,
+                [
+                    "register", "--device", "udp:127.0.0.1:\(port)", "--rp", "example.org", "--user", "grace",
+                    "--uv", "--pin-stdin", "--json",
+                ], input: Self.pin + "\n")
+            if plain?.status == 0 { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let reference = try #require(jsonObject(plain?.stdout ?? ""), "\(plain?.stderr ?? "")")
+        #expect(Set(reference.keys) == Set(registration.keys))
+        #expect(
+            Set((reference["response"] as? [String: Any] ?? [:]).keys)
+                == Set((registration["response"] as? [String: Any] ?? [:]).keys))
+    }
+
+    @Test func theCLIChoosesAnAccountAndReportsErrorsThroughTheDaemon() throws {
+        let bed = try DaemonBed(keys: 1, pin: Self.pin)
+        defer { bed.stop() }
+        let route = ["--via-daemon", "--bus-address", bed.address]
+        var ids: [String] = []
+        for user in ["heidi", "ivan"] {
+            let out = try DaemonBed.run(
+                Self.cliBinary,
+                ["register", "--rp", "example.org", "--user", user, "--resident", "--pin-stdin"] + route,
+                input: Self.pin + "\n")
+            #expect(out.status == 0, "\(out.stderr)")
+            // The plain output, as without the daemon.
+            let line = out.stdout.split(separator: "\n").first { $0.hasPrefix("Credential ID:") }
+            ids +=
+                line.map {
+                    [String($0.dropFirst("Credential ID:".count)).trimmingCharacters(in: .whitespaces)]
+                } ?? []
+            #expect(out.stdout.contains("Attestation format: packed"))
+        }
+        #expect(ids.count == 2)
+        // No --credential: the daemon asks for a choice (SELECT_CREDENTIAL), the CLI takes the first.
+        let signed = try DaemonBed.run(
+            Self.cliBinary, ["authenticate", "--rp", "example.org", "--pin-stdin", "--uv", "--json"] + route,
+            input: Self.pin + "\n")
+        #expect(signed.status == 0, "\(signed.stderr)")
+        #expect(signed.stderr.contains("The key holds 2 accounts for this site"))
+        let id = try #require(jsonObject(signed.stdout)?["id"] as? String)
+        #expect(ids.contains(id))
+
+        // A wrong PIN: the key's answer, with the CLI's exit status for PIN problems.
+        let wrong = try DaemonBed.run(
+            Self.cliBinary,
+            ["authenticate", "--rp", "example.org", "--credential", ids[0], "--uv", "--pin-stdin", "--json"]
+                + route,
+            input: "000000\n")
+        #expect(wrong.status == 5, "\(wrong.stdout) \(wrong.stderr)")
+        #expect(jsonObject(wrong.stdout)?["error"] != nil)
+        // An origin the RP ID does not belong to: the daemon's SecurityError.
+        let foreign = try DaemonBed.run(
+            Self.cliBinary,
+            [
+                "authenticate", "--rp", "example.org", "--origin", "https://evil.example", "--credential",
+                ids[0],
+            ] + route)
+        #expect(foreign.status != 0)
+        #expect(foreign.stderr.contains("securitykeyd:"), "\(foreign.stderr)")
+        // No daemon on the bus: exit status 3, said plainly.
+        bed.stopDaemon()
+        let none = try DaemonBed.run(
+            Self.cliBinary, ["authenticate", "--rp", "example.org", "--credential", ids[0]] + route)
+        #expect(none.status == 3)
+        #expect(none.stderr.contains("securitykeyd is not running"), "\(none.stderr)")
+        // The daemon chooses the key: --device is a usage error with --via-daemon.
+        let device = try DaemonBed.run(
+            Self.cliBinary,
+            ["authenticate", "--rp", "example.org", "--device", "udp:127.0.0.1:\(bed.ports[0])"] + route)
+        #expect(device.status == 64)
+        #expect(device.stderr.contains("--via-daemon excludes --device"), "\(device.stderr)")
+        // --bus-address alone is a usage error.
+        let usage = try DaemonBed.run(
+            Self.cliBinary, ["authenticate", "--rp", "example.org", "--bus-address", bed.address])
+        #expect(usage.status == 64)
+    }
+}
