@@ -81,7 +81,7 @@ public struct AuthenticatorDirectory: Sendable {
     public func list(deadline: Deadline) async -> [Listing] {
         let found = await forEachDevice { discovery, descriptor async -> Listing? in
             let connection: any AuthenticatorConnection
-            do { connection = try await discovery.open(uri: descriptor.uri) } catch {
+            do { connection = try await discovery.open(uri: descriptor.uri, deadline: deadline) } catch {
                 // An empty reader, or a card without the FIDO applet: not a key.
                 logger.debug("not a key", metadata: ["uri": "\(descriptor.uri)", "error": "\(error)"])
                 return nil
@@ -153,7 +153,7 @@ public struct AuthenticatorDirectory: Sendable {
     public func open(uri: String, deadline: Deadline) async throws(AuthenticatorError) -> Authenticator {
         let discovery = try discovery(for: uri)
         let connection: any AuthenticatorConnection
-        do { connection = try await discovery.open(uri: uri) } catch {
+        do { connection = try await discovery.open(uri: uri, deadline: deadline) } catch {
             throw AuthenticatorError(error, deviceURI: uri)
         }
         return try await Authenticator.open(connection, deadline: deadline, logger: logger)

@@ -57,6 +57,9 @@ public protocol DeviceDiscovery: Sendable {
     func devices() async throws(TransportError) -> [DeviceDescriptor]
     /// Opens a device found by ``devices()`` or named by URI.
     func open(uri: String) async throws(TransportError) -> any AuthenticatorConnection
+    /// Opens a device, waiting at most until `deadline` while another application holds it
+    /// (a PC/SC transaction, a locked hidraw node).
+    func open(uri: String, deadline: Deadline) async throws(TransportError) -> any AuthenticatorConnection
     /// The devices present when iteration starts, as ``DeviceEvent/arrived(_:)``, then each
     /// arrival and removal as the system reports it, until the consumer stops iterating.
     /// Implementations wait on the system's events (udev, PC/SC reader states), never poll.
@@ -73,6 +76,12 @@ public enum DeviceEvent: Hashable, Sendable {
 }
 
 extension DeviceDiscovery {
+    /// The default for discoveries whose devices are never held by another application:
+    /// ``open(uri:)``.
+    public func open(uri: String, deadline: Deadline) async throws(TransportError) -> any AuthenticatorConnection {
+        try await open(uri: uri)
+    }
+
     /// The default for discoveries without an event source: the devices present when the
     /// sequence is first iterated, as ``DeviceEvent/arrived(_:)``, and then the end of the
     /// sequence (no changes are ever reported).
