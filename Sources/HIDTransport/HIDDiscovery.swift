@@ -37,16 +37,27 @@ public struct HIDDiscovery: DeviceDiscovery {
         }
     }
 
-    /// Opens `hid:/dev/hidrawN`.
+    /// Opens `hid:/dev/hidrawN`, waiting at most ``openTimeout`` for another process to let
+    /// go of it.
     public func open(uri: String) async throws(TransportError) -> any AuthenticatorConnection {
+        try await open(uri: uri, lockDeadline: .after(openTimeout))
+    }
+
+    /// Opens `hid:/dev/hidrawN`, waiting until `deadline` (the operation's) for another process
+    /// to let go of it (its `flock`), and saying so while it waits.
+    public func open(uri: String, deadline: Deadline) async throws(TransportError) -> any AuthenticatorConnection {
+        try await open(uri: uri, lockDeadline: deadline)
+    }
+
+    private func open(uri: String, lockDeadline: Deadline) async throws(TransportError) -> any AuthenticatorConnection {
         guard uri.hasPrefix("hid:"), uri.count > 4 else {
             throw TransportError(.invalidURI, "'\(uri)' is not a HID device URI like hid:/dev/hidraw0.")
         }
         let path = String(uri.dropFirst(4))
-        let deadline = Deadline.after(openTimeout)
-        let pipe = try await HIDReportPipe.open(path: path, deadline: deadline)
+        let pipe = try await HIDReportPipe.open(path: path, deadline: lockDeadline, logger: logger)
         let known = try? await devices().first { $0.uri == uri }
         let descriptor = known ?? DeviceDescriptor(uri: uri, transport: .usb)
+        let deadline = Deadline.after(openTimeout)
         return try await CTAPHIDConnection.open(
             pipe: pipe, descriptor: descriptor, timeout: max(deadline.remaining, .milliseconds(500)),
             logger: logger)
