@@ -81,7 +81,7 @@ public struct AuthenticatorDirectory: Sendable {
     public func list(deadline: Deadline) async -> [Listing] {
         let found = await forEachDevice { discovery, descriptor async -> Listing? in
             let connection: any AuthenticatorConnection
-            do { connection = try await discovery.open(uri: descriptor.uri) } catch {
+            do { connection = try await discovery.open(uri: descriptor.uri, deadline: deadline) } catch {
                 // An empty reader, or a card without the FIDO applet: not a key.
                 logger.debug("not a key", metadata: ["uri": "\(descriptor.uri)", "error": "\(error)"])
                 return nil

@@ -37,12 +37,15 @@ public struct HIDDiscovery: DeviceDiscovery {
         }
     }
 
-    /// Opens `hid:/dev/hidrawN`.
+    /// Opens `hid:/dev/hidrawN`, waiting at most ``openTimeout`` for another process to let
+    /// go of it.
     public func open(uri: String) async throws(TransportError) -> any AuthenticatorConnection {
         try await open(uri: uri, deadline: .after(openTimeout))
     }
 
-    /// Opens `hid:/dev/hidrawN` within the open timeout or `deadline`, whichever comes first.
+    /// Opens `hid:/dev/hidrawN`, waiting until `deadline` (the operation's) for another process
+    /// to let go of it (its `flock`) and saying so while it waits; channel allocation
+    /// (CTAPHID_INIT) ends by the open timeout or `deadline`, whichever comes first.
     public func open(uri: String, deadline commandDeadline: Deadline) async throws(TransportError)
         -> any AuthenticatorConnection
     {
@@ -50,10 +53,10 @@ public struct HIDDiscovery: DeviceDiscovery {
             throw TransportError(.invalidURI, "'\(uri)' is not a HID device URI like hid:/dev/hidraw0.")
         }
         let path = String(uri.dropFirst(4))
-        let deadline = commandDeadline.capped(at: openTimeout)
-        let pipe = try await HIDReportPipe.open(path: path, deadline: deadline)
+        let pipe = try await HIDReportPipe.open(path: path, deadline: commandDeadline, logger: logger)
         let known = try? await devices().first { $0.uri == uri }
         let descriptor = known ?? DeviceDescriptor(uri: uri, transport: .usb)
+        let deadline = commandDeadline.capped(at: openTimeout)
         return try await CTAPHIDConnection.open(
             pipe: pipe, descriptor: descriptor, timeout: min(max(deadline.remaining, .milliseconds(500)), commandDeadline.remaining),
             logger: logger)

@@ -2,6 +2,7 @@
     import Glibc
 #endif
 import CTAPHID
+import Logging
 import Transport
 
 /// CTAPHID reports to and from a hidraw node through hidapi.
@@ -44,8 +45,9 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
     }
 
     /// Opens `path` (a `/dev/hidrawN` node of a FIDO interface), waiting until `deadline` for
-    /// another process to release it.
-    public static func open(path: String, deadline: Deadline) async throws(TransportError)
+    /// another process to release it; `logger`, when given, is told once (at `warning`, which
+    /// the CLI shows) that the key is busy and the open waits.
+    public static func open(path: String, deadline: Deadline, logger: Logger? = nil) async throws(TransportError)
         -> HIDReportPipe
     {
         let thread = BlockingIOThread(name: "hid \(path)")
@@ -63,13 +65,23 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
             throw error
         }
         do throws(TransportError) {
+            var told = false
             while true {
                 let locked = try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
                     try HIDNode.tryLock(fd, path: path)
                 }
                 if locked { break }
+                if !told {
+                    // Same words as a CTAPHID key answering ERR_CHANNEL_BUSY: the user should
+                    // know why nothing happens, not only when the wait fails.
+                    logger?.warning(
+                        "The security key is busy with another application; waiting for it.",
+                        metadata: ["uri": "hid:\(path)"])
+                    told = true
+                }
                 guard deadline.remaining > lockRetry else {
-                    throw TransportError(.busy, "Another program is using the security key \(path).")
+                    throw TransportError(
+                        .busy, "The security key \(path) stayed busy with another application until the deadline.")
                 }
                 do {
                     try await Task.sleep(for: lockRetry)

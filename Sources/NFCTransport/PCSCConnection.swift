@@ -27,10 +27,17 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         public var apduMode: APDUMode = .automatic
         /// Pause between NFCCTAP_GETRESPONSE polls while the card answers `9100`.
         public var pollInterval: Duration = .milliseconds(100)
+        /// How long opening waits while another application holds the card in a PC/SC
+        /// transaction (pcscd makes `SCardConnect` wait for it).
+        public var connectTimeout: Duration = .seconds(30)
         /// Creates default options.
-        public init(apduMode: APDUMode = .automatic, pollInterval: Duration = .milliseconds(100)) {
+        public init(
+            apduMode: APDUMode = .automatic, pollInterval: Duration = .milliseconds(100),
+            connectTimeout: Duration = .seconds(30)
+        ) {
             self.apduMode = apduMode
             self.pollInterval = pollInterval
+            self.connectTimeout = connectTimeout
         }
     }
 
@@ -51,9 +58,10 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     // Touched only on the context's thread.
     private var extendedRejected = false
     private let closed = Mutex(false)
-    /// Set when a call was given up on while its `SCardTransmit` still waited for the card:
-    /// the context's thread is stuck until the card answers or leaves, so nothing more is sent.
-    private let abandoned = Mutex(false)
+    /// Set when a call was given up on while its `SCardTransmit` (or `SCardBeginTransaction`)
+    /// still waited: the context's thread is stuck until the card answers or leaves (or the
+    /// other application lets go of it), so nothing more is sent. The error later calls get.
+    private let abandoned = Mutex<TransportError?>(nil)
     /// How long past the caller's deadline a transaction may take before it is given up on:
     /// room for the bounded cancel (0.5 s) and the removal check (1 s) that follow a deadline.
     static let abandonGrace = Duration.seconds(2)
@@ -87,8 +95,25 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         // Set once SELECT was given up on and the context's release is already queued.
         var givenUp = false
         do throws(TransportError) {
-            let (card, proto) = try await context.thread.run { () throws(TransportError) in
-                try context.connect(reader: reader)
+            let (card, proto): (SCARDHANDLE, DWORD)
+            do {
+                (card, proto) = try await waitingForCard(
+                    context: context, reader: reader, logger: logger, giveUp: .now + options.connectTimeout
+                ) { () throws(TransportError) in try context.connect(reader: reader) }
+            } catch where error.code == .busy {
+                // The thread still waits in SCardConnect: free what it gets once it returns.
+                context.releaseDetached(card: nil)
+                givenUp = true
+                throw error
+            }
+            do {
+                try await waitingForCard(
+                    context: context, reader: reader, logger: logger, giveUp: .now + options.connectTimeout
+                ) { () throws(TransportError) in try context.beginTransaction(card) }
+            } catch where error.code == .busy {
+                context.releaseDetached(card: card)
+                givenUp = true
+                throw error
             }
             let partial = PCSCConnection(
                 context: context, card: card, activeProtocol: proto, readerName: reader, atr: [],
@@ -97,6 +122,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             do {
                 (atr, select) = try await context.thread.run(givingUpAt: .now + selectTimeout) {
                     () throws(TransportError) in
+                    defer { context.endTransaction(card) }
                     let atr = (try? context.status(card).atr) ?? []
                     let response = try partial.exchange(
                         .select(aid: FIDOApplet.aid), cancel: nil, deadline: .after(selectTimeout))
@@ -133,11 +159,11 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         guard !closed.withLock({ $0 }) else {
             throw TransportError(.closed, "The PC/SC connection is closed.")
         }
-        guard !abandoned.withLock({ $0 }) else {
-            throw TransportError(
-                .deviceError, "The card in \(readerName) stopped answering; take it off the reader and put it back.")
-        }
+        if let error = abandoned.withLock({ $0 }) { throw error }
         let signal = CancellationSignal()
+        // One PC/SC transaction per CTAP exchange: another process on the same card waits in
+        // pcscd rather than slipping its APDUs between ours (a GETRESPONSE poll, a chain).
+        try await holdCard(deadline: deadline)
         switch command {
         case .cbor:
             return try await guarded(deadline: deadline, signal: signal) { [self] () throws(TransportError) in
@@ -167,16 +193,78 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         do {
             return try await context.thread.run(
                 givingUpAt: deadline.instant + Self.abandonGrace,
-                { () throws(TransportError) -> T in
+                { [context, card] () throws(TransportError) -> T in
                     running.withLock { $0 = true }
-                    defer { running.withLock { $0 = false } }
+                    defer {
+                        running.withLock { $0 = false }
+                        context.endTransaction(card)
+                    }
                     return try body()
                 }, onCancel: { signal.cancel() })
         } catch where error.code == .timeout && running.withLock({ $0 }) {
-            abandoned.withLock { $0 = true }
+            abandoned.withLock {
+                $0 = TransportError(
+                    .deviceError, "The card in \(readerName) stopped answering; take it off the reader and put it back.")
+            }
             logger.info("card stopped answering; connection given up", metadata: ["reader": "\(readerName)"])
             throw TransportError(
                 .timeout, "The card in \(readerName) stopped answering.", underlying: error)
+        }
+    }
+
+    /// `SCardBeginTransaction` on the context's thread, given up on at `deadline`: the other
+    /// application may hold the card for as long as it likes, and nothing interrupts the wait.
+    private func holdCard(deadline: Deadline) async throws(TransportError) {
+        let context = context, card = card
+        do {
+            try await Self.waitingForCard(context: context, reader: readerName, logger: logger, giveUp: deadline.instant) {
+                () throws(TransportError) in try context.beginTransaction(card)
+            }
+        } catch where error.code == .busy {
+            // The thread gets the card once the other application lets go; closing queues the
+            // disconnect behind that, which ends the transaction.
+            abandoned.withLock { $0 = error }
+            throw error
+        }
+    }
+
+    /// How long a wait for the card lasts before the user is told another application holds it
+    /// (pcscd answers at once when nobody does).
+    static let busyNotice = Duration.milliseconds(250)
+
+    /// Runs `body` (a pcsc-lite call that waits while another application holds the card) on
+    /// the context's thread, says once that the card is busy when it takes longer than
+    /// ``busyNotice``, and gives up at `giveUp` with a `busy` error.
+    private static func waitingForCard<T: Sendable>(
+        context: PCSCContext, reader: String, logger: Logger, giveUp: ContinuousClock.Instant,
+        _ body: @escaping @Sendable () throws(TransportError) -> T
+    ) async throws(TransportError) -> T {
+        let finished = Finished()
+        let result = await withTaskGroup(of: Void.self, returning: Result<T, TransportError>.self) { group in
+            group.addTask {
+                do { try await Task.sleep(for: busyNotice) } catch { return }
+                guard !finished.value.withLock({ $0 }) else { return }
+                // Same words, and level, as a CTAPHID key answering ERR_CHANNEL_BUSY.
+                logger.warning(
+                    "The security key is busy with another application; waiting for it.",
+                    metadata: ["uri": "pcsc:\(reader)"])
+            }
+            let result: Result<T, TransportError>
+            do throws(TransportError) {
+                result = .success(try await context.thread.run(givingUpAt: giveUp, body))
+            } catch {
+                result = .failure(error)
+            }
+            finished.value.withLock { $0 = true }
+            group.cancelAll()
+            return result
+        }
+        do throws(TransportError) {
+            return try result.get()
+        } catch where error.code == .timeout {
+            throw TransportError(
+                .busy, "The security key stayed busy with another application until the deadline.",
+                underlying: error)
         }
     }
 
@@ -191,7 +279,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         }
         guard !wasClosed else { return }
         let context = context, card = card
-        if abandoned.withLock({ $0 }) {
+        if abandoned.withLock({ $0 }) != nil {
             // The thread may still wait for the card: queue the clean-up behind it.
             context.releaseDetached(card: card)
             return
@@ -353,6 +441,11 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         } while !pause.wait(.milliseconds(50)) && ContinuousClock.now < deadline
         return error
     }
+}
+
+/// Whether a wait for the card ended, shared with the task that would report it as busy.
+private final class Finished: Sendable {
+    let value = Mutex(false)
 }
 
 extension CommandAPDU {

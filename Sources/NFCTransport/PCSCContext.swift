@@ -163,6 +163,19 @@ final class PCSCContext: @unchecked Sendable {
         return (card, active)
     }
 
+    /// `SCardBeginTransaction`: holds the card for this handle alone. pcsc-lite (1.9.9 here)
+    /// waits without a timeout while another handle holds it, so callers bound it with
+    /// ``BlockingIOThread/run(givingUpAt:_:onCancel:)``.
+    func beginTransaction(_ card: SCARDHANDLE) throws(TransportError) {
+        let rc = PCSCReturnCode(SCardBeginTransaction(card))
+        guard rc == .success else { throw rc.transportError("SCardBeginTransaction") }
+    }
+
+    /// `SCardEndTransaction`, leaving the card as it is (the FIDO applet stays selected).
+    func endTransaction(_ card: SCARDHANDLE) {
+        _ = SCardEndTransaction(card, DWORD(SCARD_LEAVE_CARD))
+    }
+
     /// `SCardDisconnect`, leaving the card as it is.
     func disconnect(_ card: SCARDHANDLE) {
         _ = SCardDisconnect(card, DWORD(SCARD_LEAVE_CARD))

@@ -33,8 +33,16 @@ public struct PCSCDiscovery: DeviceDiscovery {
         try await connect(uri: uri)
     }
 
-    /// Opens the card in the reader the URI names, as the concrete type.
-    public func connect(uri: String) async throws(TransportError) -> PCSCConnection {
+    /// Opens the card in the reader the URI names, waiting at most until `deadline` while
+    /// another application holds it in a PC/SC transaction.
+    public func open(uri: String, deadline: Deadline) async throws(TransportError) -> any AuthenticatorConnection {
+        try await connect(uri: uri, deadline: deadline)
+    }
+
+    /// Opens the card in the reader the URI names, as the concrete type; waits at most
+    /// ``PCSCConnection/Options/connectTimeout`` (or until `deadline`, when given) while
+    /// another application holds the card.
+    public func connect(uri: String, deadline: Deadline? = nil) async throws(TransportError) -> PCSCConnection {
         let target = try PCSCDeviceURI(uri)
         let reader: String
         switch target {
@@ -48,6 +56,8 @@ public struct PCSCDiscovery: DeviceDiscovery {
             }
             reader = names[index]
         }
+        var options = options
+        if let deadline { options.connectTimeout = min(options.connectTimeout, deadline.remaining) }
         return try await PCSCConnection.open(reader: reader, options: options, logger: logger)
     }
 

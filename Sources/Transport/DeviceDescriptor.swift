@@ -57,7 +57,8 @@ public protocol DeviceDiscovery: Sendable {
     func devices() async throws(TransportError) -> [DeviceDescriptor]
     /// Opens a device found by ``devices()`` or named by URI.
     func open(uri: String) async throws(TransportError) -> any AuthenticatorConnection
-    /// Opens a device as ``open(uri:)`` does, every step (lookup, channel allocation) ending by
+    /// Opens a device as ``open(uri:)`` does, every step (lookup, channel allocation, waiting
+    /// while another application holds it: a PC/SC transaction, a locked hidraw node) ending by
     /// `deadline` at the latest.
     func open(uri: String, deadline: Deadline) async throws(TransportError) -> any AuthenticatorConnection
     /// The devices present when iteration starts, as ``DeviceEvent/arrived(_:)``, then each
@@ -76,7 +77,8 @@ public enum DeviceEvent: Hashable, Sendable {
 }
 
 extension DeviceDiscovery {
-    /// The default for discoveries whose opening does not wait on the device: ``open(uri:)``.
+    /// The default for discoveries whose devices are never held by another application:
+    /// ``open(uri:)``.
     public func open(uri: String, deadline: Deadline) async throws(TransportError) -> any AuthenticatorConnection {
         try await open(uri: uri)
     }

@@ -324,8 +324,7 @@ extension VirtualKey {
         // CTAP 2.1 platforms may leave the protocol out when it is one (§12.5).
         let rawProtocol = try input.unsigned(M.pinUvAuthProtocol) ?? PINProtocol.one.rawValue
         let pinProtocol = try PINProtocol.negotiate(rawProtocol, supported: configuration.pinUvAuthProtocols)
-        var sharedSecret = try pinProtocol.decapsulate(
-            keyAgreement.map, with: clientPINSession.keyAgreementKey(pinProtocol))
+        var sharedSecret = try agreeSharedSecret(pinProtocol, peer: keyAgreement.map)
         guard pinProtocol.verify(key: sharedSecret, saltEnc, signature: saltAuth) else {
             sharedSecret.zeroize()
             throw .rejected(.pinAuthInvalid, "The hmac-secret saltAuth does not verify.")

@@ -65,6 +65,21 @@ public actor VirtualKey: CTAPMessageHandler {
     var bioSession = BioSensorSession()
     /// A fragmented authenticatorLargeBlobs write in progress, if any.
     var pendingLargeBlobWrite: PendingLargeBlobWrite?
+    /// Where issued tokens and agreed shared secrets are written, for leak tests only.
+    var secretsLog: VirtualKeySecretsLog?
+
+    /// Writes every pinUvAuthToken this key issues and every shared secret it agrees from now
+    /// on to `log` (test-only: see ``VirtualKeySecretsLog``).
+    public func recordSecrets(to log: VirtualKeySecretsLog) {
+        secretsLog = log
+    }
+
+    /// The platform's shared secret (§6.5.6 `decapsulate`), recorded when a secrets log is set.
+    func agreeSharedSecret(_ pinProtocol: PINProtocol, peer: CBORMap) throws(VirtualKeyError) -> [UInt8] {
+        let secret = try pinProtocol.decapsulate(peer, with: clientPINSession.keyAgreementKey(pinProtocol))
+        secretsLog?.record(.sharedSecret, protocolVersion: Int(pinProtocol.rawValue), secret)
+        return secret
+    }
 
     /// Creates a virtual key.
     ///

@@ -191,6 +191,13 @@ struct VirtualServeCommand: ReportingCommand {
     @Flag(name: .shortAndLong, help: "Log commands and statuses on standard error; twice for more.")
     var verbose: Int
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Tests only: append every pinUvAuthToken issued and shared secret agreed to FILE (like SSLKEYLOGFILE); needs SECURITYKEY_ALLOW_SECRETS_LOG=1.",
+            valueName: "file"))
+    var secretsLog: String?
+
     var wantsJSON: Bool { json }
     /// SIGINT and SIGTERM end the serve loop in ``serveUntilSignal(_:)``, which saves the state.
     var cancelsOnSignal: Bool { false }
@@ -201,6 +208,7 @@ struct VirtualServeCommand: ReportingCommand {
         }
         if uhid, address != nil { throw ValidationError("--uhid takes no address.") }
         if !uhid, serial != nil { throw ValidationError("--serial goes with --uhid.") }
+        if secretsLog != nil, count > 1 { throw ValidationError("--secrets-log goes with one key; leave out --count.") }
         _ = try parsePresence()
         try validateMany()
         guard ["ctap20", "ctap21", "ctap21-pre"].contains(profile) else {
@@ -302,6 +310,16 @@ struct VirtualServeCommand: ReportingCommand {
         }
         let key = try VirtualKey(
             configuration: configuration, stateFile: state, userPresence: try parsePresence(), logger: logger)
+        if let secretsLog {
+            // Anyone who reads the file can use the key's PIN-gated commands while a token
+            // lives: never on by default, and only when the caller says it knows.
+            guard ProcessInfo.processInfo.environment["SECURITYKEY_ALLOW_SECRETS_LOG"] == "1" else {
+                throw CLIError.usage(
+                    "--secrets-log writes the key's tokens and shared secrets to a file, for leak tests only; set SECURITYKEY_ALLOW_SECRETS_LOG=1 to confirm.")
+            }
+            await key.recordSecrets(to: try VirtualKeySecretsLog(path: secretsLog))
+            Console.err("securitykey: warning: writing the virtual key's tokens and shared secrets to \(secretsLog).")
+        }
         if let attestationRoot {
             do {
                 try Data(key.attestationRootCertificatePEM.utf8).write(

@@ -2,9 +2,11 @@ import Foundation
 import Testing
 
 /// Every command that handles a secret, run at the most verbose level (`-vv` and
-/// SECURITYKEY_TRACE=1) against `virtual serve -vv`: no PIN, PIN hash, salt or hmac-secret/PRF
-/// output appears in any output or the key's log, in hex, base64 or base64url, except an output
-/// on the standard output of the command that prints it by design.
+/// SECURITYKEY_TRACE=1) against `virtual serve -vv`: no PIN, PIN hash, salt, pinUvAuthToken,
+/// shared secret or hmac-secret/PRF output appears in any output or the key's log, in hex,
+/// base64 or base64url, except an output on the standard output of the command that prints it
+/// by design. The key writes the tokens it issues and the secrets it agrees to its secrets log
+/// (`--secrets-log`), the test's only way to know them.
 @Suite struct SecretsLoggingTests {
     /// The spellings a secret could leak in.
     static func spellings(_ bytes: [UInt8]) -> [String] {
@@ -48,6 +50,32 @@ import Testing
         return nil
     }
 
+    /// The lines of a `--secrets-log` file: `KIND PROTOCOL HEX`.
+    static func recordedSecrets(_ text: String) -> [(kind: String, protocolVersion: Int, bytes: [UInt8])] {
+        text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count == 3, let version = Int(fields[1]), fields[2].count % 2 == 0 else { return nil }
+            let hex = Array(fields[2])
+            let bytes = stride(from: 0, to: hex.count, by: 2).compactMap { UInt8(String(hex[$0..<$0 + 2]), radix: 16) }
+            guard bytes.count * 2 == hex.count else { return nil }
+            return (String(fields[0]), version, bytes)
+        }
+    }
+
+    /// The secrets log is never written by accident: without the acknowledgement the key
+    /// refuses to start, and writes no file.
+    @Test func theSecretsLogNeedsAnAcknowledgement() throws {
+        let work = try ChoiceCommandTests.scratch("secrets-ack")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let file = work.appendingPathComponent("secrets.log")
+        let result = try CLIRunner.run(
+            ["virtual", "serve", "--udp", "127.0.0.1:\(CLIRunner.freeUDPPort())", "--secrets-log", file.path],
+            environment: ["SECURITYKEY_ALLOW_SECRETS_LOG": "yes"])
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("SECURITYKEY_ALLOW_SECRETS_LOG=1"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+
     @Test func noSecretAppearsAtTheMostVerboseLevel() throws {
         // python-fido2 makes the credential with a largeBlobKey (the CLI's register has no
         // option for one) and reports the key, a secret the test then looks for.
@@ -55,11 +83,14 @@ import Testing
         let port = CLIRunner.freeUDPPort()
         let work = try ChoiceCommandTests.scratch("secrets")
         defer { try? FileManager.default.removeItem(at: work) }
+        let secretsLog = work.appendingPathComponent("secrets.log")
         let key = try ChoiceCommandTests.ServedKey(
             [
                 "--udp", "127.0.0.1:\(port)", "--state", work.appendingPathComponent("state").path, "--profile",
                 "ctap21", "--bio-samples", "good,good,good", "--bio-samples-required", "3", "-v",
+                "--secrets-log", secretsLog.path,
             ],
+            environment: ["SECURITYKEY_ALLOW_SECRETS_LOG": "1"],
             log: work.appendingPathComponent("serve.log"))
         let device = "udp:127.0.0.1:\(port)?local=0"
         var ready = false
@@ -140,6 +171,27 @@ import Testing
         secrets.append(("hmac-secret salt", hmacSalt))
         secrets.append(("PRF input", prfSalt))
         secrets.append(("large-blob key", blobKey))
+        // The tokens and shared secrets the key recorded; protocol two's secret is an HMAC key
+        // and an AES key, each of which could leak alone.
+        let recorded = Self.recordedSecrets(
+            String(decoding: FileManager.default.contents(atPath: secretsLog.path) ?? Data(), as: UTF8.self))
+        let tokens = recorded.filter { $0.kind == "PIN_UV_AUTH_TOKEN" }
+        let shared = recorded.filter { $0.kind == "SHARED_SECRET" }
+        #expect(tokens.count >= 2 * 6, "the key recorded \(tokens.count) tokens")
+        #expect(shared.count >= 6, "the key recorded \(shared.count) shared secrets")
+        for (index, token) in tokens.enumerated() {
+            #expect(token.bytes.count == 32)
+            secrets.append(("pinUvAuthToken #\(index) (protocol \(token.protocolVersion))", token.bytes))
+        }
+        for (index, secret) in shared.enumerated() {
+            let name = "shared secret #\(index) (protocol \(secret.protocolVersion))"
+            #expect(secret.bytes.count == (secret.protocolVersion == 2 ? 64 : 32), "\(name)")
+            secrets.append((name, secret.bytes))
+            if secret.bytes.count == 64 {
+                secrets.append((name + " HMAC key", Array(secret.bytes[..<32])))
+                secrets.append((name + " AES key", Array(secret.bytes[32...])))
+            }
+        }
         // Outputs the commands print by design: allowed on their own command's stdout only.
         var outputs: [(name: String, bytes: [UInt8], printedBy: String)] = []
         for (name, result, field) in [

@@ -65,6 +65,24 @@ final class U2FScriptConnection: AuthenticatorConnection {
             response.signature == (try Self.vector("test_ctap1/TestCtap1.test_authenticate/arg-of:self.assertEqual")))
     }
 
+    /// CTAP 2.1 §10.3: "Copy bits 0 (the UP bit) and bit 1 from the CTAP2/U2F response user
+    /// presence byte to bits 0 and 1 of the CTAP2 flags, respectively. Set all other bits of
+    /// flags to zero." A presence byte with AT, ED, UV, BE or BS set is converted, not refused.
+    @Test(arguments: [(UInt8(0x01), UInt8(0x01)), (0xC1, 0x01), (0x41, 0x01), (0x81, 0x01), (0xFF, 0x03), (0x1D, 0x01), (0x02, 0x02), (0x00, 0x00)])
+    func authenticationPresenceByteBecomesFlagsAsSection10_3Says(presence: UInt8, flags: UInt8) throws {
+        var data = try Self.authenticateData
+        data[0] = presence
+        let response = try U2FAuthenticationResponse(data: data)
+        #expect(response.flags == presence)
+        let rpIDHash = [UInt8](repeating: 0xA5, count: 32)
+        let authData = try response.authenticatorData(rpIDHash: rpIDHash)
+        #expect(authData.bytes == rpIDHash + [flags] + Array(data[1..<5]))
+        #expect(authData.flags.rawValue == flags)
+        #expect(authData.attestedCredentialData == nil)
+        #expect(authData.extensions == nil)
+        #expect(authData.signCount == 1)
+    }
+
     /// python-fido2's AttestationObject.from_ctap1 on a YubiKey's registration gave this
     /// authenticator data (tests/test_attestation.py uses it as the fido-u2f example).
     @Test func attestationObjectMatchesPythonFIDO2Conversion() throws {

@@ -133,9 +133,15 @@ extension UHIDServerTests {
             // libfido2 (another process, its own flock) cannot get the key while we hold it ...
             let blockedLibfido2 = try await runProcess(token, ["-I", path])
             #expect(blockedLibfido2.status != 0, "\(blockedLibfido2.output)")
-            // ... nor can our CLI in another process: it waits its open timeout, then says busy.
-            let blockedCLI = try await runChild(Self.cliBinary, ["info", "--device", "hid:\(path)", "--json"])
+            // ... nor can our CLI in another process: it says why it waits, waits until its
+            // deadline (the flock on the node), then fails with busy.
+            let started = ContinuousClock.now
+            let blockedCLI = try await runChild(
+                Self.cliBinary, ["info", "--device", "hid:\(path)", "--json", "--timeout", "3"])
+            let waited = ContinuousClock.now - started
             #expect(blockedCLI.status == 1, "\(blockedCLI.output) \(blockedCLI.errors)")
+            #expect(blockedCLI.errors.contains("busy with another application"), "\(blockedCLI.errors)")
+            #expect(waited >= .seconds(2.5) && waited < .seconds(8), "waited \(waited)")
             let failure = try JSONSerialization.jsonObject(with: Data(blockedCLI.output.utf8)) as? [String: Any]
             #expect((failure?["error"] as? [String: Any])?["code"] as? String == "busy", "\(blockedCLI.output)")
             // The holder's session was never disturbed by those attempts.
@@ -148,6 +154,29 @@ extension UHIDServerTests {
             let freeCLI = try await runChild(Self.cliBinary, ["info", "--device", "hid:\(path)", "--json"])
             #expect(freeCLI.status == 0, "\(freeCLI.errors)")
             #expect(freeCLI.output.replacingOccurrences(of: "-", with: "").contains(aaguid), "\(freeCLI.output)")
+        }
+    }
+
+    /// Two CLI processes on one hidraw node: the second waits on the node's flock, is told
+    /// why, and gets the key (uncorrupted) as soon as the first lets go of it.
+    @Test func aSecondCLIProcessWaitsForTheKeyIsToldWhyAndThenSucceeds() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.cliBinary), "build the securitykey CLI")
+        try await withVirtualKey(serial: "UHIDKEY5", userPresence: .approveAfter(.milliseconds(2000))) { key, path in
+            let uri = "hid:\(path)"
+            let arguments = ["--device", uri, "--user", "u", "--json", "--timeout", "20"]
+            async let first = runChild(Self.cliBinary, ["register", "--rp", "first.example"] + arguments)
+            try await Task.sleep(for: .milliseconds(700))
+            async let second = runChild(Self.cliBinary, ["register", "--rp", "second.example"] + arguments)
+            let (one, two) = try await (first, second)
+            #expect(one.status == 0, "\(one.errors)")
+            #expect(two.status == 0, "\(two.errors)")
+            for (rp, run) in [("first.example", one), ("second.example", two)] {
+                let object = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
+                #expect(object?["rpId"] as? String == rp, "\(run.output)")
+            }
+            #expect(two.errors.contains("busy with another application"), "\(two.errors)")
+            #expect(!one.errors.contains("busy with another application"), "\(one.errors)")
+            _ = key
         }
     }
 

@@ -16,6 +16,7 @@ tests=(hidapiFindsOpensAndTalksToTheKey pythonFIDO2FindsAndTalksToTheKey
     ourHostRegistersAndSignsInThroughHidapi libfido2ToolsListInspectAndRegister
     pythonFIDO2RegistersAndSignsInThroughHidraw
     otherProcessesWaitThenFailWhileTheKeyIsHeldAndSucceedAfter
+    aSecondCLIProcessWaitsForTheKeyIsToldWhyAndThenSucceeds
     cancellingATouchWaitSendsCTAPHIDCancelAndTheKeyStaysUsable keyboardInterfacesAreNeverListed
     hotplugEventsFollowTheKey aKeyPluggedInWhileAChoiceWaitsIsUsedWithinASecond)
 

@@ -42,10 +42,19 @@ extension U2FRegistrationResponse {
 }
 
 extension U2FAuthenticationResponse {
-    /// The WebAuthn authenticator data the signature covers once the challenge parameter is the
-    /// client data hash (CTAP 2.1 §10.2.2): rpIdHash ‖ flags ‖ counter.
+    /// The WebAuthn authenticator data for this response (CTAP 2.1 §10.3): rpIdHash ‖ flags ‖
+    /// counter, where flags keeps bits 0 (UP) and 1 of the user presence byte and clears the
+    /// rest.
+    ///
+    /// A U2F key may set other bits of its presence byte (U2F gives them no meaning); §10.3 says
+    /// to clear them rather than refuse the reply, so they never read as AT, ED, UV or BE/BS.
+    /// The signature covers the raw byte (``flags``), so when it has other bits set the
+    /// signature does not verify over this authenticator data: that is the spec's conversion.
     public func authenticatorData(rpIDHash: [UInt8]) throws(CTAP2Error) -> AuthenticatorData {
         guard rpIDHash.count == 32 else { throw .invalidRequest("An RP ID hash is 32 bytes.") }
-        return try AuthenticatorData(bytes: rpIDHash + [flags] + counterBytes)
+        return try AuthenticatorData(bytes: rpIDHash + [flags & Self.convertedFlagBits] + counterBytes)
     }
+
+    /// The presence-byte bits §10.3 copies into the authenticator data flags: 0 (UP) and 1.
+    static let convertedFlagBits: UInt8 = 0b0000_0011
 }

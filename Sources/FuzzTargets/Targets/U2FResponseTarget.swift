@@ -35,16 +35,15 @@ extension FuzzTarget {
             if let authentication = try? U2FAuthenticationResponse(data: data) {
                 let rebuilt = [authentication.flags] + authentication.counterBytes + authentication.signature
                 try expect(rebuilt == data, "a U2F authentication does not rebuild to its bytes")
-                // The user presence byte becomes the flags as it is (the signature covers it), so
-                // a key that sets the AT or ED bit there gets a typed error instead.
-                if let authData = try? authentication.authenticatorData(rpIDHash: rpIDHash) {
-                    try expect(
-                        authData.signCount == authentication.counter && authData.bytes.count == 37,
-                        "a U2F authentication's authenticator data does not keep its counter")
-                } else {
-                    try expect(
-                        authentication.flags & 0xC0 != 0, "a U2F authentication without authenticator data")
+                // CTAP 2.1 §10.3: bits 0 and 1 of the presence byte become the flags, the rest
+                // are cleared, so every well-formed reply converts.
+                guard let authData = try? authentication.authenticatorData(rpIDHash: rpIDHash) else {
+                    throw FuzzPropertyViolation(description: "a U2F authentication without authenticator data")
                 }
+                try expect(
+                    authData.signCount == authentication.counter && authData.bytes.count == 37
+                        && authData.flags.rawValue == authentication.flags & 0x03,
+                    "a U2F authentication's authenticator data does not keep its counter and UP bit")
                 try expect(
                     authentication.signedData(challenge: rpIDHash, application: rpIDHash).count == 32 + 1 + 4
                         + 32,

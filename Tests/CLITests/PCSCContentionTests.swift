@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// Two CLI processes on one PC/SC card at once: each CTAP exchange runs inside a PC/SC
+/// transaction (`SCardBeginTransaction`), so the second process waits in pcscd instead of
+/// slipping its APDUs between the first one's, is told why, and gives up at its deadline.
+@Suite(.serialized) struct PCSCContentionTests {
+    /// Starts `securitykey ARGUMENTS` in the bed with its output in files under `work`.
+    private static func start(_ arguments: [String], name: String, bed: PCSCBed, work: URL) throws
+        -> (process: Process, out: URL, err: URL)
+    {
+        let process = Process()
+        process.executableURL = CLIRunner.binary
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        for (key, value) in bed.environment { environment[key] = value }
+        process.environment = environment
+        let out = work.appendingPathComponent("\(name).out"), err = work.appendingPathComponent("\(name).err")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (process, out, err)
+    }
+
+    private static func text(_ url: URL) -> String {
+        String(decoding: FileManager.default.contents(atPath: url.path) ?? Data(), as: UTF8.self)
+    }
+
+    /// Both registrations succeed, each with its own RP (nothing crossed between the
+    /// exchanges), and only the one that waited says the key was busy.
+    @Test func twoProcessesOnOneCardAreSerializedAndTheSecondIsToldWhy() throws {
+        let work = try ChoiceCommandTests.scratch("pcsc-contention")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try PCSCBed.with { bed in
+            // Each touch takes 1.5 s: the first holds the card (polling 9100) while the second asks.
+            try bed.serve(["--presence", "delay:1500"])
+            func register(_ rp: String) throws -> (process: Process, out: URL, err: URL) {
+                try Self.start(
+                    ["register", "--device", bed.device, "--rp", rp, "--user", "u", "--json", "--timeout", "15"],
+                    name: rp, bed: bed, work: work)
+            }
+            let first = try register("first.example")
+            Thread.sleep(forTimeInterval: 0.6)
+            let second = try register("second.example")
+            first.process.waitUntilExit()
+            second.process.waitUntilExit()
+            #expect(first.process.terminationStatus == 0, "\(Self.text(first.err))")
+            #expect(second.process.terminationStatus == 0, "\(Self.text(second.err))")
+            for (rp, run) in [("first.example", first), ("second.example", second)] {
+                let object = try JSONSerialization.jsonObject(with: Data(Self.text(run.out).utf8)) as? [String: Any]
+                #expect(object?["rpId"] as? String == rp, "\(Self.text(run.out)) \(Self.text(run.err))")
+            }
+            #expect(Self.text(second.err).contains("busy with another application"), "\(Self.text(second.err))")
+            #expect(!Self.text(first.err).contains("busy with another application"), "\(Self.text(first.err))")
+        }
+    }
+
+    /// A process that holds the card longer than the other's deadline: the other ends at its
+    /// deadline with a `busy` error (pcsc-lite itself would wait for ever), and the first is
+    /// not disturbed.
+    @Test func theWaitEndsAtTheDeadlineWithATypedError() throws {
+        let work = try ChoiceCommandTests.scratch("pcsc-contention-deadline")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try PCSCBed.with { bed in
+            try bed.serve(["--presence", "delay:7000"])
+            let first = try Self.start(
+                ["register", "--device", bed.device, "--rp", "holder.example", "--user", "u", "--json", "--timeout", "20"],
+                name: "holder", bed: bed, work: work)
+            Thread.sleep(forTimeInterval: 1.0)
+            let started = Date()
+            let second = try Self.start(
+                ["register", "--device", bed.device, "--rp", "late.example", "--user", "u", "--json", "--timeout", "2"],
+                name: "late", bed: bed, work: work)
+            second.process.waitUntilExit()
+            let waited = Date().timeIntervalSince(started)
+            first.process.waitUntilExit()
+            #expect(second.process.terminationStatus != 0)
+            let error = try JSONSerialization.jsonObject(with: Data(Self.text(second.out).utf8)) as? [String: Any]
+            let code = (error?["error"] as? [String: Any])?["code"] as? String ?? error?["code"] as? String
+            #expect(code == "busy", "\(Self.text(second.out)) \(Self.text(second.err))")
+            #expect(Self.text(second.err).contains("busy with another application"), "\(Self.text(second.err))")
+            // Its deadline was 2 s; the holder kept the card for about 6 s more.
+            #expect(waited < 4.5, "the waiting process took \(waited) s")
+            #expect(first.process.terminationStatus == 0, "\(Self.text(first.err))")
+            let object = try JSONSerialization.jsonObject(with: Data(Self.text(first.out).utf8)) as? [String: Any]
+            #expect(object?["rpId"] as? String == "holder.example")
+        }
+    }
+}
