@@ -284,16 +284,19 @@ enum DaemonCeremony {
     static func error(name: String, message: String) -> CLIError {
         let webAuthnName =
             name.hasPrefix(interface + ".Error.") ? String(name.dropFirst(interface.count + 7)) : name
-        let status: CLIExitStatus =
+        let (status, code): (CLIExitStatus, String) =
             switch webAuthnName {
-            case "AbortError": .cancelled
-            case "NotAllowedError": message.contains("PIN") ? .pinProblem : .cancelled
-            case "NotSupportedError": .notSupported
-            case "TypeError", "SecurityError": .usage
-            case "org.freedesktop.DBus.Error.NoReply": .cancelled
-            default: .failure
+            case "AbortError": (.cancelled, "daemon-abort")
+            case "NotAllowedError": (message.contains("PIN") ? .pinProblem : .cancelled, "daemon-not-allowed")
+            case "NotSupportedError": (.notSupported, "daemon-not-supported")
+            case "TypeError": (.usage, "daemon-type-error")
+            case "SecurityError": (.usage, "daemon-security-error")
+            case "InvalidStateError": (.failure, "daemon-invalid-state")
+            case "org.freedesktop.DBus.Error.NoReply": (.cancelled, "daemon-no-reply")
+            default: (.failure, "daemon-error")
             }
-        return CLIError(status, code: "daemon-\(webAuthnName)", "securitykeyd: \(message)")
+        // The code is kebab-case like every other; the daemon's WebAuthn name stays in the message.
+        return CLIError(status, code: code, "securitykeyd (\(webAuthnName)): \(message)")
     }
 
     /// Follows StateChanged from the daemon (`owner`) for this call's request until cancelled.
