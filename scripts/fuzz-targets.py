@@ -8,7 +8,7 @@ Seeds are extracted at fuzz time from ../shared/vectors (or Tests/Vectors), incl
 third-party/ and mds3/, plus a few requests built here from the CTAP 2.1 command layouts.
 The target code lives in Sources/FuzzTargets; a new target adds a line to TARGETS.
 """
-import base64, glob, hashlib, json, os, struct, sys
+import base64, glob, hashlib, json, os, struct, subprocess, sys
 
 # name: the parser files whose line coverage `make fuzz-coverage` reports.
 TARGETS = {
@@ -56,6 +56,10 @@ TARGETS = {
     "u2f-responses": ["Sources/CTAP2/CTAP1/U2FRegistrationResponse.swift", "Sources/CTAP2/CTAP1/U2FResponse+WebAuthn.swift",
                       "Sources/CTAP2/CTAP1/U2FStatusWord.swift"],
     "extensions": ["Sources/CTAP2/Extensions/ExtensionOutputs.swift", "Sources/CTAP2/Extensions/HMACSecret.swift"],
+    "webauthn-json": ["Sources/SecurityKeys/WebAuthnJSON/JSONNode.swift", "Sources/SecurityKeys/WebAuthnJSON/JSONMembers.swift",
+                      "Sources/SecurityKeys/WebAuthnJSON/PublicKeyCredentialCreationOptionsJSON.swift",
+                      "Sources/SecurityKeys/WebAuthnJSON/PublicKeyCredentialRequestOptionsJSON.swift",
+                      "Sources/SecurityKeys/WebAuthnJSON/WebAuthnExtensionInputsJSON.swift"],
 }
 
 # Vector kinds that seed each target directly.
@@ -537,6 +541,87 @@ def mds_blob_seeds(blob):
     yield parts[0] + b"." + parts[1] + b".!!"
 
 
+# python-fido2's Fido2Server writing the options a relying party sends, run by the interpreter that
+# has python-fido2 (SECURITYKEY_PYTHON, .venv or this one); prints one JSON document a line.
+FIDO2_SERVER = r"""
+import json, sys
+from fido2.server import Fido2Server
+from fido2.webauthn import (AttestedCredentialData, PublicKeyCredentialRpEntity, PublicKeyCredentialUserEntity,
+                            PublicKeyCredentialDescriptor, PublicKeyCredentialType)
+ids = [bytes.fromhex(h) for h in json.loads(sys.argv[1])]
+descriptors = [PublicKeyCredentialDescriptor(type=PublicKeyCredentialType.PUBLIC_KEY, id=i) for i in ids]
+extensions = [None, {"credProps": True}, {"prf": {"eval": {"first": "AAAA", "second": "AQID"}}},
+              {"credentialProtectionPolicy": "userVerificationRequired", "enforceCredentialProtectionPolicy": True,
+               "credBlob": "AQIDBA", "minPinLength": True, "hmacCreateSecret": True, "largeBlob": {"support": "required"}},
+              {"largeBlob": {"read": True}, "getCredBlob": True, "appid": "https://example.org/app-id.json"}]
+for attestation in ("none", "direct", "indirect", "enterprise"):
+    server = Fido2Server(PublicKeyCredentialRpEntity(id="example.org", name="Example"), attestation=attestation)
+    for i, uv in enumerate(("discouraged", "preferred", "required")):
+        for resident in ("discouraged", "preferred", "required"):
+            user = PublicKeyCredentialUserEntity(id=bytes(range(1, 17 + i)), name="alice@example.org", display_name="Alice")
+            options, _ = server.register_begin(user, descriptors[:i * 2], user_verification=uv,
+                                               resident_key_requirement=resident, extensions=extensions[i % 4])
+            print(json.dumps(dict(options)))
+        options, _ = server.authenticate_begin(descriptors[:i * 2] or None, user_verification=uv,
+                                               extensions=extensions[(i + 2) % 5])
+        print(json.dumps(dict(options)))
+"""
+
+
+def webauthn_json_seeds(entries):
+    """Options as relying parties send them: python-fido2's Fido2Server when it can be run, and
+    WebAuthn L3 JSON written here around the vectors' challenges, credential IDs and user handles."""
+    b64 = lambda d: base64.urlsafe_b64encode(d).rstrip(b"=").decode()
+    values = lambda kind: [bytes.fromhex(e["hex"]) for e in entries if e["kind"] == kind]
+    ids = [i for i in dict.fromkeys(values("credentialId")) if 0 < len(i) < 1024][:8]
+    users = [u for u in values("userHandle") if 0 < len(u) <= 64][:4] or [b"\x01" * 16]
+    challenges = [c for c in values("challenge") if 0 < len(c) <= 1024][:6] or [b"\x2a" * 32]
+    pythons = [os.environ.get("SECURITYKEY_PYTHON"), ".venv/bin/python3", sys.executable]
+    for python in [p for p in pythons if p and os.path.exists(p)]:
+        try:
+            out = subprocess.run([python, "-c", FIDO2_SERVER, json.dumps([i.hex() for i in ids[:4]])],
+                                 capture_output=True, timeout=60, check=True).stdout
+        except (subprocess.SubprocessError, OSError):
+            continue
+        yield from (line for line in out.splitlines() if line.strip())
+        break
+    descriptor = lambda i, t=None: {"type": "public-key", "id": b64(i), **({"transports": t} if t else {})}
+    for n, challenge in enumerate(challenges):
+        user = users[n % len(users)]
+        creation = {
+            "rp": {"id": "example.org", "name": "Example"},
+            "user": {"id": b64(user), "name": "mmiller", "displayName": "M. Miller"},
+            "challenge": b64(challenge),
+            "pubKeyCredParams": [{"type": "public-key", "alg": a} for a in (-7, -8, -257)][:n % 3 + 1],
+            "timeout": [60000, 0, 4294967295][n % 3],
+            "excludeCredentials": [descriptor(i, ["usb", "nfc"]) for i in ids[:n]],
+            "authenticatorSelection": {"residentKey": ["required", "preferred", "discouraged"][n % 3],
+                                       "requireResidentKey": n % 2 == 0, "userVerification": "required",
+                                       "authenticatorAttachment": "cross-platform"},
+            "attestation": ["none", "direct", "indirect", "enterprise"][n % 4],
+            "hints": ["security-key"],
+            "extensions": {"credProps": True, "prf": {"eval": {"first": b64(challenge)}}},
+        }
+        request = {
+            "challenge": b64(challenge), "timeout": 120000, "rpId": "example.org",
+            "allowCredentials": [descriptor(i) for i in ids[:n + 1]], "userVerification": "discouraged",
+            "hints": ["security-key", "hybrid"],
+            "extensions": {"prf": {"evalByCredential": {b64(i): {"first": b64(challenge)} for i in ids[:2]}},
+                           "largeBlob": {"write": b64(challenge)}},
+        }
+        yield json.dumps(creation).encode()
+        yield json.dumps({"publicKey": request}).encode()
+    # Documents that each stop at another check: unknown types skipped, members of the wrong
+    # type, escapes and surrogate pairs, numbers in every form, nesting, a platform attachment.
+    yield b'{"rp":{},"user":{"id":"AQ","name":"a"},"challenge":"AQ","pubKeyCredParams":[{"type":"x","alg":-7}]}'
+    yield b'{"rp":{"name":null},"user":{"id":"AQ","name":"\\u00e9\\ud83d\\ude00\\n\\/"},"challenge":"AQ==","timeout":1e3}'
+    yield b'{"publicKey":{"challenge":"AQ","allowCredentials":[{"type":"public-key","id":"AQ","transports":[1]}]}}'
+    yield b' [ -0.5e+10 , 0 , -1 , true , false , null , {} , [] , "" ] '
+    yield b'{"rp":{"id":"example.org"},"user":{"id":"AQ","name":"a"},"challenge":"AQ","authenticatorSelection":{"authenticatorAttachment":"platform"}}'
+    yield b'{"challenge":"AQ","extensions":{"largeBlob":{"read":true,"support":"required"},"appid":5}}'
+    yield b'[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]'
+
+
 def vector_files(root):
     for name in ("rfc8949-cbor.json", "python-fido2-vectors.json", "webauthn-spec.json"):
         yield os.path.join(root, name)
@@ -598,6 +683,7 @@ def seeds(root):
             yield "u2f-responses", data + b"\x90\x00"
         if e["kind"] == "ctap-response": yield "extensions", bytes.fromhex(e["hex"])
     for r in extension_seeds(): yield "extensions", r
+    for r in webauthn_json_seeds(entries): yield "webauthn-json", r
     for r in ctaphid_device_seeds(): yield "ctaphid-device", r
     ders = [bytes.fromhex(e["hex"]) for e in entries if e["kind"] == "x509-der"]
     for r in trust_anchor_seeds(ders): yield "trust-anchors", r
