@@ -361,6 +361,10 @@ def extension_seeds():
     yield cbor({"credProtect": 9})
     for n in (32, 48, 64, 80, 16):
         yield bytes(range(n))
+    # The first two bytes give the salts' lengths (the second's top bit: a second salt).
+    yield bytes([32, 0]) + bytes(range(32))
+    yield bytes([32, 0x80 | 32]) + bytes(range(64))
+    yield bytes([32, 0x80 | 16]) + bytes(range(64))
 
 
 def ctaphid_device_seeds():
@@ -419,6 +423,9 @@ def trust_anchor_seeds(ders):
     yield pem(b"CERTIFICATE", b"\x30\x03\x02\x01\x00")
     yield b"-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n"
     yield b"\x30\x03\x02\x01\x00"
+
+
+fuzz_pin = b"1234"  # the PIN of the fuzzed key's PIN flavour (FuzzKeyFlavour.pin)
 
 
 def ctap21_requests():
@@ -484,6 +491,29 @@ def ctap21_requests():
          bytes([0x0D]) + cbor({1: 1, 3: 2, 4: b""}), make({8: b"", 9: 2, 10: 2}), bytes([0x0D]) + cbor({1: 9, 3: 2, 4: b""})],
         [bytes([6]) + cbor({1: 2, 2: 1}), bytes([6]) + cbor({1: 2, 2: 7}), bytes([4])],
     ]
+    # clientPIN with an empty keyAgreement: the harness agrees a secret, encrypts the plain
+    # PINs given in newPinEnc / pinHashEnc and fills an empty pinUvAuthParam (setPIN, changePIN).
+    def cp(sub, proto=2, new=None, current=None, param=None, **extra):
+        m = {1: proto, 2: sub}
+        if new is not None or current is not None or sub in (5, 9): m[3] = b""
+        if new is not None: m[5] = new
+        if current is not None: m[6] = current
+        if param is not None: m[4] = param
+        m.update({ {"permissions": 9, "rp": 10}[k]: v for k, v in extra.items() })
+        return bytes([6]) + cbor(m)
+    for proto in (1, 2):
+        plain.append([cp(3, proto, new=b"5678", param=b""), cp(1, proto), cp(3, proto, new=b"0000", param=b""),
+                      cp(5, proto, current=b"5678"), cp(9, proto, current=b"5678", permissions=3, rp="example.org"),
+                      cp(4, proto, new=b"123456", current=b"5678", param=b""), cp(5, proto, current=b"123456"),
+                      cp(9, proto, current=b"123456", permissions=0x20), cp(9, proto, current=b"123456", permissions=0)])
+        plain.append([cp(3, proto, new=b"12", param=b""), cp(3, proto, new=b"5" * 64, param=b""),
+                      cp(3, proto, new=b"5678", param=b"\x00" * 16), cp(3, proto, new=b"5678"), cp(3, proto, new=b"\xff\xfe", param=b"")])
+        pinned = [cp(5, proto, current=b"0000") for _ in range(3)] + [cp(1, proto), cp(5, proto, current=fuzz_pin)]
+        yield prefixed([b"\xfd"] + pinned)
+        yield prefixed([b"\xfd", cp(4, proto, new=b"87654321", current=fuzz_pin, param=b""), cp(5, proto, current=b"87654321"),
+                        cp(4, proto, new=b"1", current=b"87654321", param=b""), cp(4, proto, new=b"99999", current=b"bad", param=b""),
+                        cp(9, proto, current=b"87654321", permissions=1), cp(9, proto, current=b"87654321", permissions=2, rp="example.org"),
+                        cp(6, proto, permissions=1, rp="example.org"), cp(7, proto)])
     for seq in plain:
         yield prefixed(seq)
     for seq in authed:
@@ -622,6 +652,20 @@ def webauthn_json_seeds(entries):
     yield b'[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]'
 
 
+def mds_issuers(mds):
+    """The DER certificates of the MDS vectors' roots and CAs (CRL issuers among them)."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(mds, "**", "*"), recursive=True)):
+        if path.endswith(".der") and os.path.getsize(path) < 8192:
+            out.append(open(path, "rb").read())
+        elif path.endswith(".pem") and ".crl" not in path:
+            text = open(path, "rb").read()
+            for block in text.split(b"-----BEGIN CERTIFICATE-----")[1:]:
+                body = block.split(b"-----END CERTIFICATE-----")[0]
+                out.append(base64.b64decode(b"".join(body.split())))
+    return list(dict.fromkeys(out))
+
+
 def vector_files(root):
     for name in ("rfc8949-cbor.json", "python-fido2-vectors.json", "webauthn-spec.json"):
         yield os.path.join(root, name)
@@ -715,7 +759,11 @@ def seeds(root):
         elif path.endswith(".json") and "verification" not in path:
             yield "mds-payload", data
         elif ".crl" in path:
-            yield "crl", base64.b64decode(data) if path.endswith(".b64") else data
+            crl = base64.b64decode(data) if path.endswith(".b64") else data
+            yield "crl", crl
+            # With each issuer the MDS vectors hold, so the signature check runs on real lists.
+            for issuer in mds_issuers(mds):
+                yield "crl", struct.pack(">H", len(issuer)) + issuer + crl
         elif path.endswith((".pem", ".der")):
             yield "trust-anchors", data
 

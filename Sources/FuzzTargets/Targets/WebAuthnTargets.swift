@@ -3,6 +3,7 @@ import CTAP2
 import Crypto
 import Foundation
 import WebAuthnVerification
+import X509
 
 extension FuzzTarget {
     /// Attestation objects through every statement verifier (packed, tpm, android-key,
@@ -183,10 +184,25 @@ extension FuzzTarget {
     }
 
     /// Certificate revocation lists (DER or PEM) as MDS verification reads them.
-    static let crl = FuzzTarget("crl", "certificate revocation lists (DER, PEM)") {
+    ///
+    /// The input is also read as issuer length (2, big-endian) ‖ issuer certificate (DER) ‖ CRL,
+    /// so that real lists with their real issuers (seeded from the MDS vectors) reach the
+    /// signature check: a list is signed by a certificate only if it names that certificate's
+    /// subject as its issuer, and the check answers the same twice.
+    static let crl = FuzzTarget("crl", "certificate revocation lists (DER, PEM) and their signatures") {
         bytes throws(FuzzPropertyViolation) in
-        guard let list = try? CertificateRevocationList(bytes: bytes) else { return }
-        try expect((try? CertificateRevocationList(bytes: bytes)) == list, "a CRL parses differently twice")
+        if let list = try? CertificateRevocationList(bytes: bytes) {
+            try expect((try? CertificateRevocationList(bytes: bytes)) == list, "a CRL parses differently twice")
+        }
+        guard bytes.count > 2 else { return }
+        let length = Int(bytes[0]) << 8 | Int(bytes[1])
+        guard bytes.count >= 2 + length,
+            let issuer = try? Certificate(derEncoded: Array(bytes[2..<(2 + length)])),
+            let list = try? CertificateRevocationList(bytes: Array(bytes[(2 + length)...]))
+        else { return }
+        let signed = list.isSigned(by: issuer)
+        try expect(signed == list.isSigned(by: issuer), "a CRL's signature checks differently twice")
+        try expect(!signed || issuer.subject == list.issuer, "a CRL signed by a certificate it does not name")
     }
 
     /// Trust anchor files (PEM bundles or DER) given to `verify --trust`.
