@@ -587,10 +587,10 @@ extensions = [None, {"credProps": True}, {"prf": {"eval": {"first": "AAAA", "sec
 for attestation in ("none", "direct", "indirect", "enterprise"):
     server = Fido2Server(PublicKeyCredentialRpEntity(id="example.org", name="Example"), attestation=attestation)
     for i, uv in enumerate(("discouraged", "preferred", "required")):
-        for resident in ("discouraged", "preferred", "required"):
+        for j, resident in enumerate(("discouraged", "preferred", "required")):
             user = PublicKeyCredentialUserEntity(id=bytes(range(1, 17 + i)), name="alice@example.org", display_name="Alice")
             options, _ = server.register_begin(user, descriptors[:i * 2], user_verification=uv,
-                                               resident_key_requirement=resident, extensions=extensions[i % 4])
+                                               resident_key_requirement=resident, extensions=extensions[(i * 3 + j) % 5])
             print(json.dumps(dict(options)))
         options, _ = server.authenticate_begin(descriptors[:i * 2] or None, user_verification=uv,
                                                extensions=extensions[(i + 2) % 5])
@@ -650,6 +650,20 @@ def webauthn_json_seeds(entries):
     yield b'{"rp":{"id":"example.org"},"user":{"id":"AQ","name":"a"},"challenge":"AQ","authenticatorSelection":{"authenticatorAttachment":"platform"}}'
     yield b'{"challenge":"AQ","extensions":{"largeBlob":{"read":true,"support":"required"},"appid":5}}'
     yield b'[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]'
+    base = b'{"rp":{"id":"example.org"},"user":{"id":"AQ","name":"a"},"challenge":"AQ","extensions":'
+    for ext in (b'{"credBlob":"AQID","credentialProtectionPolicy":"userVerificationOptional","enforceCredentialProtectionPolicy":false}',
+                b'{"credentialProtectionPolicy":"never"}', b'{"largeBlob":{"support":"preferred"},"prf":{}}',
+                b'{"largeBlob":{"read":true}}', b'{"largeBlob":{"support":"always"}}', b'{"prf":{"evalByCredential":{}}}',
+                b'{"credBlob":""}', b'{"credProps":1}'):
+        yield base + ext + b'}'
+    request = b'{"challenge":"AQ","extensions":'
+    for ext in (b'{"largeBlob":{"read":true,"write":"AQ"}}', b'{"prf":{"evalByCredential":{"!!":{"first":""}}}}',
+                b'{"prf":{"eval":{"first":"AQ","second":"Ag"}},"getCredBlob":true}', b'{"largeBlob":{"support":"required"}}'):
+        yield request + ext + b'}'
+    for doc in (b'{"challenge":"AQ","timeout":-1}', b'{"challenge":"AQ","rpId":5}', b'{"challenge":"' + b"A" * 1500 + b'"}',
+                b'{"challenge":"AQ","allowCredentials":{}}', b'{"challenge":"AQ","hints":[1]}', b'"\\udc00"',
+                b'"\\ud800\\u0041"', b'{"challenge":"AQ","userVerification":"required"}'):
+        yield doc
 
 
 def mds_issuers(mds):

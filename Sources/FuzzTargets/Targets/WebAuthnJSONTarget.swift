@@ -50,6 +50,7 @@ extension FuzzTarget {
         try expect(
             (try? PublicKeyCredentialCreationOptionsJSON(json: bytes)) == options,
             "creation options parse differently twice")
+        try expect(Set([options, options]).count == 1, "equal creation options hash differently")
         try expect((1...64).contains(options.userID.count), "a user ID of \(options.userID.count) bytes")
         try expect((1...1024).contains(options.challenge.count), "a challenge of \(options.challenge.count) bytes")
         try expect(
@@ -90,6 +91,7 @@ extension FuzzTarget {
         try expect(
             (try? PublicKeyCredentialRequestOptionsJSON(json: bytes)) == options,
             "request options parse differently twice")
+        try expect(Set([options, options]).count == 1, "equal request options hash differently")
         try expect((1...1024).contains(options.challenge.count), "a challenge of \(options.challenge.count) bytes")
         for top in [nil, topOrigin] {
             let request: SecurityKeyCredentialAssertionRequest
@@ -116,7 +118,12 @@ extension FuzzTarget {
     /// A refused document is an invalid request with the JSON error that names the member.
     private static func checkRefusal(_ error: SecurityKeyError) throws(FuzzPropertyViolation) {
         try expect(error.code == .invalidRequest, "options refused with \(error.code), not invalid-request")
-        try expect(error.webAuthnJSONError != nil, "options refused without the JSON error underneath")
+        guard let json = error.webAuthnJSONError else {
+            throw FuzzPropertyViolation(description: "options refused without the JSON error underneath")
+        }
+        try expect(
+            Set([json, json]).count == 1 && json.description == error.message && !json.code.description.isEmpty,
+            "a JSON error that is not itself, or says something else than the refusal")
     }
 
     /// Fails unless every string, container and nesting level of `node` is within `limits`.
