@@ -495,7 +495,7 @@ def ctap21_requests():
     # PINs given in newPinEnc / pinHashEnc and fills an empty pinUvAuthParam (setPIN, changePIN).
     def cp(sub, proto=2, new=None, current=None, param=None, **extra):
         m = {1: proto, 2: sub}
-        if new is not None or current is not None or sub in (5, 9): m[3] = b""
+        if new is not None or current is not None or sub in (5, 6, 9): m[3] = b""
         if new is not None: m[5] = new
         if current is not None: m[6] = current
         if param is not None: m[4] = param
