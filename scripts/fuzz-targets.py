@@ -666,6 +666,30 @@ def webauthn_json_seeds(entries):
         yield doc
 
 
+def attestation_variants(objects, client_data):
+    """Real attestation objects, one per format, each changed to stop the statement verifier at
+    another check: another format's name, no attested credential, each statement field left
+    out or of the wrong type."""
+    by_format = {}
+    for data in objects:
+        try:
+            obj = cbor_decode(data)[0]
+            by_format.setdefault(obj["fmt"], obj)
+        except Exception:
+            continue
+    h = b"\x00" * 32
+    for fmt, obj in sorted(by_format.items()):
+        stmt, auth = obj["attStmt"], obj["authData"]
+        if not isinstance(stmt, dict) or not isinstance(auth, bytes) or len(auth) < 37: continue
+        yield h + cbor({"fmt": "none" if fmt != "none" else "packed", "attStmt": stmt, "authData": auth})
+        yield h + cbor({"fmt": "unknown-format", "attStmt": stmt, "authData": auth})
+        yield h + cbor({"fmt": fmt, "attStmt": stmt, "authData": auth[:32] + bytes([auth[32] & 0x3F]) + auth[33:37]})
+        for field in stmt:
+            if not isinstance(field, str): continue
+            yield h + cbor({"fmt": fmt, "attStmt": {k: v for k, v in stmt.items() if k != field}, "authData": auth})
+            yield h + cbor({"fmt": fmt, "attStmt": {**stmt, field: True}, "authData": auth})
+
+
 def mds_issuers(mds):
     """The DER certificates of the MDS vectors' roots and CAs (CRL issuers among them)."""
     out = []
@@ -756,6 +780,7 @@ def seeds(root):
     yield "ctaphid-host", struct.pack(">IBH", 7, 0x81, 1) + b"\x01" * 57 + b"\x00\x00\x00\x07\x81\x00"
     for r in client_data_seeds(): yield "client-data", r
     yield "attestation-object", b"\x00" * 32 + cbor({"fmt": "none", "authData": b"\x00" * 37})
+    for r in attestation_variants(attestation_objects, client_data): yield "attestation-object", r
     for d in android_key_descriptions(): yield "android-key", d
     for r in ctap_requests(): yield "virtual-key", r
     for r in ctap21_requests(): yield "virtual-key", r

@@ -20,10 +20,16 @@ extension FuzzTarget {
             (try? AttestationObject(cbor: object.cborEncoded)) == object,
             "an attestation object does not round trip")
         try expect(object.format.description == object.format.rawValue, "a format described by another name")
+        try expect(
+            AttestationObject(
+                format: object.format, authData: object.authData, attestationStatement: object.attestationStatement)
+                == object,
+            "an attestation object differs from one built from its parts")
         let hash = Array(bytes[..<32])
         guard let result = try? object.verify(clientDataHash: hash) else { return }
         try expect(
             (result.type == .none) == (object.format == .none), "a none type for a format other than none")
+        try expect(!result.type.description.isEmpty, "an attestation type without a name")
         try expect(
             result.trustPath.isEmpty == (result.type == .none || result.type == .selfAttestation),
             "a trust path that does not fit the attestation type \(result.type)")
