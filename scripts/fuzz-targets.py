@@ -190,7 +190,8 @@ def u2f_requests():
     register = bytes([0, 1, 3, 0, 64]) + b"\x55" * 64
     register_ext = bytes([0, 1, 3, 0, 0, 0, 64]) + b"\x55" * 64 + b"\x01\x00"
     auth = bytes([0, 2, 7, 0, 65 + 64]) + b"\x66" * 64 + bytes([64]) + b"\x77" * 64
-    yield from (prefixed([m]) for m in (version, register, register_ext, auth))
+    version_ext_le = bytes([0, 3, 0, 0, 0, 0, 0])  # case 2 extended: Le only
+    yield from (prefixed([m]) for m in (version, register, register_ext, auth, version_ext_le))
     yield prefixed([register, auth])
     # Authenticate with the key handle the harness fills in (an empty one, short form).
     filled = lambda p1: bytes([0, 2, p1, 0, 65]) + b"\x66" * 32 + b"\x55" * 32 + b"\x00"
@@ -785,6 +786,10 @@ def seeds(root):
     for r in ctap_requests(): yield "virtual-key", r
     for r in ctap21_requests(): yield "virtual-key", r
     for r in u2f_requests(): yield "virtual-key-u2f", r
+    # The same behind a first record choosing the user's answer or the key (never touched,
+    # touched after 1 ms, alwaysUv on).
+    for choice in (b"\xf0", b"\xf1", b"\xf2"):
+        for r in u2f_requests(): yield "virtual-key-u2f", struct.pack(">H", 1) + choice + r
     mds = os.path.join(root, "mds3")
     for path in sorted(glob.glob(os.path.join(mds, "**", "*"), recursive=True)):
         if not os.path.isfile(path) or os.path.getsize(path) > 4 << 20: continue

@@ -59,12 +59,27 @@ extension FuzzTarget {
 
     /// The virtual key's CTAP1/U2F APDU handler: every reply ends in a status word. The key
     /// handle a U2F_REGISTER returns is random, so an authenticate APDU (short form) whose key
-    /// handle is empty gets the last one returned.
+    /// handle is empty gets the last one returned. A first record of one byte picks the user's
+    /// answer or the key: F0 the user never touches it, F1 touches it 1 ms after the first
+    /// request (the repeated request then succeeds), F2 a CTAP 2.1 key with alwaysUv turned on
+    /// (authenticatorConfig), which turns U2F off.
     static let virtualKeyU2F = FuzzTarget("virtual-key-u2f", "virtual key U2F (CTAP1) APDU handler") {
         bytes throws(FuzzPropertyViolation) in
-        let key = try freshVirtualKey(.default)
+        var records = lengthPrefixedRecords(bytes, limit: 16)
+        let choice = records.first.flatMap { $0.count == 1 && (0xF0...0xF2).contains($0[0]) ? $0[0] : nil }
+        if choice != nil { records.removeFirst() }
+        let key = try freshVirtualKey(choice == 0xF2 ? .ctap21 : .default)
+        switch choice {
+        case 0xF0?: try runBlocking { await key.setUserPresence(.never) }
+        case 0xF1?: try runBlocking { await key.setUserPresence(.approveAfter(.milliseconds(1))) }
+        case 0xF2?:
+            // authenticatorConfig toggleAlwaysUv; the key has no PIN, so it needs no auth.
+            let reply = try runBlocking { await key.handleCBOR([0x0D, 0xA1, 0x01, 0x02]) { _ in } }
+            try expect(reply == [0], "toggleAlwaysUv fails on a key without a PIN")
+        default: break
+        }
         var keyHandle: [UInt8]?
-        for record in lengthPrefixedRecords(bytes, limit: 16) {
+        for record in records {
             let apdu = withKeyHandle(record, keyHandle)
             let reply = try runBlocking { await key.handleU2F(apdu) }
             try expect(reply.count >= 2, "a U2F reply without a status word")
