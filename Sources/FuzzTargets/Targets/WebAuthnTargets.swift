@@ -139,6 +139,10 @@ extension FuzzTarget {
         let result = try runBlocking { () async -> MetadataBLOB? in try? await verifier.verify(bytes) }
         guard let blob = result else { return }
         try expect(!blob.signingChain.isEmpty, "a BLOB verified without a signing chain")
+        try expect(blob.isStale == blob.isStale(at: blob.verificationTime), "staleness depends on how it is asked")
+        try expect(
+            blob.isStale(at: .distantPast) == (blob.payload.nextUpdateDate == nil),
+            "a BLOB stale before its nextUpdate, or fresh without one")
     }
 
     /// The MDS3 BLOB payload (JSON metadata statements and status reports).
