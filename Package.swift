@@ -171,6 +171,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 "CBOR", "CTAPHID", "ISO7816", "CTAP2", "WebAuthnVerification", "VirtualAuthenticator",
+                "SecurityKeys",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -37,8 +37,10 @@ while IFS=$'\t' read -r target files; do
     for d in "$scratch/corpus/$target" "$scratch/seeds/$target" "$regressions/$target"; do
         [ -d "$d" ] && dirs+=("$d")
     done
+    # -max_len as large as the largest seed (the seed script keeps files under 4 MiB): libFuzzer
+    # cuts every input to -max_len, and a real MDS BLOB (4 MB) verifies only whole.
     FUZZ_TARGET="$target" SWIFT_BACKTRACE=enable=no LLVM_PROFILE_FILE="$profiles/$target-%p.profraw" \
-        "$binary" -runs=0 -max_len=65536 "${dirs[@]}" >"$profiles/$target.log" 2>&1 || {
+        "$binary" -runs=0 -max_len=$((4 << 20)) "${dirs[@]}" >"$profiles/$target.log" 2>&1 || {
         tail -n 20 "$profiles/$target.log" >&2
         echo "fuzz-coverage: $target failed on its corpus" >&2
         exit 1

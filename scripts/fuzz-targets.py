@@ -8,7 +8,7 @@ Seeds are extracted at fuzz time from ../shared/vectors (or Tests/Vectors), incl
 third-party/ and mds3/, plus a few requests built here from the CTAP 2.1 command layouts.
 The target code lives in Sources/FuzzTargets; a new target adds a line to TARGETS.
 """
-import base64, glob, hashlib, json, os, struct, sys
+import base64, glob, hashlib, json, os, struct, subprocess, sys
 
 # name: the parser files whose line coverage `make fuzz-coverage` reports.
 TARGETS = {
@@ -56,6 +56,10 @@ TARGETS = {
     "u2f-responses": ["Sources/CTAP2/CTAP1/U2FRegistrationResponse.swift", "Sources/CTAP2/CTAP1/U2FResponse+WebAuthn.swift",
                       "Sources/CTAP2/CTAP1/U2FStatusWord.swift"],
     "extensions": ["Sources/CTAP2/Extensions/ExtensionOutputs.swift", "Sources/CTAP2/Extensions/HMACSecret.swift"],
+    "webauthn-json": ["Sources/SecurityKeys/WebAuthnJSON/JSONNode.swift", "Sources/SecurityKeys/WebAuthnJSON/JSONMembers.swift",
+                      "Sources/SecurityKeys/WebAuthnJSON/PublicKeyCredentialCreationOptionsJSON.swift",
+                      "Sources/SecurityKeys/WebAuthnJSON/PublicKeyCredentialRequestOptionsJSON.swift",
+                      "Sources/SecurityKeys/WebAuthnJSON/WebAuthnExtensionInputsJSON.swift"],
 }
 
 # Vector kinds that seed each target directly.
@@ -186,7 +190,8 @@ def u2f_requests():
     register = bytes([0, 1, 3, 0, 64]) + b"\x55" * 64
     register_ext = bytes([0, 1, 3, 0, 0, 0, 64]) + b"\x55" * 64 + b"\x01\x00"
     auth = bytes([0, 2, 7, 0, 65 + 64]) + b"\x66" * 64 + bytes([64]) + b"\x77" * 64
-    yield from (prefixed([m]) for m in (version, register, register_ext, auth))
+    version_ext_le = bytes([0, 3, 0, 0, 0, 0, 0])  # case 2 extended: Le only
+    yield from (prefixed([m]) for m in (version, register, register_ext, auth, version_ext_le))
     yield prefixed([register, auth])
     # Authenticate with the key handle the harness fills in (an empty one, short form).
     filled = lambda p1: bytes([0, 2, p1, 0, 65]) + b"\x66" * 32 + b"\x55" * 32 + b"\x00"
@@ -357,6 +362,10 @@ def extension_seeds():
     yield cbor({"credProtect": 9})
     for n in (32, 48, 64, 80, 16):
         yield bytes(range(n))
+    # The first two bytes give the salts' lengths (the second's top bit: a second salt).
+    yield bytes([32, 0]) + bytes(range(32))
+    yield bytes([32, 0x80 | 32]) + bytes(range(64))
+    yield bytes([32, 0x80 | 16]) + bytes(range(64))
 
 
 def ctaphid_device_seeds():
@@ -415,6 +424,9 @@ def trust_anchor_seeds(ders):
     yield pem(b"CERTIFICATE", b"\x30\x03\x02\x01\x00")
     yield b"-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n"
     yield b"\x30\x03\x02\x01\x00"
+
+
+fuzz_pin = b"1234"  # the PIN of the fuzzed key's PIN flavour (FuzzKeyFlavour.pin)
 
 
 def ctap21_requests():
@@ -480,6 +492,29 @@ def ctap21_requests():
          bytes([0x0D]) + cbor({1: 1, 3: 2, 4: b""}), make({8: b"", 9: 2, 10: 2}), bytes([0x0D]) + cbor({1: 9, 3: 2, 4: b""})],
         [bytes([6]) + cbor({1: 2, 2: 1}), bytes([6]) + cbor({1: 2, 2: 7}), bytes([4])],
     ]
+    # clientPIN with an empty keyAgreement: the harness agrees a secret, encrypts the plain
+    # PINs given in newPinEnc / pinHashEnc and fills an empty pinUvAuthParam (setPIN, changePIN).
+    def cp(sub, proto=2, new=None, current=None, param=None, **extra):
+        m = {1: proto, 2: sub}
+        if new is not None or current is not None or sub in (5, 6, 9): m[3] = b""
+        if new is not None: m[5] = new
+        if current is not None: m[6] = current
+        if param is not None: m[4] = param
+        m.update({ {"permissions": 9, "rp": 10}[k]: v for k, v in extra.items() })
+        return bytes([6]) + cbor(m)
+    for proto in (1, 2):
+        plain.append([cp(3, proto, new=b"5678", param=b""), cp(1, proto), cp(3, proto, new=b"0000", param=b""),
+                      cp(5, proto, current=b"5678"), cp(9, proto, current=b"5678", permissions=3, rp="example.org"),
+                      cp(4, proto, new=b"123456", current=b"5678", param=b""), cp(5, proto, current=b"123456"),
+                      cp(9, proto, current=b"123456", permissions=0x20), cp(9, proto, current=b"123456", permissions=0)])
+        plain.append([cp(3, proto, new=b"12", param=b""), cp(3, proto, new=b"5" * 64, param=b""),
+                      cp(3, proto, new=b"5678", param=b"\x00" * 16), cp(3, proto, new=b"5678"), cp(3, proto, new=b"\xff\xfe", param=b"")])
+        pinned = [cp(5, proto, current=b"0000") for _ in range(3)] + [cp(1, proto), cp(5, proto, current=fuzz_pin)]
+        yield prefixed([b"\xfd"] + pinned)
+        yield prefixed([b"\xfd", cp(4, proto, new=b"87654321", current=fuzz_pin, param=b""), cp(5, proto, current=b"87654321"),
+                        cp(4, proto, new=b"1", current=b"87654321", param=b""), cp(4, proto, new=b"99999", current=b"bad", param=b""),
+                        cp(9, proto, current=b"87654321", permissions=1), cp(9, proto, current=b"87654321", permissions=2, rp="example.org"),
+                        cp(6, proto, permissions=1, rp="example.org"), cp(7, proto)])
     for seq in plain:
         yield prefixed(seq)
     for seq in authed:
@@ -535,6 +570,139 @@ def mds_blob_seeds(blob):
     yield b64(b"[]") + b"." + parts[1] + b"." + parts[2]
     yield b"a.b"
     yield parts[0] + b"." + parts[1] + b".!!"
+
+
+# python-fido2's Fido2Server writing the options a relying party sends, run by the interpreter that
+# has python-fido2 (SECURITYKEY_PYTHON, .venv or this one); prints one JSON document a line.
+FIDO2_SERVER = r"""
+import json, sys
+from fido2.server import Fido2Server
+from fido2.webauthn import (AttestedCredentialData, PublicKeyCredentialRpEntity, PublicKeyCredentialUserEntity,
+                            PublicKeyCredentialDescriptor, PublicKeyCredentialType)
+ids = [bytes.fromhex(h) for h in json.loads(sys.argv[1])]
+descriptors = [PublicKeyCredentialDescriptor(type=PublicKeyCredentialType.PUBLIC_KEY, id=i) for i in ids]
+extensions = [None, {"credProps": True}, {"prf": {"eval": {"first": "AAAA", "second": "AQID"}}},
+              {"credentialProtectionPolicy": "userVerificationRequired", "enforceCredentialProtectionPolicy": True,
+               "credBlob": "AQIDBA", "minPinLength": True, "hmacCreateSecret": True, "largeBlob": {"support": "required"}},
+              {"largeBlob": {"read": True}, "getCredBlob": True, "appid": "https://example.org/app-id.json"}]
+for attestation in ("none", "direct", "indirect", "enterprise"):
+    server = Fido2Server(PublicKeyCredentialRpEntity(id="example.org", name="Example"), attestation=attestation)
+    for i, uv in enumerate(("discouraged", "preferred", "required")):
+        for j, resident in enumerate(("discouraged", "preferred", "required")):
+            user = PublicKeyCredentialUserEntity(id=bytes(range(1, 17 + i)), name="alice@example.org", display_name="Alice")
+            options, _ = server.register_begin(user, descriptors[:i * 2], user_verification=uv,
+                                               resident_key_requirement=resident, extensions=extensions[(i * 3 + j) % 5])
+            print(json.dumps(dict(options)))
+        options, _ = server.authenticate_begin(descriptors[:i * 2] or None, user_verification=uv,
+                                               extensions=extensions[(i + 2) % 5])
+        print(json.dumps(dict(options)))
+"""
+
+
+def webauthn_json_seeds(entries):
+    """Options as relying parties send them: python-fido2's Fido2Server when it can be run, and
+    WebAuthn L3 JSON written here around the vectors' challenges, credential IDs and user handles."""
+    b64 = lambda d: base64.urlsafe_b64encode(d).rstrip(b"=").decode()
+    values = lambda kind: [bytes.fromhex(e["hex"]) for e in entries if e["kind"] == kind]
+    ids = [i for i in dict.fromkeys(values("credentialId")) if 0 < len(i) < 1024][:8]
+    users = [u for u in values("userHandle") if 0 < len(u) <= 64][:4] or [b"\x01" * 16]
+    challenges = [c for c in values("challenge") if 0 < len(c) <= 1024][:6] or [b"\x2a" * 32]
+    pythons = [os.environ.get("SECURITYKEY_PYTHON"), ".venv/bin/python3", sys.executable]
+    for python in [p for p in pythons if p and os.path.exists(p)]:
+        try:
+            out = subprocess.run([python, "-c", FIDO2_SERVER, json.dumps([i.hex() for i in ids[:4]])],
+                                 capture_output=True, timeout=60, check=True).stdout
+        except (subprocess.SubprocessError, OSError):
+            continue
+        yield from (line for line in out.splitlines() if line.strip())
+        break
+    descriptor = lambda i, t=None: {"type": "public-key", "id": b64(i), **({"transports": t} if t else {})}
+    for n, challenge in enumerate(challenges):
+        user = users[n % len(users)]
+        creation = {
+            "rp": {"id": "example.org", "name": "Example"},
+            "user": {"id": b64(user), "name": "mmiller", "displayName": "M. Miller"},
+            "challenge": b64(challenge),
+            "pubKeyCredParams": [{"type": "public-key", "alg": a} for a in (-7, -8, -257)][:n % 3 + 1],
+            "timeout": [60000, 0, 4294967295][n % 3],
+            "excludeCredentials": [descriptor(i, ["usb", "nfc"]) for i in ids[:n]],
+            "authenticatorSelection": {"residentKey": ["required", "preferred", "discouraged"][n % 3],
+                                       "requireResidentKey": n % 2 == 0, "userVerification": "required",
+                                       "authenticatorAttachment": "cross-platform"},
+            "attestation": ["none", "direct", "indirect", "enterprise"][n % 4],
+            "hints": ["security-key"],
+            "extensions": {"credProps": True, "prf": {"eval": {"first": b64(challenge)}}},
+        }
+        request = {
+            "challenge": b64(challenge), "timeout": 120000, "rpId": "example.org",
+            "allowCredentials": [descriptor(i) for i in ids[:n + 1]], "userVerification": "discouraged",
+            "hints": ["security-key", "hybrid"],
+            "extensions": {"prf": {"evalByCredential": {b64(i): {"first": b64(challenge)} for i in ids[:2]}},
+                           "largeBlob": {"write": b64(challenge)}},
+        }
+        yield json.dumps(creation).encode()
+        yield json.dumps({"publicKey": request}).encode()
+    # Documents that each stop at another check: unknown types skipped, members of the wrong
+    # type, escapes and surrogate pairs, numbers in every form, nesting, a platform attachment.
+    yield b'{"rp":{},"user":{"id":"AQ","name":"a"},"challenge":"AQ","pubKeyCredParams":[{"type":"x","alg":-7}]}'
+    yield b'{"rp":{"name":null},"user":{"id":"AQ","name":"\\u00e9\\ud83d\\ude00\\n\\/"},"challenge":"AQ==","timeout":1e3}'
+    yield b'{"publicKey":{"challenge":"AQ","allowCredentials":[{"type":"public-key","id":"AQ","transports":[1]}]}}'
+    yield b' [ -0.5e+10 , 0 , -1 , true , false , null , {} , [] , "" ] '
+    yield b'{"rp":{"id":"example.org"},"user":{"id":"AQ","name":"a"},"challenge":"AQ","authenticatorSelection":{"authenticatorAttachment":"platform"}}'
+    yield b'{"challenge":"AQ","extensions":{"largeBlob":{"read":true,"support":"required"},"appid":5}}'
+    yield b'[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]'
+    base = b'{"rp":{"id":"example.org"},"user":{"id":"AQ","name":"a"},"challenge":"AQ","extensions":'
+    for ext in (b'{"credBlob":"AQID","credentialProtectionPolicy":"userVerificationOptional","enforceCredentialProtectionPolicy":false}',
+                b'{"credentialProtectionPolicy":"never"}', b'{"largeBlob":{"support":"preferred"},"prf":{}}',
+                b'{"largeBlob":{"read":true}}', b'{"largeBlob":{"support":"always"}}', b'{"prf":{"evalByCredential":{}}}',
+                b'{"credBlob":""}', b'{"credProps":1}'):
+        yield base + ext + b'}'
+    request = b'{"challenge":"AQ","extensions":'
+    for ext in (b'{"largeBlob":{"read":true,"write":"AQ"}}', b'{"prf":{"evalByCredential":{"!!":{"first":""}}}}',
+                b'{"prf":{"eval":{"first":"AQ","second":"Ag"}},"getCredBlob":true}', b'{"largeBlob":{"support":"required"}}'):
+        yield request + ext + b'}'
+    for doc in (b'{"challenge":"AQ","timeout":-1}', b'{"challenge":"AQ","rpId":5}', b'{"challenge":"' + b"A" * 1500 + b'"}',
+                b'{"challenge":"AQ","allowCredentials":{}}', b'{"challenge":"AQ","hints":[1]}', b'"\\udc00"',
+                b'"\\ud800\\u0041"', b'{"challenge":"AQ","userVerification":"required"}'):
+        yield doc
+
+
+def attestation_variants(objects, client_data):
+    """Real attestation objects, one per format, each changed to stop the statement verifier at
+    another check: another format's name, no attested credential, each statement field left
+    out or of the wrong type."""
+    by_format = {}
+    for data in objects:
+        try:
+            obj = cbor_decode(data)[0]
+            by_format.setdefault(obj["fmt"], obj)
+        except Exception:
+            continue
+    h = b"\x00" * 32
+    for fmt, obj in sorted(by_format.items()):
+        stmt, auth = obj["attStmt"], obj["authData"]
+        if not isinstance(stmt, dict) or not isinstance(auth, bytes) or len(auth) < 37: continue
+        yield h + cbor({"fmt": "none" if fmt != "none" else "packed", "attStmt": stmt, "authData": auth})
+        yield h + cbor({"fmt": "unknown-format", "attStmt": stmt, "authData": auth})
+        yield h + cbor({"fmt": fmt, "attStmt": stmt, "authData": auth[:32] + bytes([auth[32] & 0x3F]) + auth[33:37]})
+        for field in stmt:
+            if not isinstance(field, str): continue
+            yield h + cbor({"fmt": fmt, "attStmt": {k: v for k, v in stmt.items() if k != field}, "authData": auth})
+            yield h + cbor({"fmt": fmt, "attStmt": {**stmt, field: True}, "authData": auth})
+
+
+def mds_issuers(mds):
+    """The DER certificates of the MDS vectors' roots and CAs (CRL issuers among them)."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(mds, "**", "*"), recursive=True)):
+        if path.endswith(".der") and os.path.getsize(path) < 8192:
+            out.append(open(path, "rb").read())
+        elif path.endswith(".pem") and ".crl" not in path:
+            text = open(path, "rb").read()
+            for block in text.split(b"-----BEGIN CERTIFICATE-----")[1:]:
+                body = block.split(b"-----END CERTIFICATE-----")[0]
+                out.append(base64.b64decode(b"".join(body.split())))
+    return list(dict.fromkeys(out))
 
 
 def vector_files(root):
@@ -598,6 +766,7 @@ def seeds(root):
             yield "u2f-responses", data + b"\x90\x00"
         if e["kind"] == "ctap-response": yield "extensions", bytes.fromhex(e["hex"])
     for r in extension_seeds(): yield "extensions", r
+    for r in webauthn_json_seeds(entries): yield "webauthn-json", r
     for r in ctaphid_device_seeds(): yield "ctaphid-device", r
     ders = [bytes.fromhex(e["hex"]) for e in entries if e["kind"] == "x509-der"]
     for r in trust_anchor_seeds(ders): yield "trust-anchors", r
@@ -612,10 +781,15 @@ def seeds(root):
     yield "ctaphid-host", struct.pack(">IBH", 7, 0x81, 1) + b"\x01" * 57 + b"\x00\x00\x00\x07\x81\x00"
     for r in client_data_seeds(): yield "client-data", r
     yield "attestation-object", b"\x00" * 32 + cbor({"fmt": "none", "authData": b"\x00" * 37})
+    for r in attestation_variants(attestation_objects, client_data): yield "attestation-object", r
     for d in android_key_descriptions(): yield "android-key", d
     for r in ctap_requests(): yield "virtual-key", r
     for r in ctap21_requests(): yield "virtual-key", r
     for r in u2f_requests(): yield "virtual-key-u2f", r
+    # The same behind a first record choosing the user's answer or the key (never touched,
+    # touched after 1 ms, alwaysUv on).
+    for choice in (b"\xf0", b"\xf1", b"\xf2"):
+        for r in u2f_requests(): yield "virtual-key-u2f", struct.pack(">H", 1) + choice + r
     mds = os.path.join(root, "mds3")
     for path in sorted(glob.glob(os.path.join(mds, "**", "*"), recursive=True)):
         if not os.path.isfile(path) or os.path.getsize(path) > 4 << 20: continue
@@ -629,7 +803,11 @@ def seeds(root):
         elif path.endswith(".json") and "verification" not in path:
             yield "mds-payload", data
         elif ".crl" in path:
-            yield "crl", base64.b64decode(data) if path.endswith(".b64") else data
+            crl = base64.b64decode(data) if path.endswith(".b64") else data
+            yield "crl", crl
+            # With each issuer the MDS vectors hold, so the signature check runs on real lists.
+            for issuer in mds_issuers(mds):
+                yield "crl", struct.pack(">H", len(issuer)) + issuer + crl
         elif path.endswith((".pem", ".der")):
             yield "trust-anchors", data
 

@@ -55,7 +55,10 @@ public struct AttestationObject: Hashable, Sendable {
 
     /// Parses an encoded attestation object (text keys `fmt`, `attStmt`, `authData`).
     public init(cbor bytes: [UInt8]) throws(CTAP2Error) {
-        let map = try ResponseDecoding.decodeMap(bytes, what: "attestation object")
+        // Lenient: a client builds this map, not the key (see the reason's comment); the
+        // authenticator data inside is the key's and is read strictly.
+        let map = try ResponseDecoding.decodeMap(
+            bytes, what: "attestation object", lenient: .clientBuiltAttestationObject)
         let r = FieldReader(map, "attestation object")
         guard let fmt = try r.text(Key.format, "fmt") else { throw r.missing("fmt") }
         guard let attStmt = try r.subMap(Key.attestationStatement, "attStmt") else {

@@ -38,7 +38,7 @@ public struct FuzzTarget: Sendable {
         .cbor, .ctaphidHost, .ctaphidDevice, .iso7816, .getInfo, .authenticatorData, .coseKey,
         .ctap2Responses, .attestationObject, .tpm, .androidKeyDescription, .safetyNet, .clientData,
         .mdsBLOB, .mdsPayload, .crl, .trustAnchors, .virtualKey, .virtualKeyU2F, .bioEnrollment, .largeBlob,
-        .u2fResponses, .extensions,
+        .u2fResponses, .extensions, .webAuthnJSON,
     ]
 
     /// The target called `name`, if there is one.

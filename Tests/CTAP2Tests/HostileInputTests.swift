@@ -25,7 +25,7 @@ import Testing
         PythonFIDO2VectorTests.getInfoVectors.map { v in
             Reply(id: v.id, bytes: v.bytes) { _ = try AuthenticatorInfo(cbor: $0) }
         }
-        + PythonFIDO2VectorTests.makeCredentialVectors.filter { $0.bytes.count < 2000 }.map { v in
+        + PythonFIDO2VectorTests.canonicalMakeCredentialVectors.filter { $0.bytes.count < 2000 }.map { v in
             Reply(id: v.id, bytes: v.bytes) { _ = try MakeCredentialResponse(cbor: $0) }
         }
         + Vectors.pythonFIDO2.filter { $0.id.hasSuffix("_GA_RESP") }.map { v in

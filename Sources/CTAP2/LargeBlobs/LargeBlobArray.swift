@@ -85,8 +85,9 @@ public struct LargeBlobArray: Hashable, Sendable {
         guard bytes.count >= minimumSerializedLength else { return corrupted(.tooShort(bytes.count)) }
         let cbor = Array(bytes.dropLast(hashLength))
         guard truncatedHash(cbor) == Array(bytes.suffix(hashLength)) else { return corrupted(.hashMismatch) }
-        let decoder = CBORDecoder(
-            options: .init(maxDepth: 16, maxInputSize: maxSerializedLength, requireCanonical: false))
+        // Lenient: another platform wrote this array, not the key (see the reason's comment).
+        let decoder = ResponseDecoding.lenientDecoder(
+            maxSize: maxSerializedLength, because: .platformWrittenLargeBlobArray)
         guard let value = try? decoder.decode(cbor), let elements = value.arrayValue else {
             return corrupted(.notAnArray)
         }

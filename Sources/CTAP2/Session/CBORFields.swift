@@ -1,25 +1,52 @@
 import CBOR
 
-/// How this module decodes what an authenticator sends.
+/// How this module decodes what an authenticator sends: strictly, by default.
 ///
-/// Requests go out CTAP2 canonical (``CBOREncoder`` always writes that). Replies are decoded
-/// *leniently*: real keys have shipped non-shortest lengths (python-fido2's recorded
-/// makeCredential reply encodes a 196-byte authData with a two-byte length) and the CTAP 2.1
-/// spec only requires the *authenticator* to accept canonical input. Lenient still rejects
-/// ill-formed CBOR, duplicate map keys, over-deep nesting and lengths past the input.
+/// Every structure a key returns (command replies, the authenticator data inside them, the
+/// COSE key in its attested credential data, the extension outputs after it) must be CTAP2
+/// canonical CBOR (CTAP 2.1 §8 "Message Encoding"): shortest heads, definite lengths, no tags,
+/// map keys in canonical order and never twice. A reply that is not is refused with
+/// ``CTAP2Error`` (kind malformed) carrying the ``CBORError`` (`non-canonical-encoding`,
+/// `map-key-order`, `duplicate-map-key`, ...), not repaired: two readers of a non-canonical
+/// reply can disagree about what it says, and a key that writes one is broken.
+///
+/// Lenient decoding (well-formed CBOR in any order and form, duplicate keys still refused) is
+/// opt-in, for CBOR that no key wrote, at the call sites that ``LenientReason`` names.
 enum ResponseDecoding {
-    /// The decoder for authenticator replies, capped at `maxSize` bytes.
+    /// Why one call site reads CBOR leniently; each case is one call site, and its reason.
+    enum LenientReason {
+        /// `AttestationObject(cbor:)`: a WebAuthn client (browser, OS API), not the key, builds
+        /// the attestation object (WebAuthn L3 §6.5.4), WebAuthn requires no canonical form for
+        /// it, and real clients send keys out of canonical order (a Google Pixel 3a's
+        /// attestation object in webauthn-rs's tests). The authData inside is read strictly.
+        case clientBuiltAttestationObject
+        /// `LargeBlobArray.parse`: the serialized large-blob array is written by whichever
+        /// platform last wrote it (CTAP 2.1 §6.10), not by the key; refusing another host's
+        /// encoding would make the array read as corrupted and be overwritten, losing its blobs.
+        /// Its integrity is checked by the truncated SHA-256 before it is decoded.
+        case platformWrittenLargeBlobArray
+    }
+
+    /// The decoder for what a key returns: CTAP2 canonical, capped at `maxSize` bytes and 16
+    /// levels of nesting.
     static func decoder(maxSize: Int = 1 << 20) -> CBORDecoder {
+        CBORDecoder(options: .init(maxDepth: 16, maxInputSize: maxSize, requireCanonical: true))
+    }
+
+    /// A decoder of any well-formed CBOR, for the one call site `reason` names.
+    static func lenientDecoder(maxSize: Int = 1 << 20, because reason: LenientReason) -> CBORDecoder {
         CBORDecoder(options: .init(maxDepth: 16, maxInputSize: maxSize, requireCanonical: false))
     }
 
-    /// Decodes one reply body that must be a CBOR map.
-    static func decodeMap(_ bytes: [UInt8], what: String) throws(CTAP2Error) -> CBORMap {
+    /// Decodes one reply body that must be a CBOR map: strictly, unless `lenient` names why not.
+    static func decodeMap(_ bytes: [UInt8], what: String, lenient: LenientReason? = nil) throws(CTAP2Error)
+        -> CBORMap
+    {
         let value: CBORValue
         do throws(CBORError) {
-            value = try decoder().decode(bytes)
+            value = try (lenient.map { lenientDecoder(because: $0) } ?? decoder()).decode(bytes)
         } catch {
-            throw CTAP2Error.malformed("The \(what) is not valid CBOR.", error)
+            throw CTAP2Error.malformed("The \(what) is not valid CTAP2 canonical CBOR.", error)
         }
         guard let map = value.mapValue else {
             throw CTAP2Error.malformed("The \(what) is not a CBOR map.")

@@ -13,8 +13,8 @@ import Transport
 /// ``CTAPStatus``), and checks message sizes against the authenticator's maxMsgSize once
 /// ``getInfo(deadline:)`` has been called.
 ///
-/// Replies are decoded leniently (see ``ResponseDecoding``): real keys have sent
-/// non-shortest CBOR lengths; ill-formed CBOR is still rejected.
+/// Replies must be CTAP2 canonical CBOR (see ``ResponseDecoding``): a reply with non-shortest
+/// lengths, map keys out of order or twice is refused as malformed.
 public actor CTAP2Session {
     /// The connection the session talks over.
     public nonisolated let connection: any AuthenticatorConnection

@@ -44,7 +44,22 @@ extension FuzzTarget {
                     (output.output2 == nil) == (saltCount == 1), "an hmac-secret output with the wrong count")
                 try expect(
                     !output.description.contains("\(output.output1)"), "the description shows the output")
+                try expect(
+                    !String(reflecting: output).contains("\(output.output1)")
+                        && Mirror(reflecting: output).children.isEmpty,
+                    "the debug description or the mirror shows the output")
             }
+        }
+        // Salts of the lengths the input's first two bytes give: only 32-byte salts encrypt.
+        if bytes.count >= 2, let secret = hmacSharedSecrets.first {
+            let salt1 = Array(bytes.dropFirst(2).prefix(Int(bytes[0] & 0x3F)))
+            let salt2 = bytes[1] & 0x80 == 0 ? nil : Array(bytes.dropFirst(2).prefix(Int(bytes[1] & 0x3F)))
+            let input = try? HMACSecretInput(salt1: salt1, salt2: salt2, sharedSecret: secret)
+            try expect(
+                (input != nil)
+                    == (salt1.count == HMACSecretInput.saltLength
+                        && (salt2?.count ?? HMACSecretInput.saltLength) == HMACSecretInput.saltLength),
+                "salts of \(salt1.count) and \(salt2?.count ?? 0) bytes did not do what the length rule says")
         }
         for secret in hmacSharedSecrets {
             for salts in [1, 2] {

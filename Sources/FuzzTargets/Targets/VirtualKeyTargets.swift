@@ -1,5 +1,6 @@
 import CBOR
 import CTAP2
+import Crypto
 import Foundation
 import VirtualAuthenticator
 
@@ -9,8 +10,15 @@ extension FuzzTarget {
     /// a sequence of commands (2-byte length prefixes). Every reply starts with a status byte; a
     /// success reply's body is a CTAP2 canonical CBOR map.
     ///
-    /// The fuzzer cannot do ECDH or HMAC, so the harness does the PIN part: when the first
-    /// record is the single byte FF or FE, the key starts with PIN "1234"; at each such record
+    /// The fuzzer cannot do ECDH or HMAC, so the harness does the PIN part, as a host would.
+    /// In a clientPIN command whose keyAgreement is an empty byte string, the harness agrees a
+    /// shared secret with the key (getKeyAgreement, the command's protocol) and puts in the
+    /// platform's key; the newPinEnc given is taken as the plain new PIN (zero-padded to 64
+    /// bytes) and encrypted, the pinHashEnc given as the plain current PIN, hashed and
+    /// encrypted, and an empty pinUvAuthParam becomes the right one for setPIN or changePIN;
+    /// so setPIN, changePIN and the token subcommands reach past their checks with PINs the
+    /// fuzzer picks. When the first record is FD, FE or FF, the key starts with PIN "1234"
+    /// (FD: nothing else); at each FF or FE record
     /// the harness obtains a pinUvAuthToken through the host library, FF with every permission
     /// bound to example.org, FE with the permissions that need no RP ID (credentialManagement
     /// of every RP, bioEnrollment, largeBlobWrite, authenticatorConfig); then, in every makeCredential, getAssertion, bioEnrollment, credentialManagement,
@@ -23,7 +31,7 @@ extension FuzzTarget {
     static let virtualKey = FuzzTarget("virtual-key", "virtual key CTAP2 command handler") {
         bytes throws(FuzzPropertyViolation) in
         let commands = lengthPrefixedRecords(bytes, limit: 17)
-        let withPIN = commands.first == [0xFF] || commands.first == [0xFE]
+        let withPIN = commands.first.map { [[0xFF], [0xFE], [0xFD]].contains($0) } ?? false
         let key = try freshVirtualKey(withPIN ? .pin : .ctap21)
         var token: PINUVAuthToken?
         var placeholders = Placeholders()
@@ -32,7 +40,9 @@ extension FuzzTarget {
                 token = try pinToken(key, boundToRP: record == [0xFF])
                 continue
             }
-            var filled = try withHMACSecretInputs(placeholders.filled(record), key)
+            if withPIN, record == [0xFD] { continue }
+            var filled = try withClientPINFields(
+                withHMACSecretInputs(placeholders.filled(record), key), key)
             if let token { filled = authorized(filled, token) }
             let command = filled
             let reply = try runBlocking { await key.handleCBOR(command) { _ in } }
@@ -49,12 +59,27 @@ extension FuzzTarget {
 
     /// The virtual key's CTAP1/U2F APDU handler: every reply ends in a status word. The key
     /// handle a U2F_REGISTER returns is random, so an authenticate APDU (short form) whose key
-    /// handle is empty gets the last one returned.
+    /// handle is empty gets the last one returned. A first record of one byte picks the user's
+    /// answer or the key: F0 the user never touches it, F1 touches it 1 ms after the first
+    /// request (the repeated request then succeeds), F2 a CTAP 2.1 key with alwaysUv turned on
+    /// (authenticatorConfig), which turns U2F off.
     static let virtualKeyU2F = FuzzTarget("virtual-key-u2f", "virtual key U2F (CTAP1) APDU handler") {
         bytes throws(FuzzPropertyViolation) in
-        let key = try freshVirtualKey(.default)
+        var records = lengthPrefixedRecords(bytes, limit: 16)
+        let choice = records.first.flatMap { $0.count == 1 && (0xF0...0xF2).contains($0[0]) ? $0[0] : nil }
+        if choice != nil { records.removeFirst() }
+        let key = try freshVirtualKey(choice == 0xF2 ? .ctap21 : .default)
+        switch choice {
+        case 0xF0?: try runBlocking { await key.setUserPresence(.never) }
+        case 0xF1?: try runBlocking { await key.setUserPresence(.approveAfter(.milliseconds(1))) }
+        case 0xF2?:
+            // authenticatorConfig toggleAlwaysUv; the key has no PIN, so it needs no auth.
+            let reply = try runBlocking { await key.handleCBOR([0x0D, 0xA1, 0x01, 0x02]) { _ in } }
+            try expect(reply == [0], "toggleAlwaysUv fails on a key without a PIN")
+        default: break
+        }
         var keyHandle: [UInt8]?
-        for record in lengthPrefixedRecords(bytes, limit: 16) {
+        for record in records {
             let apdu = withKeyHandle(record, keyHandle)
             let reply = try runBlocking { await key.handleU2F(apdu) }
             try expect(reply.count >= 2, "a U2F reply without a status word")
@@ -243,6 +268,53 @@ private func withHMACSecretInputs(_ command: [UInt8], _ key: VirtualKey) throws(
     guard changed else { return command }
     map[extensionsKey] = .map(extensions)
     return [code] + CBOREncoder.encode(.map(map))
+}
+
+/// `command` (clientPIN) completed by the harness as a host would complete it, when its
+/// keyAgreement (3) is an empty byte string: the platform's key of a secret agreed with `key`
+/// under the command's protocol (1), newPinEnc (5) encrypted from the plain PIN given (zero-
+/// padded to 64 bytes), pinHashEnc (6) as LEFT(SHA-256(plain PIN given), 16) encrypted, and an
+/// empty pinUvAuthParam (4) computed over newPinEnc (setPIN) or newPinEnc ‖ pinHashEnc
+/// (changePIN).
+private func withClientPINFields(_ command: [UInt8], _ key: VirtualKey) throws(FuzzPropertyViolation)
+    -> [UInt8]
+{
+    guard command.first == CTAP2Command.clientPIN.rawValue,
+        var map = (try? CBORDecoder(options: .ctap2).decode(Array(command.dropFirst())))?.mapValue,
+        map[3]?.bytesValue == []
+    else { return command }
+    let version = map[1]?.uint64Value ?? 2
+    let secret = try runBlocking { () async -> PINUVSharedSecret? in
+        let session = CTAP2Session(connection: InProcessConnection(handler: key, uri: "fuzz:client-pin"))
+        let pinProtocol: any PINUVAuthProtocol = version == 1 ? PINUVAuthProtocolOne() : PINUVAuthProtocolTwo()
+        guard let info = try? await session.getInfo(),
+            let pin = try? ClientPIN(session: session, info: info, pinUVAuthProtocol: pinProtocol)
+        else { return nil }
+        return try? await pin.sharedSecret()
+    }
+    guard let secret else { return command }
+    map[3] = .map(secret.platformKeyAgreement)
+    var newPINEnc: [UInt8] = []
+    if let plain = map[5]?.bytesValue {
+        let padded = plain.count < 64 ? plain + [UInt8](repeating: 0, count: 64 - plain.count) : plain
+        if let encrypted = try? secret.encrypt(padded) {
+            newPINEnc = encrypted
+            map[5] = .byteString(encrypted)
+        }
+    }
+    var pinHashEnc: [UInt8] = []
+    if let plain = map[6]?.bytesValue, let encrypted = try? secret.encrypt(Array(SHA256.hash(data: plain).prefix(16))) {
+        pinHashEnc = encrypted
+        map[6] = .byteString(encrypted)
+    }
+    if map[4]?.bytesValue == [] {
+        switch map[2]?.uint64Value {
+        case 3?: if let param = try? secret.authenticate(newPINEnc) { map[4] = .byteString(param) }
+        case 4?: if let param = try? secret.authenticate(newPINEnc + pinHashEnc) { map[4] = .byteString(param) }
+        default: break
+        }
+    }
+    return [CTAP2Command.clientPIN.rawValue] + CBOREncoder.encode(.map(map))
 }
 
 /// `command` with an empty pinUvAuthParam replaced by the right one for its message.

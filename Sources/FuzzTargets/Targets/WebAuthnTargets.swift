@@ -3,6 +3,7 @@ import CTAP2
 import Crypto
 import Foundation
 import WebAuthnVerification
+import X509
 
 extension FuzzTarget {
     /// Attestation objects through every statement verifier (packed, tpm, android-key,
@@ -19,10 +20,16 @@ extension FuzzTarget {
             (try? AttestationObject(cbor: object.cborEncoded)) == object,
             "an attestation object does not round trip")
         try expect(object.format.description == object.format.rawValue, "a format described by another name")
+        try expect(
+            AttestationObject(
+                format: object.format, authData: object.authData, attestationStatement: object.attestationStatement)
+                == object,
+            "an attestation object differs from one built from its parts")
         let hash = Array(bytes[..<32])
         guard let result = try? object.verify(clientDataHash: hash) else { return }
         try expect(
             (result.type == .none) == (object.format == .none), "a none type for a format other than none")
+        try expect(!result.type.description.isEmpty, "an attestation type without a name")
         try expect(
             result.trustPath.isEmpty == (result.type == .none || result.type == .selfAttestation),
             "a trust path that does not fit the attestation type \(result.type)")
@@ -132,6 +139,10 @@ extension FuzzTarget {
         let result = try runBlocking { () async -> MetadataBLOB? in try? await verifier.verify(bytes) }
         guard let blob = result else { return }
         try expect(!blob.signingChain.isEmpty, "a BLOB verified without a signing chain")
+        try expect(blob.isStale == blob.isStale(at: blob.verificationTime), "staleness depends on how it is asked")
+        try expect(
+            blob.isStale(at: .distantPast) == (blob.payload.nextUpdateDate == nil),
+            "a BLOB stale before its nextUpdate, or fresh without one")
     }
 
     /// The MDS3 BLOB payload (JSON metadata statements and status reports).
@@ -183,10 +194,25 @@ extension FuzzTarget {
     }
 
     /// Certificate revocation lists (DER or PEM) as MDS verification reads them.
-    static let crl = FuzzTarget("crl", "certificate revocation lists (DER, PEM)") {
+    ///
+    /// The input is also read as issuer length (2, big-endian) ‖ issuer certificate (DER) ‖ CRL,
+    /// so that real lists with their real issuers (seeded from the MDS vectors) reach the
+    /// signature check: a list is signed by a certificate only if it names that certificate's
+    /// subject as its issuer, and the check answers the same twice.
+    static let crl = FuzzTarget("crl", "certificate revocation lists (DER, PEM) and their signatures") {
         bytes throws(FuzzPropertyViolation) in
-        guard let list = try? CertificateRevocationList(bytes: bytes) else { return }
-        try expect((try? CertificateRevocationList(bytes: bytes)) == list, "a CRL parses differently twice")
+        if let list = try? CertificateRevocationList(bytes: bytes) {
+            try expect((try? CertificateRevocationList(bytes: bytes)) == list, "a CRL parses differently twice")
+        }
+        guard bytes.count > 2 else { return }
+        let length = Int(bytes[0]) << 8 | Int(bytes[1])
+        guard bytes.count >= 2 + length,
+            let issuer = try? Certificate(derEncoded: Array(bytes[2..<(2 + length)])),
+            let list = try? CertificateRevocationList(bytes: Array(bytes[(2 + length)...]))
+        else { return }
+        let signed = list.isSigned(by: issuer)
+        try expect(signed == list.isSigned(by: issuer), "a CRL's signature checks differently twice")
+        try expect(!signed || issuer.subject == list.issuer, "a CRL signed by a certificate it does not name")
     }
 
     /// Trust anchor files (PEM bundles or DER) given to `verify --trust`.
