@@ -36,6 +36,7 @@ help:
 	@echo "make bench-drivers | bench-smoke | bench-callgrind | bench-hidraw   libfido2 host, instructions, hidraw"
 	@echo "make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS='cbor tpm']   each libFuzzer target for N seconds"
 	@echo "make fuzz-coverage   line coverage of each target's parser files over its corpus (llvm-cov)"
+	@echo "make docs    DocC documentation of the library products in .build/docs"
 	@echo "make build | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages ($(1)); a quick no-op when everything is there.
@@ -198,6 +199,20 @@ deb: release
 # leaving nothing; a separate package depending on this one by path, using only products.
 test-packaging: deps
 	scripts/test-packaging.sh
+
+# DocC documentation of the library products, one archive per target in .build/docs (open with
+# `docc preview` or serve statically). swift-docc-plugin is a dependency only when
+# SECURITYKEY_DOCC=1 (Package.swift says why); any DocC warning, such as a link in a catalog
+# that does not resolve, fails the target.
+DOCC_TARGETS ?= SecurityKeys
+docs: deps-build
+	@mkdir -p .build/docs
+	@for target in $(DOCC_TARGETS); do \
+	  echo "docs: $$target -> .build/docs/$$target.doccarchive"; \
+	  SECURITYKEY_DOCC=1 $(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \
+	    --target "$$target" --output-path ".build/docs/$$target.doccarchive" --disable-indexing \
+	    --warnings-as-errors || exit 1; \
+	done
 
 clean:
 	rm -rf .build $(VENV)
