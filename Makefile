@@ -24,7 +24,7 @@ TEST_PACKAGES := vsmartcard-vpcd dbus-daemon systemd libglib2.0-bin openssl pyth
 	debootstrap lintian fakeroot
 APT_PACKAGES := $(BUILD_PACKAGES) $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-build pydeps build test test-packaging deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
+.PHONY: all deps deps-build pydeps build test test-packaging release install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
 
 all: build
 
@@ -71,10 +71,18 @@ build: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 
 # The tests that need pcscd run inside a private PC/SC test bed (scripts/pcsc-testbed.sh);
-# python-fido2 in .venv is the independent implementation they check against.
+# python-fido2 in .venv is the independent implementation they check against. The packaging
+# checks (make test-packaging) run after the suite, whether it passed or not, unless
+# SECURITYKEY_SKIP_PACKAGING=1; the status is the suite's failure, else theirs.
 test: deps pydeps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --build-tests
-	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/run-tests.sh
+	@status=0; SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/run-tests.sh || status=$$?; \
+	if [ "$${SECURITYKEY_SKIP_PACKAGING:-0}" = 1 ]; then \
+	  echo "test: packaging checks skipped (SECURITYKEY_SKIP_PACKAGING=1)"; \
+	else \
+	  scripts/test-packaging.sh || { rc=$$?; [ "$$status" != 0 ] || status=$$rc; }; \
+	fi; \
+	exit $$status
 
 # Builds the CLI, serves a virtual key in a private PC/SC bed, registers, signs in, verifies,
 # and stops everything it started (scripts/demo.sh).
@@ -136,7 +144,8 @@ format:
 
 # Release binaries with the Swift runtime linked statically (they run without the toolchain),
 # stripped; man pages and shell completions generated from the argument parser; udev rules; the
-# daemon's systemd user unit and D-Bus service file, pointing at $(PREFIX)/bin. Everything
+# daemon's systemd user unit and D-Bus service file, pointing at $(PREFIX)/bin. `make release`
+# builds and stages them once; `make install-files` copies them (with any PREFIX) without building. Everything
 # installed is listed in INSTALLED, which `make uninstall` removes and nothing else.
 UDEVDIR ?= /etc/udev/rules.d
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS)
@@ -157,20 +166,21 @@ release: deps-build
 	$(SWIFT) build $(RELEASE_FLAGS) --product securitykeyd
 	$(SWIFT) build -c release --product generate-manual
 	rm -rf $(STAGE) && mkdir -p $(STAGE)/man
-	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" .build/release/securitykey --multi-page \
-	  --output-directory $(STAGE)/man
-	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" .build/release/securitykeyd \
-	  --output-directory $(STAGE)/man
+	.build/release/generate-manual .build/release/securitykey --multi-page --output-directory $(STAGE)/man
+	.build/release/generate-manual .build/release/securitykeyd --output-directory $(STAGE)/man
 	# mdoc treats an empty line as an error (groff warns); the generator leaves some in.
 	sed -i '/^$$/d' $(STAGE)/man/*.1
 	# A completion file is sourced, not run: no #! line.
 	.build/release/securitykey --generate-completion-script bash | sed '1{/^#!/d}' > $(STAGE)/securitykey.bash
 	.build/release/securitykey --generate-completion-script zsh > $(STAGE)/_securitykey
 	.build/release/securitykey --generate-completion-script fish > $(STAGE)/securitykey.fish
-	sed 's|/usr/local/bin|$(BINDIR)|g' systemd/securitykeyd.service > $(STAGE)/securitykeyd.service
-	sed 's|/usr/local/bin|$(BINDIR)|g' dbus/org.securitykey.Daemon1.service > $(STAGE)/org.securitykey.Daemon1.service
 
 install: release
+	@$(MAKE) --no-print-directory install-files
+
+# Installs what `make release` built and staged, without building (make deb and
+# scripts/test-packaging.sh build once and install twice).
+install-files:
 	install -D -m 0755 -s .build/release/securitykey $(DESTDIR)$(BINDIR)/securitykey
 	install -D -m 0755 -s .build/release/securitykeyd $(DESTDIR)$(BINDIR)/securitykeyd
 	install -d $(DESTDIR)$(MANDIR)
@@ -179,8 +189,13 @@ install: release
 	install -D -m 0644 $(STAGE)/_securitykey $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_securitykey
 	install -D -m 0644 $(STAGE)/securitykey.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/securitykey.fish
 	install -D -m 0644 udev/70-securitykey.rules $(DESTDIR)$(UDEVDIR)/70-securitykey.rules
-	install -D -m 0644 $(STAGE)/securitykeyd.service $(DESTDIR)$(PREFIX)/lib/systemd/user/securitykeyd.service
-	install -D -m 0644 $(STAGE)/org.securitykey.Daemon1.service $(DESTDIR)$(PREFIX)/share/dbus-1/services/org.securitykey.Daemon1.service
+	# The unit and the D-Bus service name the binary where this PREFIX puts it.
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/user $(DESTDIR)$(PREFIX)/share/dbus-1/services
+	sed 's|/usr/local/bin|$(BINDIR)|g' systemd/securitykeyd.service > $(DESTDIR)$(PREFIX)/lib/systemd/user/securitykeyd.service
+	sed 's|/usr/local/bin|$(BINDIR)|g' dbus/org.securitykey.Daemon1.service \
+	  > $(DESTDIR)$(PREFIX)/share/dbus-1/services/org.securitykey.Daemon1.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/user/securitykeyd.service \
+	  $(DESTDIR)$(PREFIX)/share/dbus-1/services/org.securitykey.Daemon1.service
 	install -D -m 0644 dbus/org.securitykey.Daemon1.xml $(DESTDIR)$(PREFIX)/share/dbus-1/interfaces/org.securitykey.Daemon1.xml
 	@echo "install: reload udev rules with: sudo udevadm control --reload-rules && sudo udevadm trigger"
 

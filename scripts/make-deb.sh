@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds dist/securitykey_VERSION_ARCH.deb with dpkg-deb from `make install` into a staging root
+# Builds dist/securitykey_VERSION_ARCH.deb with dpkg-deb from what `make release` built, installed
+# (make install-files, no build) into a staging root
 # (PREFIX=/usr, udev rules in /usr/lib/udev/rules.d), with Debian's layout: compressed man pages,
 # the copyright file and changelog in /usr/share/doc/securitykey, md5sums, and lintian's
 # overrides (packaging/debian/lintian-overrides, each with its reason). Run by `make deb`.
@@ -12,7 +13,7 @@ work=.build/deb
 root="$work/root"
 rm -rf "$work"
 mkdir -p "$root/DEBIAN" dist
-make --no-print-directory install DESTDIR="$PWD/$root" PREFIX=/usr UDEVDIR=/usr/lib/udev/rules.d >/dev/null
+make --no-print-directory install-files DESTDIR="$PWD/$root" PREFIX=/usr UDEVDIR=/usr/lib/udev/rules.d >/dev/null
 
 doc="$root/usr/share/doc/securitykey"
 install -d "$doc"
