@@ -37,5 +37,8 @@ sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" packagi
 chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
 
 deb="dist/securitykey_${version}_${arch}.deb"
-dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+# xz -6 (dpkg-deb's default) for a package to ship; SECURITYKEY_DEB_FAST=1 (test-packaging) takes
+# xz -1, several times faster on the static binaries for a package 15 % larger.
+dpkg-deb --root-owner-group -Zxz -z"$([ "${SECURITYKEY_DEB_FAST:-0}" = 1 ] && echo 1 || echo 6)" \
+    --build "$root" "$deb" >/dev/null
 echo "$deb"

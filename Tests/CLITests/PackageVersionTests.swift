@@ -3,8 +3,8 @@ import Testing
 
 /// The version scheme (CHANGELOG.md): the version is written once (`SecurityKeyPackage.version`),
 /// and what the binaries report must be what the changelog's newest section and every
-/// `.package(url:from:)` line in the README and Docs/ name, so a user copying that line
-/// resolves the release the documents describe.
+/// `.package(url:from:)` line in the README, Docs/ and the DocC catalog name, so a user copying
+/// that line resolves the release the documents describe.
 struct PackageVersionTests {
     static let repository = PCSCBed.repository
 
@@ -44,9 +44,11 @@ struct PackageVersionTests {
         #expect(newest.map(String.init) == version, "CHANGELOG.md's newest section is \(newest ?? "missing")")
 
         var documents = [Self.repository.appendingPathComponent("README.md")]
-        let docs = Self.repository.appendingPathComponent("Docs")
-        documents += try FileManager.default.contentsOfDirectory(at: docs, includingPropertiesForKeys: nil)
-            .filter { $0.pathExtension == "md" }
+        for folder in ["Docs", "Sources/SecurityKeys/SecurityKeys.docc"] {
+            documents += try FileManager.default.contentsOfDirectory(
+                at: Self.repository.appendingPathComponent(folder), includingPropertiesForKeys: nil
+            ).filter { $0.pathExtension == "md" }
+        }
         var lines = 0
         for document in documents {
             let text = try String(contentsOf: document, encoding: .utf8)
@@ -60,7 +62,7 @@ struct PackageVersionTests {
                 #expect(String(named) == version, "\(document.lastPathComponent): \(line)")
             }
         }
-        // README.md and Docs/LibraryGuide.md both show the line.
-        #expect(lines >= 2)
+        // README.md, Docs/LibraryGuide.md and the DocC article on adding the package show the line.
+        #expect(lines >= 3)
     }
 }
