@@ -24,7 +24,7 @@ TEST_PACKAGES := vsmartcard-vpcd dbus-daemon systemd libglib2.0-bin openssl pyth
 	debootstrap lintian fakeroot
 APT_PACKAGES := $(BUILD_PACKAGES) $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-build pydeps build test test-packaging deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
+.PHONY: all deps deps-build pydeps build test test-packaging release install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
 
 all: build
 
@@ -36,6 +36,7 @@ help:
 	@echo "make bench-drivers | bench-smoke | bench-callgrind | bench-hidraw   libfido2 host, instructions, hidraw"
 	@echo "make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS='cbor tpm']   each libFuzzer target for N seconds"
 	@echo "make fuzz-coverage   line coverage of each target's parser files over its corpus (llvm-cov)"
+	@echo "make docs    DocC documentation of the library products in .build/docs"
 	@echo "make build | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages ($(1)); a quick no-op when everything is there.
@@ -70,11 +71,19 @@ build: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 
 # The tests that need pcscd run inside a private PC/SC test bed (scripts/pcsc-testbed.sh);
-# python-fido2 in .venv is the independent implementation they check against.
+# python-fido2 in .venv is the independent implementation they check against. The packaging
+# checks (make test-packaging) run after the suite, whether it passed or not, unless
+# SECURITYKEY_SKIP_PACKAGING=1; the status is the suite's failure, else theirs.
 test: deps pydeps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --build-tests
 	$(SWIFT) build --product generate-manual
-	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/run-tests.sh
+	@status=0; SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/run-tests.sh || status=$$?; \
+	if [ "$${SECURITYKEY_SKIP_PACKAGING:-0}" = 1 ]; then \
+	  echo "test: packaging checks skipped (SECURITYKEY_SKIP_PACKAGING=1)"; \
+	else \
+	  scripts/test-packaging.sh || { rc=$$?; [ "$$status" != 0 ] || status=$$rc; }; \
+	fi; \
+	exit $$status
 
 # Builds the CLI, serves a virtual key in a private PC/SC bed (over UDP for a user without root,
 # saying why), registers, signs in, verifies,
@@ -138,7 +147,8 @@ format:
 # Release binaries with the Swift runtime linked statically (they run without the toolchain),
 # stripped; man pages and shell completions generated from the argument parser; udev rules; the
 # daemon's systemd user and system units, D-Bus session and system service files and system bus
-# policy, pointing at $(PREFIX)/bin. Everything
+# policy, pointing at $(PREFIX)/bin. `make release` builds and stages them once; `make
+# install-files` copies them (with any PREFIX) without building. Everything
 # installed is listed in INSTALLED, which `make uninstall` removes and nothing else.
 UDEVDIR ?= /etc/udev/rules.d
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS)
@@ -174,12 +184,13 @@ release: deps-build
 	.build/release/securitykey --generate-completion-script bash | sed '1{/^#!/d}' > $(STAGE)/securitykey.bash
 	.build/release/securitykey --generate-completion-script zsh > $(STAGE)/_securitykey
 	.build/release/securitykey --generate-completion-script fish > $(STAGE)/securitykey.fish
-	sed 's|/usr/local/bin|$(BINDIR)|g' systemd/securitykeyd.service > $(STAGE)/securitykeyd.service
-	sed 's|/usr/local/bin|$(BINDIR)|g' dbus/org.securitykey.Daemon1.service > $(STAGE)/org.securitykey.Daemon1.service
-	sed 's|/usr/local/bin|$(BINDIR)|g' systemd/securitykeyd-system.service > $(STAGE)/securitykeyd-system.service
-	sed 's|/usr/local/bin|$(BINDIR)|g' dbus/system/org.securitykey.Daemon1.service > $(STAGE)/org.securitykey.Daemon1.system.service
 
 install: release
+	@$(MAKE) --no-print-directory install-files
+
+# Installs what `make release` built and staged, without building (make deb and
+# scripts/test-packaging.sh build once and install twice).
+install-files:
 	install -D -m 0755 -s .build/release/securitykey $(DESTDIR)$(BINDIR)/securitykey
 	install -D -m 0755 -s .build/release/securitykeyd $(DESTDIR)$(BINDIR)/securitykeyd
 	install -d $(DESTDIR)$(MANDIR)
@@ -188,10 +199,19 @@ install: release
 	install -D -m 0644 $(STAGE)/_securitykey $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_securitykey
 	install -D -m 0644 $(STAGE)/securitykey.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/securitykey.fish
 	install -D -m 0644 udev/70-securitykey.rules $(DESTDIR)$(UDEVDIR)/70-securitykey.rules
-	install -D -m 0644 $(STAGE)/securitykeyd.service $(DESTDIR)$(PREFIX)/lib/systemd/user/securitykeyd.service
-	install -D -m 0644 $(STAGE)/org.securitykey.Daemon1.service $(DESTDIR)$(PREFIX)/share/dbus-1/services/org.securitykey.Daemon1.service
-	install -D -m 0644 $(STAGE)/securitykeyd-system.service $(DESTDIR)$(PREFIX)/lib/systemd/system/securitykeyd.service
-	install -D -m 0644 $(STAGE)/org.securitykey.Daemon1.system.service $(DESTDIR)$(PREFIX)/share/dbus-1/system-services/org.securitykey.Daemon1.service
+	# The units and the D-Bus service files name the binary where this PREFIX puts it.
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/user $(DESTDIR)$(PREFIX)/lib/systemd/system \
+	  $(DESTDIR)$(PREFIX)/share/dbus-1/services $(DESTDIR)$(PREFIX)/share/dbus-1/system-services
+	sed 's|/usr/local/bin|$(BINDIR)|g' systemd/securitykeyd.service > $(DESTDIR)$(PREFIX)/lib/systemd/user/securitykeyd.service
+	sed 's|/usr/local/bin|$(BINDIR)|g' systemd/securitykeyd-system.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/securitykeyd.service
+	sed 's|/usr/local/bin|$(BINDIR)|g' dbus/org.securitykey.Daemon1.service \
+	  > $(DESTDIR)$(PREFIX)/share/dbus-1/services/org.securitykey.Daemon1.service
+	sed 's|/usr/local/bin|$(BINDIR)|g' dbus/system/org.securitykey.Daemon1.service \
+	  > $(DESTDIR)$(PREFIX)/share/dbus-1/system-services/org.securitykey.Daemon1.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/user/securitykeyd.service \
+	  $(DESTDIR)$(PREFIX)/lib/systemd/system/securitykeyd.service \
+	  $(DESTDIR)$(PREFIX)/share/dbus-1/services/org.securitykey.Daemon1.service \
+	  $(DESTDIR)$(PREFIX)/share/dbus-1/system-services/org.securitykey.Daemon1.service
 	install -D -m 0644 dbus/org.securitykey.Daemon1.conf $(DESTDIR)$(PREFIX)/share/dbus-1/system.d/org.securitykey.Daemon1.conf
 	install -D -m 0644 dbus/org.securitykey.Daemon1.xml $(DESTDIR)$(PREFIX)/share/dbus-1/interfaces/org.securitykey.Daemon1.xml
 	@echo "install: reload udev rules with: sudo udevadm control --reload-rules && sudo udevadm trigger"
@@ -211,6 +231,20 @@ deb: release
 # leaving nothing; a separate package depending on this one by path, using only products.
 test-packaging: deps
 	scripts/test-packaging.sh
+
+# DocC documentation of the library products, one archive per target in .build/docs (open with
+# `docc preview` or serve statically). swift-docc-plugin is a dependency only when
+# SECURITYKEY_DOCC=1 (Package.swift says why); any DocC warning, such as a link in a catalog
+# that does not resolve, fails the target.
+DOCC_TARGETS ?= SecurityKeys
+docs: deps-build
+	@mkdir -p .build/docs
+	@for target in $(DOCC_TARGETS); do \
+	  echo "docs: $$target -> .build/docs/$$target.doccarchive"; \
+	  SECURITYKEY_DOCC=1 $(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \
+	    --target "$$target" --output-path ".build/docs/$$target.doccarchive" --disable-indexing \
+	    --warnings-as-errors || exit 1; \
+	done
 
 clean:
 	rm -rf .build $(VENV)

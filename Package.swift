@@ -234,3 +234,10 @@ let package = Package(
         ], swiftSettings: strict),
     ]
 )
+
+// DocC (`make docs`) needs swift-docc-plugin, but only there: a package that depends on this
+// one resolves and fetches every dependency this manifest declares, and a documentation plugin
+// its build never runs should not be one of them. `make docs` sets SECURITYKEY_DOCC=1.
+if Context.environment["SECURITYKEY_DOCC"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

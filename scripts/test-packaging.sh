@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The packaging checks (make test-packaging, also run by scripts/run-tests.sh in CI):
+# The packaging checks (make test-packaging; `make test` runs them after the suite unless
+# SECURITYKEY_SKIP_PACKAGING=1, and so CI does):
 #  1. make install into a scratch DESTDIR: every file there, the binaries need no Swift runtime
 #     library (static), run, and make uninstall leaves nothing behind.
 #  2. make deb: lintian finds no error or warning beyond the documented overrides.
@@ -7,22 +8,85 @@
 #     its Depends, `securitykey --version` runs, and a virtual key served there is registered
 #     with and signed in to.
 #  4. a separate package depending on this one by path builds and runs, using only products.
+#  5. make docs: the DocC catalog builds without a warning (no broken link).
+#
+# Each piece of work is done once: one static release build serves both the install check and
+# the package (make install-files copies it without building). The parts that wait on the
+# network run beside the ones that use the CPU: the chroot (debootstrap, once per build
+# directory, then the package's Depends from the Debian mirror) is prepared in the background
+# while the release binaries build, and so is the consumer package, whose debug build of the
+# dependencies fills the core a release build leaves idle while it type-checks one module at a
+# time; `make docs` runs beside the package's compression and lintian. The package is compressed
+# with xz -1 here (SECURITYKEY_DEB_FAST=1): -6, make deb's level, takes a minute longer for the
+# same check. Each part's duration is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch="$(mktemp -d /tmp/securitykey-packaging.XXXXXX)"
-chroot_dir=""
+chroot_dir="$scratch/chroot"
+# Background jobs get their own process group (job control), so that cleanup can stop each one
+# with everything it started.
+set -m
+background=()
+serve_pid=""
 cleanup() {
-    if [ -n "$chroot_dir" ]; then
-        pkill -KILL -f "$chroot_dir" 2>/dev/null || true
-        umount "$chroot_dir/proc" 2>/dev/null || true
-    fi
+    [ -z "$serve_pid" ] || kill -KILL "$serve_pid" 2>/dev/null || true
+    for pid in "${background[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    umount "$chroot_dir/proc" 2>/dev/null || true
     rm -rf "$scratch"
 }
 trap cleanup EXIT
-step() { echo "== test-packaging: $*"; }
+start=$SECONDS
+step() { echo "== test-packaging: $* (at $((SECONDS - start)) s)"; }
+# Records how long a part took, for the summary: timed NAME COMMAND...
+timed() {
+    local name="$1" began=$SECONDS
+    shift
+    "$@"
+    echo "$name $((SECONDS - began))" >> "$scratch/durations"
+}
 
-step "make install DESTDIR=$scratch/root"
-make --no-print-directory install DESTDIR="$scratch/root" PREFIX=/usr/local UDEVDIR=/etc/udev/rules.d >/dev/null
+# The chroot: Debian's minimal base (debootstrap, cached as a tarball in .build-packaging), proc,
+# and what the package depends on and recommends, so that installing the .deb later needs no
+# download. Runs in the background.
+prepare_chroot() {
+    local cache=.build-packaging/bookworm-minbase.tar
+    mkdir -p .build-packaging
+    if [ -f "$cache" ]; then
+        mkdir -p "$chroot_dir" && tar -C "$chroot_dir" -xf "$cache"
+    else
+        debootstrap --variant=minbase bookworm "$chroot_dir" http://deb.debian.org/debian
+        tar -C "$chroot_dir" -cf "$cache.partial" . && mv "$cache.partial" "$cache"
+    fi
+    cp /etc/resolv.conf "$chroot_dir/etc/resolv.conf"
+    mount -t proc proc "$chroot_dir/proc"
+    local packages
+    packages="$(sed -n -e 's/^Depends: //p' -e 's/^Recommends: //p' packaging/debian/control |
+        sed -e 's/([^)]*)//g' | tr ',' '\n' | tr -d ' ' | sort -u | tr '\n' ' ')"
+    chroot "$chroot_dir" /bin/sh -c "apt-get update -qq && \
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages"
+}
+(timed chroot prepare_chroot) </dev/null >"$scratch/chroot.log" 2>&1 &
+background+=($!)
+chroot_job=$!
+
+# The consumer: a package of its own (its own scratch directory, so its own build of the
+# dependencies, as a user's would be). Debug information and the index store are of no use to
+# this check and only cost time.
+build_consumer() {
+    swift build --package-path Tests/Consumer --scratch-path .build-consumer --product Consumer \
+        --disable-index-store -Xswiftc -gnone -Xcc -g0
+}
+(timed consumer-build build_consumer) </dev/null >"$scratch/consumer.log" 2>&1 &
+background+=($!)
+consumer_job=$!
+
+step "make release (static Swift runtime; once, for install and the package)"
+timed release make --no-print-directory release >"$scratch/release.log" 2>&1 ||
+    { tail -n 40 "$scratch/release.log" >&2; echo "test-packaging: make release failed" >&2; exit 1; }
+
+step "make install-files DESTDIR=$scratch/root, then make uninstall"
+make --no-print-directory install-files DESTDIR="$scratch/root" PREFIX=/usr/local UDEVDIR=/etc/udev/rules.d >/dev/null
 for f in usr/local/bin/securitykey usr/local/bin/securitykeyd usr/local/share/man/man1/securitykey.1 \
     usr/local/share/man/man1/securitykeyd.1 usr/local/share/bash-completion/completions/securitykey \
     etc/udev/rules.d/70-securitykey.rules usr/local/lib/systemd/user/securitykeyd.service \
@@ -51,26 +115,23 @@ make --no-print-directory uninstall DESTDIR="$scratch/root" PREFIX=/usr/local UD
 left="$(find "$scratch/root" -type f)"
 [ -z "$left" ] || { echo "test-packaging: make uninstall left: $left" >&2; exit 1; }
 
-step "make deb + lintian"
-deb="$(make --no-print-directory deb | tail -n 1)"
-lintian --fail-on error,warning \
-    "$deb" 2>&1 | tee "$scratch/lintian.txt" || { echo "test-packaging: lintian failed" >&2; exit 1; }
+# make docs needs only the debug build and the CPU the package's compression leaves idle.
+(timed docs make --no-print-directory docs) </dev/null >"$scratch/docs.log" 2>&1 &
+background+=($!)
+docs_job=$!
+
+step "the Debian package (scripts/make-deb.sh, fast compression) + lintian"
+deb="$(SECURITYKEY_DEB_FAST=1 timed deb scripts/make-deb.sh | tail -n 1)"
+grep -q "Exec=/usr/bin/securitykeyd" <(dpkg-deb --fsys-tarfile "$deb" |
+    tar -xOf - ./usr/share/dbus-1/services/org.securitykey.Daemon1.service) ||
+    { echo "test-packaging: the package's D-Bus service does not name /usr/bin/securitykeyd" >&2; exit 1; }
+timed lintian lintian --fail-on error,warning "$deb" 2>&1 | tee "$scratch/lintian.txt" ||
+    { echo "test-packaging: lintian failed" >&2; exit 1; }
 
 step "the package in a debootstrap chroot"
-chroot_dir="$scratch/chroot"
-cache=.build-packaging/bookworm-minbase.tar
-mkdir -p .build-packaging
-if [ ! -f "$cache" ]; then
-    debootstrap --variant=minbase bookworm "$chroot_dir" http://deb.debian.org/debian >"$scratch/debootstrap.log" 2>&1 ||
-        { tail -n 20 "$scratch/debootstrap.log" >&2; exit 1; }
-    tar -C "$chroot_dir" -cf "$cache" .
-else
-    mkdir -p "$chroot_dir" && tar -C "$chroot_dir" -xf "$cache"
-fi
-cp /etc/resolv.conf "$chroot_dir/etc/resolv.conf"
+wait "$chroot_job" || { tail -n 30 "$scratch/chroot.log" >&2; echo "test-packaging: preparing the chroot failed" >&2; exit 1; }
 cp "$deb" "$chroot_dir/tmp/securitykey.deb"
-mount -t proc proc "$chroot_dir/proc"
-chroot "$chroot_dir" /bin/sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /tmp/securitykey.deb' \
+chroot "$chroot_dir" /bin/sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /tmp/securitykey.deb' \
     >"$scratch/apt.log" 2>&1 || { tail -n 30 "$scratch/apt.log" >&2; exit 1; }
 if chroot "$chroot_dir" /bin/sh -c 'command -v swift'; then
     echo "test-packaging: the chroot has a Swift toolchain; the check would prove nothing" >&2
@@ -79,6 +140,7 @@ fi
 chroot "$chroot_dir" securitykey --version
 port=$((30000 + $$ % 20000))
 chroot "$chroot_dir" securitykey virtual serve --udp "127.0.0.1:$port" --pin 1234 >/dev/null 2>&1 &
+serve_pid=$!
 for _ in $(seq 50); do
     chroot "$chroot_dir" securitykey info --device "udp:127.0.0.1:$port" >/dev/null 2>&1 && break
     sleep 0.1
@@ -89,8 +151,16 @@ id="$(printf '%s' "$registered" | python3 -c 'import json,sys; print(json.load(s
 echo 1234 | chroot "$chroot_dir" securitykey authenticate --device "udp:127.0.0.1:$port" --rp example.org \
     --credential "$id" --pin-stdin --json >/dev/null
 echo "test-packaging: registered and signed in inside the chroot with the packaged binary"
-pkill -KILL -f "virtual serve --udp 127.0.0.1:$port" || true
+kill -TERM "$serve_pid" 2>/dev/null || true
+wait "$serve_pid" 2>/dev/null || true
+serve_pid=""
 
 step "a package that depends on this one, by path"
-swift run --package-path Tests/Consumer --scratch-path .build-consumer Consumer
-echo "test-packaging: passed"
+wait "$consumer_job" || { tail -n 40 "$scratch/consumer.log" >&2; echo "test-packaging: the consumer did not build" >&2; exit 1; }
+.build-consumer/debug/Consumer
+
+step "make docs (DocC, warnings are errors)"
+wait "$docs_job" ||
+    { grep -v '^\[' "$scratch/docs.log" | tail -n 40 >&2; echo "test-packaging: make docs failed" >&2; exit 1; }
+
+echo "test-packaging: passed in $((SECONDS - start)) s; parts (s):" $(sort "$scratch/durations" | tr '\n' ' ')

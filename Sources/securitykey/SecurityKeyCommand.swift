@@ -1,4 +1,5 @@
 import ArgumentParser
+import SecurityKeys
 
 /// The `securitykey` command line tool.
 @main
@@ -18,7 +19,7 @@ struct SecurityKeyCommand: AsyncParsableCommand {
 
             \(CLIExitStatus.helpText)
             """,
-        version: "0.1.0",
+        version: SecurityKeyPackage.version,
         subcommands: [
             ListCommand.self, InfoCommand.self, RegisterCommand.self, AuthenticateCommand.self,
             VerifyCommand.self, PINCommand.self, CredentialsCommand.self, LargeBlobCommand.self, BioCommand.self,

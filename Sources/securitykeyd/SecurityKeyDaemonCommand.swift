@@ -5,6 +5,7 @@ import Foundation
 import HIDTransport
 import Logging
 import SDBus
+import SecurityKeys
 import Transport
 
 /// `securitykeyd`: owns the machine's security keys and performs WebAuthn ceremonies for the
@@ -18,7 +19,8 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
             Owns \(DaemonInterface.busName) on the session bus (or the system bus with --system) and \
             exports \(DaemonInterface.objectPath). Keys: USB (hidraw) and PC/SC, plus CTAPHID-over-UDP \
             endpoints from --udp and SECURITYKEY_UDP. Stops gracefully on SIGTERM or SIGINT.
-            """)
+            """,
+        version: SecurityKeyPackage.version)
 
     @Flag(name: .long, help: "Use the system bus instead of the session bus.")
     var system = false
