@@ -106,11 +106,11 @@ enum Decoder {
         case .cbor: body = try cbor(bytes)
         case .attestationObject: body = try attestationObject(bytes)
         case .authenticatorData: body = try authenticatorData(AuthenticatorData(bytes: bytes))
-        case .getInfo: body = try AuthenticatorInfo(cbor: stripStatus(bytes)).json
+        case .getInfo: body = try keyReply(bytes) { try AuthenticatorInfo(cbor: $0).json }
         case .makeCredentialResponse:
-            body = try makeCredentialResponse(MakeCredentialResponse(cbor: stripStatus(bytes)))
+            body = try keyReply(bytes) { try makeCredentialResponse(MakeCredentialResponse(cbor: $0)) }
         case .getAssertionResponse:
-            body = try getAssertionResponse(GetAssertionResponse(cbor: stripStatus(bytes)))
+            body = try keyReply(bytes) { try getAssertionResponse(GetAssertionResponse(cbor: $0)) }
         case .coseKey: body = try coseKey(COSEKey(cbor: bytes))
         case .clientData: body = try clientData(bytes)
         case .ctaphid: body = try CTAPHIDStream.decode(bytes)
@@ -129,6 +129,22 @@ enum Decoder {
         default: break
         }
         return .object([("kind", .string(kind.rawValue))] + members)
+    }
+
+    /// A key's reply decoded by `parse`, which reads it as the library does: strictly, CTAP2
+    /// canonical CBOR only. `decode` is a diagnostic, so a reply that is well-formed but not
+    /// canonical is still shown: its outer CBOR re-encoded canonically and parsed again, with
+    /// `canonical: false` and the rule it broke (the library itself refuses such a reply).
+    static func keyReply(_ bytes: [UInt8], _ parse: ([UInt8]) throws -> JSONValue) throws -> JSONValue {
+        let body = try stripStatus(bytes)
+        do {
+            return try parse(body)
+        } catch {
+            guard (try? CBORDecoder(options: .ctap2).decode(body)) == nil, let value = try? lenient.decode(body),
+                case .object(let members) = try parse(CBOREncoder.encode(value))
+            else { throw error }
+            return .object(members + [("canonical", .bool(false)), ("canonicalProblem", .string("\(error)"))])
+        }
     }
 
     /// A CTAP response with its status byte: a zero status is dropped, any other is an error.

@@ -6,7 +6,7 @@ import Testing
 @Suite(.serialized) struct DecodeResponseTests {
     /// Base64url without padding of the bytes `hex` spells (RFC 4648 §5), written here with
     /// Foundation's encoder rather than the tool's.
-    static func base64URL(hex: String) -> String? {
+    static func bytes(hex: String) -> [UInt8]? {
         var bytes: [UInt8] = []
         var index = hex.startIndex
         while index < hex.endIndex {
@@ -15,6 +15,11 @@ import Testing
             bytes.append(byte)
             index = next
         }
+        return bytes
+    }
+
+    static func base64URL(hex: String) -> String? {
+        guard let bytes = bytes(hex: hex) else { return nil }
         return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }

@@ -99,12 +99,27 @@ struct Vector: Sendable, CustomTestStringConvertible {
         Self.expectAuthData(json["authData"] as? [String: Any], vector)
     }
 
+    /// Whether a makeCredential reply `{1: fmt, 2: authData, ...}` writes authData's length
+    /// (under 256) in two bytes, read byte by byte from the hex.
+    static func hasLongAuthDataLength(_ hex: String) -> Bool {
+        guard var bytes = DecodeResponseTests.bytes(hex: hex) else { return false }
+        if bytes.first == 0x00 { bytes.removeFirst() }
+        // a3 01 <text string of up to 23 bytes> 02 59 <2-byte length>
+        guard bytes.count > 8, bytes[0] & 0xE0 == 0xA0, bytes[1] == 0x01, bytes[2] & 0xE0 == 0x60 else { return false }
+        let fmtEnd = 3 + Int(bytes[2] & 0x1F)
+        guard bytes.count > fmtEnd + 3, bytes[fmtEnd] == 0x02, bytes[fmtEnd + 1] == 0x59 else { return false }
+        return bytes[fmtEnd + 2] == 0x00
+    }
+
     @Test(arguments: Vector.ctap2Responses)
     func ctap2Response(_ vector: Vector) throws {
         let result = try CLIRunner.run(["decode", "--hex", vector.hex, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let json = try result.object()
         #expect(json["diagnostic"] as? String == vector.cborDiagnostic)
+        // A reply whose authData length is written in two bytes (0x59 00 NN) where one
+        // suffices (0x58 NN) is not canonical (RFC 8949 §4.2.1): decode shows it and says so.
+        #expect((json["canonical"] as? Bool ?? true) == !Self.hasLongAuthDataLength(vector.hex), "\(vector.id)")
         if vector.notes.contains("GetInfo") {
             #expect(json["kind"] as? String == "get-info")
         } else if !vector.authData.isEmpty {

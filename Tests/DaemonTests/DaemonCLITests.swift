@@ -99,8 +99,8 @@ extension DaemonTests {
                 "authenticate", "--rp", "example.org", "--origin", "https://evil.example", "--credential",
                 ids[0],
             ] + route)
-        #expect(foreign.status != 0)
-        #expect(foreign.stderr.contains("securitykeyd:"), "\(foreign.stderr)")
+        #expect(foreign.status == 64, "\(foreign.stderr)")
+        #expect(foreign.stderr.contains("securitykeyd (SecurityError):"), "\(foreign.stderr)")
         // No daemon on the bus: exit status 3, said plainly.
         bed.stopDaemon()
         let none = try DaemonBed.run(

@@ -174,8 +174,10 @@ extension UHIDServerTests {
                 let object = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
                 #expect(object?["rpId"] as? String == rp, "\(run.output)")
             }
-            #expect(two.errors.contains("busy with another application"), "\(two.errors)")
-            #expect(!one.errors.contains("busy with another application"), "\(one.errors)")
+            // Exactly one of them waited and said so. Which one is not fixed: on the guest's
+            // emulated CPU the first process can take longer than the head start to open the node.
+            let waited = [one, two].filter { $0.errors.contains("busy with another application") }
+            #expect(waited.count == 1, "first: \(one.errors)\nsecond: \(two.errors)")
             _ = key
         }
     }
