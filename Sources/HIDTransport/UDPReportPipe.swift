@@ -138,14 +138,15 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     private func receive() throws(TransportError) -> [UInt8]? {
         let fd = socket
         guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
-        while true {
+        // A flood from elsewhere must not hold the I/O thread, which every pipe shares: after a
+        // bounded number of foreign datagrams the wait goes back to `poll` and its deadline.
+        for _ in 0..<Self.foreignDatagramsPerWake {
             guard
                 let (count, source) = try UDPSocket.receive(
                     fd, into: &scratch, connected: peers.count == 1, endpoint: endpoint)
             else {
                 return nil
             }
-            // A flood from elsewhere ends when the socket is drained; the wait's deadline holds.
             guard let peer = peers.first(where: { $0.matches(source) }) else { continue }
             if peers.count > 1 {
                 // The first address that answers is the device; aim only there from now on.
@@ -154,7 +155,11 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
             }
             return Array(scratch.prefix(count))
         }
+        return nil
     }
+
+    /// How many datagrams from other addresses one wake-up of a wait drops before it waits again.
+    static let foreignDatagramsPerWake = 64
 
     /// Closes the socket, on the I/O thread, after ending any wait on it.
     public func close() async {
