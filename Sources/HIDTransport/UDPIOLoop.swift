@@ -16,7 +16,9 @@ import Transport
 /// do, so an idle process keeps no thread and no timer.
 final class UDPIOLoop: @unchecked Sendable {
     /// The process's loop, or why its wake-up pipe could not be made.
-    static let shared: Result<UDPIOLoop, TransportError> = Result { () throws(TransportError) in try UDPIOLoop() }
+    static let shared: Result<UDPIOLoop, TransportError> = Result { () throws(TransportError) in
+        try UDPIOLoop()
+    }
 
     /// How long the thread waits for work before it ends (ms).
     static let lingering: Int32 = 1000
@@ -33,7 +35,10 @@ final class UDPIOLoop: @unchecked Sendable {
         let expire: () -> Void
         let cancelled = Atomic<Bool>(false)
 
-        init(socket: Int32, deadline: ContinuousClock.Instant, step: @escaping () -> Bool, expire: @escaping () -> Void) {
+        init(
+            socket: Int32, deadline: ContinuousClock.Instant, step: @escaping () -> Bool,
+            expire: @escaping () -> Void
+        ) {
             self.socket = socket
             self.deadline = deadline
             self.step = step
@@ -56,7 +61,8 @@ final class UDPIOLoop: @unchecked Sendable {
     private init() throws(TransportError) {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
-            throw TransportError(.system, "Could not create the UDP I/O thread's wake-up pipe (errno \(errno)).")
+            throw TransportError(
+                .system, "Could not create the UDP I/O thread's wake-up pipe (errno \(errno)).")
         }
         for end in ends {
             _ = fcntl(end, F_SETFD, FD_CLOEXEC)
@@ -87,7 +93,8 @@ final class UDPIOLoop: @unchecked Sendable {
     }
 
     /// Runs `body` on the loop thread and returns its result.
-    func run<T: Sendable>(_ body: @escaping @Sendable () throws(TransportError) -> T) async throws(TransportError) -> T
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws(TransportError) -> T)
+        async throws(TransportError) -> T
     {
         let result: Result<T, TransportError> = await withCheckedContinuation { continuation in
             submit { continuation.resume(returning: Result { () throws(TransportError) -> T in try body() }) }
@@ -108,7 +115,8 @@ final class UDPIOLoop: @unchecked Sendable {
         let box = Mutex<Wait?>(nil)
         let cancelled = Atomic<Bool>(false)
         let result: Result<T, TransportError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, TransportError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<T, TransportError>, Never>) in
                 submit { [self] in
                     if skipIfCancelled && cancelled.load(ordering: .acquiring) {
                         continuation.resume(
@@ -135,7 +143,9 @@ final class UDPIOLoop: @unchecked Sendable {
                     // Published before the flag is read, so a cancellation racing with this job
                     // is seen by one side or the other.
                     box.withLock { $0 = wait }
-                    if cancelled.load(ordering: .acquiring) { wait.cancelled.store(true, ordering: .releasing) }
+                    if cancelled.load(ordering: .acquiring) {
+                        wait.cancelled.store(true, ordering: .releasing)
+                    }
                     waits.append(wait)
                 }
             }

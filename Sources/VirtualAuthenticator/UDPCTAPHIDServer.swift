@@ -169,7 +169,9 @@ public final class UDPCTAPHIDServer: Sendable {
                 do throws(TransportError) {
                     received = try await thread.run(
                         skipIfCancelled: true,
-                        { () throws(TransportError) in try receive(sockets, wake: wake.readEnd, timeout: slice) },
+                        { () throws(TransportError) in
+                            try receive(sockets, wake: wake.readEnd, timeout: slice)
+                        },
                         onCancel: { wake.raise() })
                 } catch {
                     if error.code == .cancelled { break }
