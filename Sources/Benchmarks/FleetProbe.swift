@@ -93,13 +93,18 @@ enum FleetProbeCommand {
         let directory = AuthenticatorDirectory(discoveries: [
             UDPDiscovery(endpoints: endpoints, logger: logger)
         ])
-        var found = 0
-        for result in await directory.open(uris: endpoints.map(\.uri), deadline: .after(roundDeadline)) {
-            guard case .success(let key) = result else { continue }
-            found += 1
-            await key.close()
+        let opened = await directory.open(uris: endpoints.map(\.uri), deadline: .after(roundDeadline))
+        // Every key is closed, all at once as they were opened (python-fido2's threads each close
+        // their own key too); one after the other would queue K trips to the I/O thread.
+        return await withTaskGroup(of: Int.self) { group in
+            for case .success(let key) in opened {
+                group.addTask {
+                    await key.close()
+                    return 1
+                }
+            }
+            return await group.reduce(0, +)
         }
-        return found
     }
 
     /// Lists the PC/SC readers, then opens the card in each and runs getInfo, all at once; how

@@ -310,7 +310,8 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         var sawBusy = false
         while true {
             try checkCancellation()
-            try await pipe.write(reports: reports)
+            // Sent with the first read, in one trip to the pipe's thread where it has one.
+            var unsent = reports
             var assembler = CTAPHIDMessageAssembler(channel: channel, reportSize: pipe.reportSize)
             var busy = false
             while !busy {
@@ -320,7 +321,10 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
                     if sawBusy { throw stayedBusy }
                     throw TransportError(.timeout, "The security key did not answer CTAPHID_INIT in time.")
                 }
-                guard let report = try await pipe.read(timeout: min(readSlice, remaining)) else { continue }
+                let read = try await pipe.transfer(
+                    sending: unsent, readingFor: min(readSlice, remaining), limit: 1, until: { _ in true })
+                unsent = []
+                guard let report = read.first else { continue }
                 logger.trace("CTAPHID in", metadata: ["report": "\(hex(report))"])
                 // Leftovers of an aborted exchange may still arrive: skip anything that is not
                 // the answer to this INIT rather than fail on it.

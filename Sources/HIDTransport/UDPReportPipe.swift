@@ -5,9 +5,10 @@ import Transport
 
 /// CTAPHID reports carried one per UDP datagram, as firmware emulators do.
 ///
-/// One dual-stack IPv6 socket (IPv4 peers as v4-mapped addresses). The host name is resolved
-/// on the pipe's own ``BlockingIOThread``, where every blocking call runs; reads wait in `poll`
-/// for at most the slice asked for. Datagrams from any address but the device's are dropped.
+/// One dual-stack IPv6 socket (IPv4 peers as v4-mapped addresses). Every socket call runs on
+/// the process's one UDP I/O thread (``UDPIOLoop``), which waits on all pipes' sockets at once,
+/// so a fleet of UDP keys costs one thread, not one per key; a host name is looked up on a
+/// thread of its own first. Datagrams from any address but the device's are dropped.
 /// A name with several addresses (`localhost`: ::1 and 127.0.0.1) is sent the first reports on
 /// each; the first address that answers becomes the only peer. With one peer the socket is
 /// connected, so the kernel drops foreign datagrams too, and a closed device port (an ICMP port
@@ -19,14 +20,14 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     public let endpoint: UDPEndpoint
     /// The local port the socket is bound to.
     public let localPort: UInt16
-    // Written only on `thread`.
+    // Written only on the loop's thread (or before the pipe is shared).
     private var socket: Int32
-    // The device's addresses, one once it answered; written only on `thread`.
+    // The device's addresses, one once it answered; written only on the loop's thread.
     private var peers: [UDPSocketAddress]
-    /// The receive buffer, used only on `thread` (a datagram over 2048 bytes is cut, and then
-    /// refused by the CTAPHID assembler as the wrong report size).
+    /// The receive buffer, used only on the loop's thread (a datagram over 2048 bytes is cut,
+    /// and then refused by the CTAPHID assembler as the wrong report size).
     private var scratch = [UInt8](repeating: 0, count: 2048)
-    private let thread: BlockingIOThread
+    private let loop: UDPIOLoop
 
     /// Binds the local port and aims the socket at the device, on the calling thread. Only for
     /// IPv4 and IPv6 literals, which need no lookup; ``open(endpoint:deadline:)`` takes names.
@@ -36,40 +37,41 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
                 .invalidURI,
                 "'\(endpoint.host)' is a host name; open the UDP endpoint asynchronously to look it up.")
         }
+        let loop = try UDPIOLoop.shared.get()
         let socket = try UDPSocket.open(endpoint: endpoint, deadline: .after(.seconds(1)))
-        self.init(
-            endpoint: endpoint, socket: socket,
-            thread: BlockingIOThread(name: "udp \(endpoint.uriHost):\(endpoint.port)"))
+        self.init(endpoint: endpoint, socket: socket, loop: loop)
     }
 
-    private init(endpoint: UDPEndpoint, socket: UDPSocket, thread: BlockingIOThread) {
+    private init(endpoint: UDPEndpoint, socket: UDPSocket, loop: UDPIOLoop) {
         self.endpoint = endpoint
         self.socket = socket.descriptor
         self.peers = socket.peers
         self.localPort = socket.localPort
-        self.thread = thread
+        self.loop = loop
     }
 
-    /// Resolves the host (`getaddrinfo`, until `deadline`), binds the local port and aims the
-    /// socket at the device, all on the pipe's new thread.
+    /// Resolves the host (`getaddrinfo`, until `deadline`, on a thread of its own), binds the
+    /// local port and aims the socket at the device. An IPv4 or IPv6 literal needs no lookup:
+    /// its socket calls (`socket`, `bind`, `connect` on a datagram socket) do not block.
     public static func open(endpoint: UDPEndpoint, deadline: Deadline) async throws(TransportError)
         -> UDPReportPipe
     {
-        let thread = BlockingIOThread(name: "udp \(endpoint.uriHost):\(endpoint.port)")
-        do {
-            let socket = try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
-                try UDPSocket.open(endpoint: endpoint, deadline: deadline)
-            }
-            return UDPReportPipe(endpoint: endpoint, socket: socket, thread: thread)
-        } catch {
-            thread.shutdown()
-            throw error
+        let loop = try UDPIOLoop.shared.get()
+        if UDPEndpoint.isIPv4Literal(endpoint.host) || UDPEndpoint.isIPv6Literal(endpoint.host) {
+            if Task.isCancelled { throw TransportError(.cancelled, "The operation was cancelled.") }
+            let socket = try UDPSocket.open(endpoint: endpoint, deadline: deadline)
+            return UDPReportPipe(endpoint: endpoint, socket: socket, loop: loop)
         }
+        let thread = BlockingIOThread(name: "udp \(endpoint.uriHost):\(endpoint.port)")
+        defer { thread.shutdown() }
+        let socket = try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
+            try UDPSocket.open(endpoint: endpoint, deadline: deadline)
+        }
+        return UDPReportPipe(endpoint: endpoint, socket: socket, loop: loop)
     }
 
     deinit {
         if socket >= 0 { Glibc.close(socket) }
-        thread.shutdown()
     }
 
     /// Sends one report as one datagram (`sendto`).
@@ -77,11 +79,9 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
         try await write(reports: [report])
     }
 
-    /// Sends each report as one datagram, in one trip to the socket's thread.
+    /// Sends each report as one datagram, in one trip to the I/O thread.
     public func write(reports: [[UInt8]]) async throws(TransportError) {
-        try await thread.run(skipIfCancelled: false) { () throws(TransportError) in
-            try self.send(reports)
-        }
+        try await loop.run { () throws(TransportError) in try self.send(reports) }
     }
 
     /// Waits up to `timeout` (`poll`) for one datagram from the device (`recvfrom`).
@@ -90,25 +90,31 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     }
 
     /// Sends `reports`, then reads datagrams from the device until `complete` says the message
-    /// is whole, `limit`, or `timeout`, in one trip to the socket's thread.
+    /// is whole, `limit`, or `timeout`, in one trip to the I/O thread, which waits on this
+    /// socket along with every other pipe's.
     public func transfer(
         sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
         until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]] {
-        try await thread.run(skipIfCancelled: true) { () throws(TransportError) -> [[UInt8]] in
-            try self.send(reports)
-            let deadline = Deadline.after(timeout)
-            var received: [[UInt8]] = []
-            while received.count < limit, let report = try self.receive(deadline: deadline) {
-                received.append(report)
-                if complete(report) { break }
-            }
-            return received
-        }
+        let received = Received()
+        return try await loop.wait(
+            deadline: .now + timeout, skipIfCancelled: true,
+            start: { () throws(TransportError) -> Int32 in
+                try self.send(reports)
+                return self.socket
+            },
+            step: { () throws(TransportError) -> [[UInt8]]? in
+                while received.reports.count < limit, let report = try self.receive() {
+                    received.reports.append(report)
+                    if complete(report) { return received.reports }
+                }
+                return received.reports.count < limit ? nil : received.reports
+            },
+            expired: { received.reports })
     }
 
     /// Sends each report as one datagram to the device (to each of its addresses until one
-    /// answered). Runs on the socket's thread.
+    /// answered). Runs on the I/O thread.
     private func send(_ reports: [[UInt8]]) throws(TransportError) {
         let fd = socket
         guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
@@ -127,25 +133,21 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
         }
     }
 
-    /// One datagram from the device, waiting (`poll`) until `deadline`; nil when none came.
-    /// Datagrams from other addresses are dropped. Runs on the socket's thread.
-    private func receive(deadline: Deadline) throws(TransportError) -> [UInt8]? {
+    /// One datagram from the device if the socket holds one, without waiting; nil when it holds
+    /// none. Datagrams from other addresses are dropped. Runs on the I/O thread.
+    private func receive() throws(TransportError) -> [UInt8]? {
         let fd = socket
         guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
-        while true {
-            guard try UDPSocket.waitReadable(fd, deadline: deadline) else { return nil }
+        // A flood from elsewhere must not hold the I/O thread, which every pipe shares: after a
+        // bounded number of foreign datagrams the wait goes back to `poll` and its deadline.
+        for _ in 0..<Self.foreignDatagramsPerWake {
             guard
                 let (count, source) = try UDPSocket.receive(
                     fd, into: &scratch, connected: peers.count == 1, endpoint: endpoint)
             else {
-                if deadline.hasPassed { return nil }
-                continue
+                return nil
             }
-            guard let peer = peers.first(where: { $0.matches(source) }) else {
-                // A flood from elsewhere must not keep this loop past its deadline.
-                if deadline.hasPassed { return nil }
-                continue
-            }
+            guard let peer = peers.first(where: { $0.matches(source) }) else { continue }
             if peers.count > 1 {
                 // The first address that answers is the device; aim only there from now on.
                 peers = [peer]
@@ -153,18 +155,27 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
             }
             return Array(scratch.prefix(count))
         }
+        return nil
     }
 
-    /// Closes the socket and ends the I/O thread.
+    /// How many datagrams from other addresses one wake-up of a wait drops before it waits again.
+    static let foreignDatagramsPerWake = 64
+
+    /// Closes the socket, on the I/O thread, after ending any wait on it.
     public func close() async {
-        _ = try? await thread.run(skipIfCancelled: false) { () throws(TransportError) in
+        _ = try? await loop.run { () throws(TransportError) in
             if self.socket >= 0 {
+                self.loop.expireWaits(on: self.socket)
                 Glibc.close(self.socket)
                 self.socket = -1
             }
         }
-        thread.shutdown()
     }
+}
+
+/// The reports one transfer has read so far; used only on the I/O thread.
+private final class Received: @unchecked Sendable {
+    var reports: [[UInt8]] = []
 }
 
 extension UDPSocketAddress {
@@ -311,19 +322,6 @@ struct UDPSocket: Sendable {
                 throw TransportError(.noDevice, "Nothing answers at \(endpoint.uri) (errno \(code)).")
             }
             throw TransportError(.system, "Could not send to the UDP device \(endpoint.uri) (errno \(code)).")
-        }
-    }
-
-    /// `poll` for a datagram until `deadline`: false when none came in time.
-    static func waitReadable(_ fd: Int32, deadline: Deadline) throws(TransportError) -> Bool {
-        while true {
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, deadline.remaining.clampedMilliseconds)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw TransportError(.system, "Waiting for the UDP device failed (errno \(errno)).")
-            }
-            return ready > 0
         }
     }
 

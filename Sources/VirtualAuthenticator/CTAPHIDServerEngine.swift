@@ -41,6 +41,9 @@ final class CTAPHIDServerEngine<Peer: Sendable>: Sendable {
 
     var reportSize: Int { state.withLock { $0.device.reportSize } }
 
+    /// Whether a message is half received, so ``expire()`` has work to do when time passes.
+    var isAssembling: Bool { state.withLock { $0.device.assemblingChannel != nil } }
+
     /// Handles one report from `peer`; requests that need the handler are added to `group`.
     func receive(_ report: [UInt8], from peer: Peer, in group: inout DiscardingTaskGroup) {
         let (actions, size) = state.withLock { state -> ([CTAPHIDDeviceState.Action], Int) in

@@ -11,8 +11,9 @@ import Transport
 ///
 /// It listens on 127.0.0.1:8111 by default and answers each report to the address it came from,
 /// so many servers and hosts can run at once; ``Configuration/replyPort`` pins the reply port
-/// instead (emulator hosts listen on 7112). Blocking socket calls run on the server's own
-/// thread; ``run()`` is owned by the caller and returns when its task is cancelled.
+/// instead (emulator hosts listen on 7112). Blocking socket calls run on a thread of their own
+/// while the server runs; ``run()`` (or ``serve(_:)`` for many servers on one thread) is owned by
+/// the caller and returns when its task is cancelled.
 public final class UDPCTAPHIDServer: Sendable {
     /// How the server listens and what it reports in CTAPHID_INIT.
     public struct Configuration: Sendable {
@@ -50,15 +51,16 @@ public final class UDPCTAPHIDServer: Sendable {
 
     /// The port the server listens on.
     public let port: UInt16
-    private let socket: Int32
-    private let thread: BlockingIOThread
+    fileprivate let socket: Int32
     // One IPv6 socket for both families: IPv4 peers appear as v4-mapped addresses.
-    private let engine: CTAPHIDServerEngine<sockaddr_in6>
+    fileprivate let engine: CTAPHIDServerEngine<sockaddr_in6>
     private let logger: Logger
     /// Until when the key is "out of its port": datagrams are dropped unanswered.
     private let unpluggedUntil = Mutex<ContinuousClock.Instant?>(nil)
 
-    /// How long one receive waits before the server checks for cancellation and stalled messages.
+    /// How long one receive waits, while a host is in the middle of a message, before the server
+    /// checks for a stalled one (ERR_MSG_TIMEOUT); otherwise it waits until a datagram comes or
+    /// its task is cancelled, so idle keys cost no CPU.
     static let receiveSlice: Int32 = 100
 
     /// Binds the socket; call ``run()`` to serve.
@@ -111,7 +113,6 @@ public final class UDPCTAPHIDServer: Sendable {
         port = UInt16(bigEndian: actual.sin6_port)
         socket = fd
         self.logger = logger
-        thread = BlockingIOThread(name: "udp ctaphid :\(port)", closedMessage: "The server was closed.")
         let info = CTAPHIDInitResponse(
             nonce: [], channel: 0, majorVersion: configuration.deviceVersion.major,
             minorVersion: configuration.deviceVersion.minor, buildVersion: configuration.deviceVersion.build,
@@ -138,29 +139,52 @@ public final class UDPCTAPHIDServer: Sendable {
     }
 
     deinit {
-        thread.shutdown()
         Glibc.close(socket)
     }
 
     /// Serves until the calling task is cancelled.
     public func run() async throws(TransportError) {
-        logger.info("CTAPHID over UDP listening", metadata: ["port": "\(port)"])
+        try await Self.serve([self])
+    }
+
+    /// Serves every one of `servers` until the calling task is cancelled, from one I/O thread
+    /// that waits (`poll`) on all their sockets at once: a process serving many keys costs one
+    /// thread and one wake-up per batch of datagrams, not one thread per key.
+    public static func serve(_ servers: [UDPCTAPHIDServer]) async throws(TransportError) {
+        guard let first = servers.first else { return }
+        for server in servers {
+            server.logger.info("CTAPHID over UDP listening", metadata: ["port": "\(server.port)"])
+        }
+        let wake = try WakePipe()
+        let thread = BlockingIOThread(
+            name: servers.count == 1 ? "udp ctaphid :\(first.port)" : "udp ctaphid x\(servers.count)",
+            closedMessage: "The server was closed.")
+        defer { thread.shutdown() }
+        let sockets = servers.map(\.socket)
         let outcome: TransportError? = await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
-                let received: (report: [UInt8], peer: sockaddr_in6)?
+                // Only a message in the middle of arriving needs a timer (ERR_MSG_TIMEOUT).
+                let slice = servers.contains { $0.engine.isAssembling } ? receiveSlice : -1
+                let received: [Datagram]
                 do throws(TransportError) {
-                    received = try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
-                        try self.receive()
-                    }
+                    received = try await thread.run(
+                        skipIfCancelled: true,
+                        { () throws(TransportError) in
+                            try receive(sockets, wake: wake.readEnd, timeout: slice)
+                        },
+                        onCancel: { wake.raise() })
                 } catch {
                     if error.code == .cancelled { break }
                     group.cancelAll()
                     return error
                 }
-                if let received, !isUnplugged {
-                    engine.receive(received.report, from: received.peer, in: &group)
+                for datagram in received {
+                    let server = servers[datagram.index]
+                    if !server.isUnplugged {
+                        server.engine.receive(datagram.report, from: datagram.peer, in: &group)
+                    }
                 }
-                engine.expire()
+                for server in servers { server.engine.expire() }
             }
             group.cancelAll()
             return nil
@@ -185,33 +209,98 @@ public final class UDPCTAPHIDServer: Sendable {
         }
     }
 
-    /// Waits one slice (`poll`) for a datagram (`recvfrom`). Runs on the server thread.
-    private func receive() throws(TransportError) -> (report: [UInt8], peer: sockaddr_in6)? {
-        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&descriptor, 1, Self.receiveSlice)
+    /// One datagram from one of the served sockets.
+    fileprivate struct Datagram: Sendable {
+        var index: Int
+        var report: [UInt8]
+        var peer: sockaddr_in6
+    }
+
+    /// The most datagrams taken from one socket per wake-up, so a flooded key cannot starve
+    /// the others.
+    static let batchPerSocket = 16
+
+    /// Waits (`poll`) up to `timeout` ms (-1: no limit) until a socket has a datagram or `wake`
+    /// is raised, then takes what the ready sockets hold (`recvfrom`). Runs on the I/O thread.
+    fileprivate static func receive(_ sockets: [Int32], wake: Int32, timeout: Int32) throws(TransportError)
+        -> [Datagram]
+    {
+        var descriptors = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        descriptors.append(pollfd(fd: wake, events: Int16(POLLIN), revents: 0))
+        let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
         if ready < 0 {
-            if errno == EINTR { return nil }
-            throw TransportError(.system, "Waiting on the UDP socket failed (errno \(errno)).")
+            if errno == EINTR { return [] }
+            throw TransportError(.system, "Waiting on the UDP sockets failed (errno \(errno)).")
         }
-        guard ready > 0 else { return nil }
+        guard ready > 0 else { return [] }
+        var received: [Datagram] = []
         var buffer = [UInt8](repeating: 0, count: 2048)
-        var peer = sockaddr_in6()
-        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        let count = buffer.withUnsafeMutableBytes { bytes in
-            withUnsafeMutablePointer(to: &peer) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    recvfrom(socket, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
-                }
+        for (index, descriptor) in descriptors.dropLast().enumerated() where descriptor.revents != 0 {
+            for _ in 0..<batchPerSocket {
+                guard let (report, peer) = try receiveOne(descriptor.fd, buffer: &buffer) else { break }
+                received.append(Datagram(index: index, report: report, peer: peer))
             }
         }
-        guard count >= 0 else {
-            if errno == EAGAIN || errno == EINTR || errno == ECONNREFUSED { return nil }
-            throw TransportError(.system, "Reading the UDP socket failed (errno \(errno)).")
+        return received
+    }
+
+    /// One datagram (`recvfrom` without blocking), or nil when the socket holds none.
+    private static func receiveOne(_ socket: Int32, buffer: inout [UInt8]) throws(TransportError)
+        -> (report: [UInt8], peer: sockaddr_in6)?
+    {
+        while true {
+            var peer = sockaddr_in6()
+            var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            let count = buffer.withUnsafeMutableBytes { bytes in
+                withUnsafeMutablePointer(to: &peer) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(socket, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
+                    }
+                }
+            }
+            guard count >= 0 else {
+                if errno == EAGAIN || errno == EINTR { return nil }
+                // An ICMP port unreachable left by a host that went away: not ours to report.
+                if errno == ECONNREFUSED { continue }
+                throw TransportError(.system, "Reading the UDP socket failed (errno \(errno)).")
+            }
+            // Every source on the dual-stack socket is a full sockaddr_in6; drop anything else.
+            guard Int(length) >= MemoryLayout<sockaddr_in6>.size, Int32(peer.sin6_family) == AF_INET6,
+                count <= buffer.count
+            else { continue }
+            return (Array(buffer.prefix(count)), peer)
         }
-        // Every source on the dual-stack socket is a full sockaddr_in6; drop anything else.
-        guard Int(length) >= MemoryLayout<sockaddr_in6>.size, Int32(peer.sin6_family) == AF_INET6 else {
-            return nil
+    }
+}
+
+/// A pipe whose read end `poll` watches, so that cancelling a serving task wakes its I/O thread
+/// at once instead of on a timer. It is raised once and never drained: the serving loop ends.
+/// Closed when the last job that polls it is gone.
+private final class WakePipe: Sendable {
+    let readEnd: Int32
+    private let writeEnd: Int32
+
+    init() throws(TransportError) {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            throw TransportError(.system, "Could not create the server's wake-up pipe (errno \(errno)).")
         }
-        return (Array(buffer.prefix(count)), peer)
+        for end in ends {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
+        readEnd = ends[0]
+        writeEnd = ends[1]
+    }
+
+    /// Makes the read end readable (a full pipe is readable already).
+    func raise() {
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+    }
+
+    deinit {
+        Glibc.close(readEnd)
+        Glibc.close(writeEnd)
     }
 }

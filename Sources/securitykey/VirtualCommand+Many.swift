@@ -9,7 +9,7 @@ import VirtualAuthenticator
 /// `virtual serve --count N` and `--latency MS`: many keys from one process, each as slow as a
 /// real key, for fleet tests and the fleet benchmark.
 extension VirtualServeCommand {
-    /// The most keys one process serves: each has a receive thread of its own.
+    /// The most keys one process serves (one socket each, all on one I/O thread).
     static let maximumCount = 256
     /// The longest --latency: a minute, past which hosts give up anyway.
     static let maximumLatency = 60_000
@@ -92,17 +92,10 @@ extension VirtualServeCommand {
                 + (latency.map { ", each answering after \($0) ms" } ?? "")
                 + "; SIGINT or SIGTERM stops them.")
         let failure = ServeFailure()
+        // One I/O thread waits on every key's socket; one failing ends them all.
         let body: @Sendable () async -> Void = { [servers] in
-            await withTaskGroup(of: Void.self) { group in
-                for server in servers {
-                    group.addTask {
-                        do throws(TransportError) { try await server.run() } catch {
-                            failure.set(CLIError(error))
-                        }
-                    }
-                }
-                // One server failing ends them all.
-                for await _ in group where failure.error != nil { group.cancelAll() }
+            do throws(TransportError) { try await UDPCTAPHIDServer.serve(servers) } catch {
+                failure.set(CLIError(error))
             }
         }
         let replug: @Sendable () async -> Void = { [servers, keys] in
