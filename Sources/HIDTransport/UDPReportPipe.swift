@@ -24,8 +24,10 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     // The device's addresses, one once it answered; written only on `thread`.
     private var peers: [UDPSocketAddress]
     /// The receive buffer, used only on `thread` (a datagram over 2048 bytes is cut, and then
-    /// refused by the CTAPHID assembler as the wrong report size).
-    private var scratch = [UInt8](repeating: 0, count: 2048)
+    /// refused by the CTAPHID assembler as the wrong report size). Raw memory, not an array in
+    /// a class property: each `inout` use of such a property costs a run-time exclusivity check
+    /// and a uniqueness check per datagram.
+    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
     private let thread: BlockingIOThread
 
     /// Binds the local port and aims the socket at the device, on the calling thread. Only for
@@ -70,7 +72,11 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     deinit {
         if socket >= 0 { Glibc.close(socket) }
         thread.shutdown()
+        scratch.deallocate()
     }
+
+    /// The socket's thread: every call of the pipe is a short bounded `poll`/`send`/`recvfrom`.
+    public var preferredTaskExecutor: (any TaskExecutor)? { thread }
 
     /// Sends one report as one datagram (`sendto`).
     public func write(_ report: [UInt8]) async throws(TransportError) {
@@ -132,13 +138,18 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     private func receive(deadline: Deadline) throws(TransportError) -> [UInt8]? {
         let fd = socket
         guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
+        // Take what is queued first and wait only when nothing is: the reports of a reply
+        // after its first are usually there already, and each skipped wait saves a `poll` and
+        // the clock reading and Duration arithmetic that sizes it.
+        var waited = false
         while true {
-            guard try UDPSocket.waitReadable(fd, deadline: deadline) else { return nil }
             guard
                 let (count, source) = try UDPSocket.receive(
-                    fd, into: &scratch, connected: peers.count == 1, endpoint: endpoint)
+                    fd, into: scratch, connected: peers.count == 1, endpoint: endpoint)
             else {
-                if deadline.hasPassed { return nil }
+                if waited && deadline.hasPassed { return nil }
+                guard try UDPSocket.waitReadable(fd, deadline: deadline) else { return nil }
+                waited = true
                 continue
             }
             guard let peer = peers.first(where: { $0.matches(source) }) else {
@@ -151,7 +162,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
                 peers = [peer]
                 try UDPSocket.connect(fd, to: peer, endpoint: endpoint)
             }
-            return Array(scratch.prefix(count))
+            return Array(UnsafeRawBufferPointer(rebasing: scratch[..<count]))
         }
     }
 
@@ -329,16 +340,14 @@ struct UDPSocket: Sendable {
 
     /// `recvfrom` without blocking: the datagram's length and source, or nil when there was
     /// nothing to take. On a connected socket a refused port means the device is gone.
-    static func receive(_ fd: Int32, into buffer: inout [UInt8], connected: Bool, endpoint: UDPEndpoint)
-        throws(TransportError) -> (Int, UDPSocketAddress)?
-    {
+    static func receive(
+        _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, connected: Bool, endpoint: UDPEndpoint
+    ) throws(TransportError) -> (Int, UDPSocketAddress)? {
         var source = sockaddr_in6()
         var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        let received = buffer.withUnsafeMutableBytes { bytes in
-            withUnsafeMutablePointer(to: &source) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    recvfrom(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
-                }
+        let received = withUnsafeMutablePointer(to: &source) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                recvfrom(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT), $0, &length)
             }
         }
         guard received >= 0 else {
