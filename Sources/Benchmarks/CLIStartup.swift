@@ -27,11 +27,14 @@ struct CLIStartup {
             "CLI start-up: securitykey from posix_spawn to its first UDP datagram (info --device udp:...), "
                 + "and to exit for --version; \(runs) runs each, alternating")
         var firstByte: [UInt64] = []
+        var firstByteCPU: [UInt64] = []
         var version: [UInt64] = []
         var failures: [String] = []
         for _ in 0..<runs {
             switch timeToFirstDatagram() {
-            case .success(let nanoseconds): firstByte.append(nanoseconds)
+            case .success(let (nanoseconds, cpu)):
+                firstByte.append(nanoseconds)
+                if let cpu { firstByteCPU.append(cpu) }
             case .failure(let error): failures.append(error.message)
             }
             switch timeToExit(arguments: ["--version"]) {
@@ -40,6 +43,9 @@ struct CLIStartup {
             }
         }
         line("first byte (info)", firstByte)
+        // The CLI's own CPU time until it was killed just after its first datagram: what load from
+        // other processes cannot inflate, unlike the wall time above.
+        line("  its CPU (user+sys)", firstByteCPU)
         line("--version to exit", version)
         if let first = failures.first {
             StandardStreams.out("  \(failures.count) runs failed; the first: \(first)")
@@ -67,7 +73,7 @@ struct CLIStartup {
     }
 
     /// One spawn of the CLI against a silent UDP listener: nanoseconds until its first datagram.
-    private func timeToFirstDatagram() -> Result<UInt64, BenchError> {
+    private func timeToFirstDatagram() -> Result<(UInt64, UInt64?), BenchError> {
         let listener: UDPListener
         do { listener = try UDPListener() } catch { return .failure(error) }
         defer { listener.close() }
@@ -87,7 +93,8 @@ struct CLIStartup {
         guard listener.waitForDatagram(milliseconds: 5_000) else {
             return .failure(BenchError(.timeout, "The CLI sent nothing within 5 s."))
         }
-        return .success(start.duration(to: clock.now).nanoseconds)
+        let elapsed = start.duration(to: clock.now).nanoseconds
+        return .success((elapsed, cli.killAndReapCPU()))
     }
 
     /// One spawn of the CLI with `arguments`: nanoseconds until it exited with status 0.
