@@ -70,7 +70,8 @@ python_fido2="$("$SECURITYKEY_PYTHON" -c 'from importlib.metadata import version
 python_version="$("$SECURITYKEY_PYTHON" -c 'import platform; print(platform.python_version())' 2>/dev/null || echo "unknown")"
 libfido2="$(pkg-config --modversion libfido2 2>/dev/null || dpkg-query -W -f='${Version}' libfido2-1 2>/dev/null || echo "not installed")"
 [[ -x .build/bench/fido2-udp-driver ]] || libfido2="$libfido2 (benchmark driver .build/bench/fido2-udp-driver not built)"
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+# BENCH_COMMIT names the commit where git cannot see the repository (a private mount namespace).
+commit="${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 
 {
     echo "# Performance"
