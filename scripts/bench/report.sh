@@ -56,7 +56,9 @@ fi
 regression_line() {
     local cg="" wall="" startup=""
     if [[ -z "$callgrind_text" ]]; then
-        cg=$(awk '$2 == "ours" || $2 == "ours-pool" { if ($1 == "getinfo" || $1 == "mc" || $1 == "ga") printf "%s/%s=%s(%s) ", $2, $1, $3, $4 }' "$tmp/callgrind.txt")
+        cg=$(awk '/^Over PC\/SC/ { pcsc = "pcsc-" }
+            ($2 == "ours" || $2 == "ours-pool") && ($1 == "getinfo" || $1 == "mc" || $1 == "ga") {
+                printf "%s%s/%s=%s(%s) ", pcsc, $2, $1, $3, $4 }' "$tmp/callgrind.txt")
     fi
     wall=$(awk '/^target (mc|ga) wall ours\/libfido2/ { printf "%s/libfido2=%s ", $2, $(NF-1) } ' "$tmp/bench.txt" | head -c 200)
     startup=$(awk '/^target CLI start to first byte/ { printf "first-byte=%s%s ", $(NF-2), $(NF-1) } /^CLI peak memory .*info/ { printf "peak-info=%sMiB ", $(NF-1) }' "$tmp/bench.txt")
@@ -81,7 +83,7 @@ commit="${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown
     echo
     echo "## Regression line"
     echo
-    echo "One line per run, made from the figures below, to compare with earlier reports (\\`git log -p Docs/Performance.md\\`):"
+    echo 'One line per run, made from the figures below, to compare with earlier reports (`git log -p Docs/Performance.md`):'
     echo
     echo '```'
     regression_line
