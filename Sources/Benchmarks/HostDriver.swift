@@ -122,7 +122,19 @@ final class HostDriver: Sendable {
     }
 
     /// Runs `operation` `count` times, timing each, and the process CPU time over all of them.
+    ///
+    /// The batch runs on the connection's I/O thread where it has one (as an application
+    /// would, with `withTaskExecutorPreference`), so no operation hops between threads.
+    /// SECURITYKEY_BENCH_EXECUTOR=pool keeps the batch on the cooperative pool instead (one
+    /// hand-off to the I/O thread and back per operation), to measure the difference.
     func batch(_ operation: BenchOperation, count: Int) async -> BatchResult {
+        let onPool = getenv("SECURITYKEY_BENCH_EXECUTOR").map { String(cString: $0) } == "pool"
+        return await withTaskExecutorPreference(onPool ? nil : session.connection.preferredTaskExecutor) {
+            await timedBatch(operation, count: count)
+        }
+    }
+
+    private func timedBatch(_ operation: BenchOperation, count: Int) async -> BatchResult {
         var latencies: [UInt64] = []
         latencies.reserveCapacity(count)
         let clock = ContinuousClock()

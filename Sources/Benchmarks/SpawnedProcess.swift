@@ -115,6 +115,25 @@ final class SpawnedProcess {
         return status
     }
 
+    /// Kills the child (SIGKILL) unless it was reaped, reaps it and returns the CPU time (user +
+    /// system, nanoseconds) it used, from `wait4`; nil when it had been reaped already.
+    func killAndReapCPU() -> UInt64? {
+        guard status == nil else { return nil }
+        kill(pid, SIGKILL)
+        var raw: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &raw, 0, &usage) < 0 {
+            guard errno == EINTR else { return nil }
+        }
+        let signal = raw & 0x7F
+        status = signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
+        InterruptCleanup.unregister(child: pid)
+        func nanoseconds(_ time: timeval) -> UInt64 {
+            UInt64(max(0, time.tv_sec)) &* 1_000_000_000 &+ UInt64(max(0, time.tv_usec)) &* 1_000
+        }
+        return nanoseconds(usage.ru_utime) &+ nanoseconds(usage.ru_stime)
+    }
+
     /// Waits up to `timeout` for the child to exit.
     func waitForExit(within timeout: Duration) -> Int32? {
         let deadline = ContinuousClock.now + timeout

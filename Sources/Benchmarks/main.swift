@@ -29,6 +29,10 @@ enum BenchMain {
             "getInfo/makeCredential/getAssertion: ours vs python-fido2 vs libfido2 on a virtual key (UDP, PC/SC)"
         ),
         (
+            "startup",
+            "securitykey CLI: exec to first UDP datagram, --version to exit, peak memory"
+        ),
+        (
             "fleet",
             "open + getInfo on K virtual keys of one process (UDP; PC/SC): ours vs python-fido2 vs libfido2"
         ),
@@ -135,7 +139,9 @@ enum BenchMain {
         for section in microSections where selected.contains(section.name) {
             section.run()
         }
-        guard selected.contains("hosts") || selected.contains("fleet") else { return 0 }
+        guard selected.contains("hosts") || selected.contains("fleet") || selected.contains("startup") else {
+            return 0
+        }
         InterruptCleanup.install()
         let environment: BenchEnvironment
         do { environment = try BenchEnvironment.discover() } catch {
@@ -147,6 +153,9 @@ enum BenchMain {
                 environment: environment, count: count, rounds: min(rounds, count))
             if transports.contains("udp") { comparison.runUDP() }
             if transports.contains("pcsc") { comparison.runPCSC() }
+        }
+        if selected.contains("startup") {
+            CLIStartup(environment: environment, runs: 50).run()
         }
         if selected.contains("fleet") {
             let fleet = Fleet(environment: environment, repetitions: 20)

@@ -74,11 +74,18 @@ public struct CTAPHIDMessageAssembler: Sendable {
                     "The security key announced a \(length)-byte message, over the limit of \(limit) bytes.")
             }
             let take = min(length, packet.data.count)
-            let started = Partial(
-                command: command, length: length, payload: Array(packet.data.prefix(take)), nextSequence: 0)
+            // The whole message's room at once (length is bounded above), so continuation
+            // reports append without growing the buffer again.
+            var payload: [UInt8] = []
+            payload.reserveCapacity(length)
+            payload.append(contentsOf: packet.data.prefix(take))
+            let started = Partial(command: command, length: length, payload: payload, nextSequence: 0)
             return finishOrWait(started)
         case .continuation(let sequence):
-            guard var current = partial else {
+            // Taken out, not copied: with `partial` still holding the payload, appending to it
+            // would copy the whole message so far on every report. On a throw below the
+            // caller drops the partial message anyway.
+            guard var current = partial.take() else {
                 throw CTAPHIDError(
                     .malformedPacket, "The security key sent a CTAPHID continuation packet outside a message."
                 )

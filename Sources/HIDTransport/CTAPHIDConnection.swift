@@ -106,6 +106,9 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         _ = try await transaction(.lock, payload: [seconds], deadline: .after(timeout), keepalive: { _ in })
     }
 
+    /// The pipe's I/O thread, where a caller may run its operations (see the protocol's note).
+    public nonisolated var preferredTaskExecutor: (any TaskExecutor)? { pipe.preferredTaskExecutor }
+
     /// Closes the pipe; later calls fail with ``TransportError/Code/closed``.
     public func close() async {
         guard !closed else { return }

@@ -30,9 +30,16 @@ public protocol CTAPHIDReportPipe: Sendable {
 
     /// Releases the device.
     func close() async
+
+    /// The pipe's I/O thread as a task executor, when a caller may run on it (see
+    /// ``AuthenticatorConnection/preferredTaskExecutor``); nil by default.
+    var preferredTaskExecutor: (any TaskExecutor)? { get }
 }
 
 extension CTAPHIDReportPipe {
+    /// Default: no thread to run on.
+    public var preferredTaskExecutor: (any TaskExecutor)? { nil }
+
     /// Sends the reports one by one with ``write(_:)``.
     public func write(reports: [[UInt8]]) async throws(TransportError) {
         for report in reports { try await write(report) }

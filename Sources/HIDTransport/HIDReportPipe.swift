@@ -19,6 +19,9 @@ public final class HIDReportPipe: CTAPHIDReportPipe {
     private let lockDescriptor: Int32
     private let thread: BlockingIOThread
 
+    /// The device's thread: every hidapi call of the pipe is bounded by the slice asked for.
+    public var preferredTaskExecutor: (any TaskExecutor)? { thread }
+
     /// How often a held lock is retried while waiting for another process.
     static let lockRetry: Duration = .milliseconds(50)
 

@@ -25,8 +25,10 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     // The device's addresses, one once it answered; written only on the loop's thread.
     private var peers: [UDPSocketAddress]
     /// The receive buffer, used only on the loop's thread (a datagram over 2048 bytes is cut,
-    /// and then refused by the CTAPHID assembler as the wrong report size).
-    private var scratch = [UInt8](repeating: 0, count: 2048)
+    /// and then refused by the CTAPHID assembler as the wrong report size). Raw memory, not an
+    /// array in a class property: each `inout` use of such a property costs a run-time
+    /// exclusivity check and a uniqueness check per datagram.
+    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
     private let loop: UDPIOLoop
 
     /// Binds the local port and aims the socket at the device, on the calling thread. Only for
@@ -72,6 +74,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
 
     deinit {
         if socket >= 0 { Glibc.close(socket) }
+        scratch.deallocate()
     }
 
     /// Sends one report as one datagram (`sendto`).
@@ -143,7 +146,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
         for _ in 0..<Self.foreignDatagramsPerWake {
             guard
                 let (count, source) = try UDPSocket.receive(
-                    fd, into: &scratch, connected: peers.count == 1, endpoint: endpoint)
+                    fd, into: scratch, connected: peers.count == 1, endpoint: endpoint)
             else {
                 return nil
             }
@@ -153,7 +156,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
                 peers = [peer]
                 try UDPSocket.connect(fd, to: peer, endpoint: endpoint)
             }
-            return Array(scratch.prefix(count))
+            return Array(UnsafeRawBufferPointer(rebasing: scratch[..<count]))
         }
         return nil
     }
@@ -327,16 +330,14 @@ struct UDPSocket: Sendable {
 
     /// `recvfrom` without blocking: the datagram's length and source, or nil when there was
     /// nothing to take. On a connected socket a refused port means the device is gone.
-    static func receive(_ fd: Int32, into buffer: inout [UInt8], connected: Bool, endpoint: UDPEndpoint)
-        throws(TransportError) -> (Int, UDPSocketAddress)?
-    {
+    static func receive(
+        _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, connected: Bool, endpoint: UDPEndpoint
+    ) throws(TransportError) -> (Int, UDPSocketAddress)? {
         var source = sockaddr_in6()
         var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        let received = buffer.withUnsafeMutableBytes { bytes in
-            withUnsafeMutablePointer(to: &source) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    recvfrom(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
-                }
+        let received = withUnsafeMutablePointer(to: &source) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                recvfrom(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT), $0, &length)
             }
         }
         guard received >= 0 else {

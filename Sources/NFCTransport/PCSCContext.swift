@@ -185,16 +185,25 @@ final class PCSCContext: @unchecked Sendable {
     func transmit(_ card: SCARDHANDLE, activeProtocol: DWORD, _ apdu: [UInt8]) throws(TransportError)
         -> [UInt8]
     {
-        var response = [UInt8](repeating: 0, count: 65536 + 2)
-        var length = DWORD(response.count)
-        let rc = withUnsafePointer(
-            to: activeProtocol == DWORD(SCARD_PROTOCOL_T0) ? g_rgSCardT0Pci : g_rgSCardT1Pci
-        ) {
-            pci in
-            PCSCReturnCode(SCardTransmit(card, pci, apdu, DWORD(apdu.count), nil, &response, &length))
+        // Room for the longest extended response, left uninitialised: zero-filling 64 KiB for
+        // every APDU was most of the host's instructions per PC/SC operation. Only the bytes
+        // pcsc-lite reports as written are kept.
+        let capacity = 65536 + 2
+        var rc = PCSCReturnCode.success
+        let response = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+            var length = DWORD(capacity)
+            rc = withUnsafePointer(
+                to: activeProtocol == DWORD(SCARD_PROTOCOL_T0) ? g_rgSCardT0Pci : g_rgSCardT1Pci
+            ) {
+                pci in
+                PCSCReturnCode(
+                    SCardTransmit(card, pci, apdu, DWORD(apdu.count), nil, buffer.baseAddress, &length))
+            }
+            initialized = rc == .success ? Int(min(length, DWORD(capacity))) : 0
         }
         guard rc == .success else { throw rc.transportError("SCardTransmit") }
-        return Array(response.prefix(Int(min(length, DWORD(response.count)))))
+        // A copy the size of the answer, so a short response does not hold 64 KiB.
+        return Array(response[...])
     }
 
     /// `SCardStatus`: whether the card is still present and powered, and its ATR.

@@ -33,6 +33,13 @@ public protocol AuthenticatorConnection: Sendable {
 
     /// Releases the device; later calls fail with ``TransportError/Code/closed``.
     func close() async
+
+    /// The executor of the connection's own I/O thread, when a caller may run its operations
+    /// there with `withTaskExecutorPreference`: the connection's blocking calls then run in
+    /// place instead of costing a hand-off to that thread and a wake-up back on the pool per
+    /// operation. Nil (the default) when the connection has no such thread, or when running on
+    /// it could defeat a deadline (a PC/SC call nothing interrupts).
+    var preferredTaskExecutor: (any TaskExecutor)? { get }
 }
 
 extension AuthenticatorConnection {
@@ -45,6 +52,9 @@ extension AuthenticatorConnection {
         try await transact(
             command, payload: payload, deadline: .after(timeout), keepalive: { _ in })
     }
+
+    /// Default: no thread to run on.
+    public var preferredTaskExecutor: (any TaskExecutor)? { nil }
 
     /// Default: the transport cannot wink.
     public func wink() async throws(TransportError) {

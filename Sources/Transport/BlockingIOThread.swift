@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Synchronization
 
 /// One dedicated OS thread that runs a device's or a server's blocking calls in order, off the
@@ -6,53 +8,127 @@ import Synchronization
 ///
 /// Jobs are bridged to async callers with a checked continuation, like
 /// `NIOThreadPool.runIfActive`. pcsc-lite also wants one context per thread, which this gives.
-public final class BlockingIOThread: @unchecked Sendable {
-    // Guarded by `condition`.
-    private let condition = NSCondition()
-    private var jobs: [() -> Void] = []
+///
+/// It is also a `TaskExecutor`: a caller that runs a whole operation under
+/// `withTaskExecutorPreference(thread)` has its task's code run on this thread, and then
+/// ``run(skipIfCancelled:_:onCancel:)`` calls the body in place instead of handing it over and
+/// waiting to be woken on the cooperative pool again (the thread hop of Docs/Performance.md).
+/// Blocking calls still only ever block this thread. Plain pthreads rather than Foundation's
+/// `Thread` and `NSCondition`, which sit on every job's path.
+public final class BlockingIOThread: TaskExecutor, @unchecked Sendable {
+    private enum Work {
+        case closure(() -> Void)
+        case job(UnownedJob)
+    }
+
+    // `work` and `stopping` are guarded by `mutex`; `wake` is signalled when either changes.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let wake: UnsafeMutablePointer<pthread_cond_t>
+    private var work: [Work] = []
     private var stopping = false
+    /// The thread, for ``isCurrent``; set once by `init` before any job can be queued.
+    @usableFromInline var thread = pthread_t()
     @usableFromInline let closedMessage: String
+    private let name: String
 
     /// Starts the thread; `closedMessage` is the sentence of the `closed` error a job gets
     /// once the thread is shutting down.
     public init(name: String, closedMessage: String = "The device was closed.") {
         self.closedMessage = closedMessage
-        let thread = Thread { [self] in self.loop() }
-        thread.name = name
-        thread.start()
+        self.name = name
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        wake = .allocate(capacity: 1)
+        pthread_cond_init(wake, nil)
+        // The thread holds this object until its loop ends (after shutdown), as Foundation's
+        // Thread held its closure.
+        let box = Unmanaged.passRetained(self).toOpaque()
+        let created = pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                let owner = Unmanaged<BlockingIOThread>.fromOpaque(argument).takeRetainedValue()
+                owner.nameThread()
+                owner.loop()
+                return nil
+            }, box)
+        if created != 0 {
+            // No thread: every job fails with `closed` instead of waiting forever.
+            Unmanaged<BlockingIOThread>.fromOpaque(box).release()
+            stopping = true
+            return
+        }
+        pthread_detach(thread)
+    }
+
+    deinit {
+        pthread_cond_destroy(wake)
+        wake.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Names the calling thread (what `pthread_setname_np` does, which Swift's Glibc does not
+    /// export): Linux keeps 15 bytes of it, shown by `ps -L` and debuggers.
+    private func nameThread() {
+        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
     }
 
     private func loop() {
         while true {
-            condition.lock()
-            while jobs.isEmpty && !stopping { condition.wait() }
-            if jobs.isEmpty {
-                condition.unlock()
+            pthread_mutex_lock(mutex)
+            while work.isEmpty && !stopping { pthread_cond_wait(wake, mutex) }
+            if work.isEmpty {
+                pthread_mutex_unlock(mutex)
                 return
             }
-            let job = jobs.removeFirst()
-            condition.unlock()
-            job()
+            let item = work.removeFirst()
+            pthread_mutex_unlock(mutex)
+            switch item {
+            case .closure(let job): job()
+            case .job(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+            }
         }
     }
 
+    /// Whether the caller runs on this thread (a task that prefers it as its executor does).
+    @usableFromInline var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
+
     @usableFromInline func enqueue(_ job: @escaping () -> Void) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         guard !stopping else { return false }
-        jobs.append(job)
-        condition.signal()
+        work.append(.closure(job))
+        pthread_cond_signal(wake)
         return true
+    }
+
+    /// Runs a job of a task that prefers this executor. Once the thread is shutting down the
+    /// job goes to the global concurrent executor: a task must never be dropped.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        pthread_mutex_lock(mutex)
+        if stopping {
+            pthread_mutex_unlock(mutex)
+            globalConcurrentExecutor.enqueue(job)
+            return
+        }
+        work.append(.job(UnownedJob(job)))
+        pthread_cond_signal(wake)
+        pthread_mutex_unlock(mutex)
     }
 
     /// Lets queued jobs (and `job`, queued last, if given) finish, then ends the thread; later
     /// jobs fail with `closed`. For clean-up where nobody can await.
     public func shutdown(after job: (() -> Void)? = nil) {
-        condition.lock()
-        if !stopping, let job { jobs.append(job) }
+        pthread_mutex_lock(mutex)
+        if !stopping, let job { work.append(.closure(job)) }
         stopping = true
-        condition.signal()
-        condition.unlock()
+        pthread_cond_signal(wake)
+        pthread_mutex_unlock(mutex)
     }
 
     /// Runs `body` on the thread and returns its result.
@@ -61,6 +137,7 @@ public final class BlockingIOThread: @unchecked Sendable {
     /// and fails with `cancelled`; jobs that must happen anyway (sending CTAPHID_CANCEL, closing)
     /// pass false. `onCancel` runs, on whatever thread cancels, if the calling task is cancelled
     /// meanwhile, and must make a running `body` return soon (for example `SCardCancel`).
+    /// Called on the thread itself (the task prefers this executor), `body` runs in place.
     // Inlinable so that each caller gets a copy specialised for its T: an unspecialised generic
     // looks up Result<T>'s and the continuation's metadata at run time on every job.
     @inlinable
@@ -69,10 +146,23 @@ public final class BlockingIOThread: @unchecked Sendable {
         _ body: @escaping @Sendable () throws(TransportError) -> T,
         onCancel: @escaping @Sendable () -> Void = {}
     ) async throws(TransportError) -> T {
+        if isCurrent {
+            if skipIfCancelled && Task.isCancelled {
+                throw TransportError(.cancelled, "The operation was cancelled.")
+            }
+            let result = await withTaskCancellationHandler {
+                Result { () throws(TransportError) -> T in try body() }
+            } onCancel: {
+                onCancel()
+            }
+            return try result.get()
+        }
         let cancelled = CancelFlag()
         let result: Result<T, TransportError> = await withTaskCancellationHandler {
-            await withCheckedContinuation {
-                (continuation: CheckedContinuation<Result<T, TransportError>, Never>) in
+            // Unsafe (unchecked) only to spare the checked wrapper's allocation per job: the
+            // continuation is resumed exactly once, by the job or, when it was refused, here.
+            await withUnsafeContinuation {
+                (continuation: UnsafeContinuation<Result<T, TransportError>, Never>) in
                 let accepted = enqueue {
                     if skipIfCancelled && cancelled.value.load(ordering: .acquiring) {
                         continuation.resume(
