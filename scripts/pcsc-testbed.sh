@@ -120,9 +120,10 @@ exec "$@"'
         pcscd -f "$level" -c "$dir/conf" > "$dir/pcscd.log" 2>&1 < /dev/null &
     local pid=$!
     echo "$pid" > "$dir/pcscd.pid"
-    # Ready when the socket exists and vpcd listens on both ports.
+    # Ready when the socket exists and vpcd listens on both ports (30 s: on a loaded 2-core
+    # machine pcscd has been seen to need more than 10).
     local i
-    for i in $(seq 1 100); do
+    for i in $(seq 1 300); do
         if ! kill -0 "$pid" 2>/dev/null; then
             cat "$dir/pcscd.log" >&2
             die "pcscd exited during start-up (log above)"
@@ -142,7 +143,7 @@ EOF
         sleep 0.1
     done
     stop_bed "$dir"
-    die "pcscd did not become ready within 10 s (see $dir/pcscd.log)"
+    die "pcscd did not become ready within 30 s (see $dir/pcscd.log)"
 }
 
 stop_bed() {

@@ -64,6 +64,17 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
 }
 
 @Suite struct UDPCTAPHIDServerTests {
+    /// UDP pipes share one I/O loop that waits on every socket at once (a fleet of keys costs
+    /// one thread), so they offer no thread of their own for a caller to run on.
+    @Test func udpConnectionsPreferNoExecutor() async throws {
+        try await withUDPServer(CTAPHIDTestHandler()) { server in
+            let connection = try await openUDP(server)
+            #expect(connection.preferredTaskExecutor == nil)
+            #expect(try await connection.ping([1, 2, 3]) == [1, 2, 3])
+            await connection.close()
+        }
+    }
+
     @Test func echoPingWinkAndU2F() async throws {
         let handler = CTAPHIDTestHandler()
         try await withUDPServer(handler) { server in
