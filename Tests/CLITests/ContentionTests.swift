@@ -22,35 +22,24 @@ import Testing
         }
         try #require(ready, "the UDP key did not answer: \(key.logText)")
 
-        func start(_ rp: String) throws -> (Process, URL, URL) {
-            let process = Process()
-            process.executableURL = CLIRunner.binary
-            process.arguments = ["register", "--device", device, "--rp", rp, "--user", "u", "--json", "--timeout", "10"]
-            let out = work.appendingPathComponent("\(rp).out"), err = work.appendingPathComponent("\(rp).err")
-            _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-            _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-            process.standardOutput = try FileHandle(forWritingTo: out)
-            process.standardError = try FileHandle(forWritingTo: err)
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            return (process, out, err)
+        func start(_ rp: String) throws -> CLIRunner.Background {
+            try CLIRunner.start(
+                ["register", "--device", device, "--rp", rp, "--user", "u", "--json", "--timeout", "10"],
+                name: rp, work: work)
         }
         let first = try start("first.example")
         Thread.sleep(forTimeInterval: 0.4)
         let second = try start("second.example")
-        first.0.waitUntilExit()
-        second.0.waitUntilExit()
-        func text(_ url: URL) -> String {
-            String(decoding: FileManager.default.contents(atPath: url.path) ?? Data(), as: UTF8.self)
-        }
-        #expect(first.0.terminationStatus == 0, "\(text(first.2))")
-        #expect(second.0.terminationStatus == 0, "\(text(second.2))")
+        first.process.waitUntilExit()
+        second.process.waitUntilExit()
+        #expect(first.process.terminationStatus == 0, "\(first.stderr)")
+        #expect(second.process.terminationStatus == 0, "\(second.stderr)")
         // Each got its own credential for its own RP: nothing crossed between the exchanges.
         for (rp, run) in [("first.example", first), ("second.example", second)] {
-            let object = try JSONSerialization.jsonObject(with: Data(text(run.1).utf8)) as? [String: Any]
+            let object = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
             #expect(object?["rpId"] as? String == rp)
         }
-        #expect(text(second.2).contains("busy with another application"), "\(text(second.2))")
-        #expect(!text(first.2).contains("busy with another application"))
+        #expect(second.stderr.contains("busy with another application"), "\(second.stderr)")
+        #expect(!first.stderr.contains("busy with another application"))
     }
 }

@@ -7,26 +7,9 @@ import Testing
 @Suite(.serialized) struct PCSCContentionTests {
     /// Starts `securitykey ARGUMENTS` in the bed with its output in files under `work`.
     private static func start(_ arguments: [String], name: String, bed: PCSCBed, work: URL) throws
-        -> (process: Process, out: URL, err: URL)
+        -> CLIRunner.Background
     {
-        let process = Process()
-        process.executableURL = CLIRunner.binary
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        for (key, value) in bed.environment { environment[key] = value }
-        process.environment = environment
-        let out = work.appendingPathComponent("\(name).out"), err = work.appendingPathComponent("\(name).err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return (process, out, err)
-    }
-
-    private static func text(_ url: URL) -> String {
-        String(decoding: FileManager.default.contents(atPath: url.path) ?? Data(), as: UTF8.self)
+        try CLIRunner.start(arguments, name: name, work: work, environment: bed.environment)
     }
 
     /// Both registrations succeed, each with its own RP (nothing crossed between the
@@ -37,7 +20,7 @@ import Testing
         try PCSCBed.with { bed in
             // Each touch takes 1.5 s: the first holds the card (polling 9100) while the second asks.
             try bed.serve(["--presence", "delay:1500"])
-            func register(_ rp: String) throws -> (process: Process, out: URL, err: URL) {
+            func register(_ rp: String) throws -> CLIRunner.Background {
                 try Self.start(
                     ["register", "--device", bed.device, "--rp", rp, "--user", "u", "--json", "--timeout", "15"],
                     name: rp, bed: bed, work: work)
@@ -47,14 +30,14 @@ import Testing
             let second = try register("second.example")
             first.process.waitUntilExit()
             second.process.waitUntilExit()
-            #expect(first.process.terminationStatus == 0, "\(Self.text(first.err))")
-            #expect(second.process.terminationStatus == 0, "\(Self.text(second.err))")
+            #expect(first.process.terminationStatus == 0, "\(first.stderr)")
+            #expect(second.process.terminationStatus == 0, "\(second.stderr)")
             for (rp, run) in [("first.example", first), ("second.example", second)] {
-                let object = try JSONSerialization.jsonObject(with: Data(Self.text(run.out).utf8)) as? [String: Any]
-                #expect(object?["rpId"] as? String == rp, "\(Self.text(run.out)) \(Self.text(run.err))")
+                let object = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+                #expect(object?["rpId"] as? String == rp, "\(run.stdout) \(run.stderr)")
             }
-            #expect(Self.text(second.err).contains("busy with another application"), "\(Self.text(second.err))")
-            #expect(!Self.text(first.err).contains("busy with another application"), "\(Self.text(first.err))")
+            #expect(second.stderr.contains("busy with another application"), "\(second.stderr)")
+            #expect(!first.stderr.contains("busy with another application"), "\(first.stderr)")
         }
     }
 
@@ -78,14 +61,14 @@ import Testing
             let waited = Date().timeIntervalSince(started)
             first.process.waitUntilExit()
             #expect(second.process.terminationStatus != 0)
-            let error = try JSONSerialization.jsonObject(with: Data(Self.text(second.out).utf8)) as? [String: Any]
+            let error = try JSONSerialization.jsonObject(with: Data(second.stdout.utf8)) as? [String: Any]
             let code = (error?["error"] as? [String: Any])?["code"] as? String ?? error?["code"] as? String
-            #expect(code == "busy", "\(Self.text(second.out)) \(Self.text(second.err))")
-            #expect(Self.text(second.err).contains("busy with another application"), "\(Self.text(second.err))")
+            #expect(code == "busy", "\(second.stdout) \(second.stderr)")
+            #expect(second.stderr.contains("busy with another application"), "\(second.stderr)")
             // Its deadline was 2 s; the holder kept the card for about 6 s more.
             #expect(waited < 4.5, "the waiting process took \(waited) s")
-            #expect(first.process.terminationStatus == 0, "\(Self.text(first.err))")
-            let object = try JSONSerialization.jsonObject(with: Data(Self.text(first.out).utf8)) as? [String: Any]
+            #expect(first.process.terminationStatus == 0, "\(first.stderr)")
+            let object = try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any]
             #expect(object?["rpId"] as? String == "holder.example")
         }
     }
