@@ -14,6 +14,12 @@ enum PythonFido2 {
         return path
     }
 
+    /// The repository's scripts/python, whose modules the helper scripts import.
+    static var sharedModules: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/python")
+    }
+
     /// The directory of the helper scripts.
     static var scripts: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python")
@@ -24,10 +30,10 @@ enum PythonFido2 {
         throws
         -> [String: Any]
     {
-        // The helper scripts share modules of that directory (udp_hid.py).
+        // The helper scripts share scripts/python's modules (udp_hid.py).
         let result = try CLIRunner.run(
             executable: URL(fileURLWithPath: python), ["-c", script] + arguments, input: input,
-            environment: ["PYTHONPATH": scripts.path])
+            environment: ["PYTHONPATH": sharedModules.path])
         guard result.status == 0 else { throw CLITestError("python failed: \(result.stderr)") }
         let data = Data(result.stdout.utf8)
         guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {

@@ -7,24 +7,12 @@ import VirtualAuthenticator
 /// Fails with a message when SECURITYKEY_PYTHON is not set.
 @Suite struct UDPPythonFIDO2Tests {
     static let script = #"""
-        import json, socket, sys, threading
-        from fido2.hid import CtapHidDevice, CTAPHID
-        from fido2.hid.base import CtapHidConnection, HidDescriptor
+        import json, sys, threading
+        from fido2.hid import CTAPHID
+        from udp_hid import udp_device
 
         port = int(sys.argv[1])
-        class Udp(CtapHidConnection):
-            def __init__(self):
-                self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                self.sock.bind(("127.0.0.1", 0))
-                self.sock.settimeout(5)
-            def write_packet(self, data):
-                self.sock.sendto(data, ("127.0.0.1", port))
-            def read_packet(self):
-                return self.sock.recv(64)
-            def close(self):
-                self.sock.close()
-
-        dev = CtapHidDevice(HidDescriptor("udp", 0, 0, 64, 64, None, None), Udp())
+        dev = udp_device(port, timeout=5)
         result = {"capabilities": int(dev.capabilities), "version": list(dev.device_version), "protocol": dev.version}
         if sys.argv[2] == "fast":
             big = bytes(i * 7 % 256 for i in range(6000))
@@ -89,7 +77,9 @@ func runPythonFIDO2(_ script: String, arguments: [String]) async throws -> Strin
     }
     let result: ChildProcessResult
     do {
-        result = try await runChild(python, ["-c", script] + arguments)
+        // scripts/python's modules (udp_hid.py) importable from the inline script.
+        let path = "import sys; sys.path.insert(0, \(String(reflecting: pythonScriptsDirectory.path)))\n"
+        result = try await runChild(python, ["-c", path + script] + arguments)
     } catch {
         Issue.record("python-fido2 could not start: \(error)")
         return "{}"

@@ -8,26 +8,14 @@ import VirtualAuthenticator
 /// SignatureData verify the signatures. Fails with a message when SECURITYKEY_PYTHON is not set.
 @Suite struct VirtualKeyCTAP1OnlyPythonTests {
     static let script = #"""
-        import hashlib, json, socket, sys
+        import hashlib, json, sys
         from fido2.ctap import CtapError
         from fido2.ctap1 import Ctap1, ApduError, APDU
-        from fido2.hid import CtapHidDevice, CTAPHID
-        from fido2.hid.base import CtapHidConnection, HidDescriptor
+        from fido2.hid import CTAPHID
+        from udp_hid import udp_device
 
         port = int(sys.argv[1])
-        class Udp(CtapHidConnection):
-            def __init__(self):
-                self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                self.sock.bind(("127.0.0.1", 0))
-                self.sock.settimeout(5)
-            def write_packet(self, data):
-                self.sock.sendto(data, ("127.0.0.1", port))
-            def read_packet(self):
-                return self.sock.recv(64)
-            def close(self):
-                self.sock.close()
-
-        dev = CtapHidDevice(HidDescriptor("udp", 0, 0, 64, 64, None, None), Udp())
+        dev = udp_device(port, timeout=5)
         out = {"capabilities": int(dev.capabilities)}
         try:
             dev.call(CTAPHID.CBOR, b"\x04")

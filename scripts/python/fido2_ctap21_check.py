@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import socket
 import sys
 
 from fido2.attestation import Attestation
@@ -27,10 +26,9 @@ from fido2.ctap2 import Ctap2
 from fido2.ctap2.config import Config
 from fido2.ctap2.credman import CredentialManagement
 from fido2.ctap2.pin import ClientPin, PinProtocolV2
-from fido2.hid import CtapHidDevice
-from fido2.hid.base import CtapHidConnection, HidDescriptor
 
 from fido2_pcsc_check import run_step, verdict
+from udp_hid import udp_device
 import fido2_pcsc_check as base
 
 PIN = "1234"
@@ -38,28 +36,9 @@ RESULT = CredentialManagement.RESULT
 PERM = ClientPin.PERMISSION
 
 
-class UdpConnection(CtapHidConnection):
-    """CTAPHID reports as UDP datagrams, as firmware emulators serve them."""
-
-    def __init__(self, host: str, port: int):
-        self.target = (host, port)
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.settimeout(10)
-
-    def write_packet(self, data):
-        self.sock.sendto(data, self.target)
-
-    def read_packet(self):
-        return self.sock.recv(64)
-
-    def close(self):
-        self.sock.close()
-
-
 def open_device(args):
     if args.udp is not None:
-        return CtapHidDevice(HidDescriptor("udp", 0, 0, 64, 64, None, None), UdpConnection("127.0.0.1", args.udp))
+        return udp_device(args.udp)
     return base.find_device(args.reader, args.timeout)
 
 

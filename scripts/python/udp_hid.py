@@ -1,7 +1,9 @@
 """CTAPHID-over-UDP for python-fido2: the helper scripts' way to reach a virtual key served with
 `securitykey virtual serve --udp` (one 64-byte report per datagram, on 127.0.0.1).
 
-Imported by the other scripts here; PythonFido2.runJSON puts this directory on PYTHONPATH.
+Imported by the checks in this directory, by the CLI tests' helper scripts (PythonFido2.runJSON
+puts this directory on PYTHONPATH) and by the virtual authenticator tests' inline scripts
+(runPythonFIDO2 puts it on sys.path).
 """
 
 import base64
@@ -12,11 +14,13 @@ from fido2.hid.base import CtapHidConnection, HidDescriptor
 
 
 class UdpConnection(CtapHidConnection):
-    def __init__(self, port):
-        self.target = ("127.0.0.1", port)
+    """CTAPHID reports as UDP datagrams, as firmware emulators serve them."""
+
+    def __init__(self, port, host="127.0.0.1", timeout=10):
+        self.target = (host, port)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
-        self.sock.settimeout(10)
+        self.sock.settimeout(timeout)
 
     def write_packet(self, data):
         self.sock.sendto(data, self.target)
@@ -28,9 +32,10 @@ class UdpConnection(CtapHidConnection):
         self.sock.close()
 
 
-def udp_device(port):
-    """A python-fido2 CTAPHID device for the key on UDP `port`."""
-    return CtapHidDevice(HidDescriptor("udp", 0, 0, 64, 64, None, None), UdpConnection(port))
+def udp_device(port, timeout=10):
+    """A python-fido2 CTAPHID device for the key on UDP `port` of 127.0.0.1; each read waits at
+    most `timeout` seconds."""
+    return CtapHidDevice(HidDescriptor("udp", 0, 0, 64, 64, None, None), UdpConnection(port, timeout=timeout))
 
 
 def b64url(data):
