@@ -181,6 +181,9 @@ let package = Package(
         // MARK: Tests (one target per module)
         // Vector-file reading shared by the test targets (not a product).
         .target(name: "VectorFiles", path: "Tests/VectorFiles", swiftSettings: strict),
+        // Running child processes (the CLI, python-fido2, busctl) with both outputs read and a
+        // time limit, shared by the test targets (not a product).
+        .target(name: "TestProcesses", path: "Tests/TestProcesses", swiftSettings: strict),
         .testTarget(name: "CBORTests", dependencies: ["CBOR"],
                     exclude: ["PythonFido2"],
                     resources: [.copy("Regressions")], swiftSettings: strict),
@@ -193,7 +196,7 @@ let package = Package(
         .testTarget(name: "NFCTransportTests", dependencies: ["NFCTransport", "ISO7816", "Transport"],
                     swiftSettings: strict),
         .testTarget(name: "CTAP2Tests", dependencies: [
-            "VectorFiles",
+            "VectorFiles", "TestProcesses",
             "CTAP2", "CBOR", "Transport",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
@@ -206,7 +209,7 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: [
-            "VirtualAuthenticator", "Authenticators", "CTAP2", "CBOR", "Transport", "CTAPHID", "ISO7816", "NFCTransport", "HIDTransport",
+            "TestProcesses", "VirtualAuthenticator", "Authenticators", "CTAP2", "CBOR", "Transport", "CTAPHID", "ISO7816", "NFCTransport", "HIDTransport",
             "WebAuthnVerification",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
@@ -219,17 +222,17 @@ let package = Package(
         ], swiftSettings: strict),
         // Runs the built `securitykey` binary as a subprocess (it must be built first:
         // `swift build --build-tests` builds it).
-        .testTarget(name: "CLITests", dependencies: ["securitykey"], exclude: ["Python"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["securitykey", "TestProcesses"], exclude: ["Python"], swiftSettings: strict),
         // Runs the built `securitykey-bench` and `securitykey` binaries as subprocesses.
         .testTarget(name: "BenchmarkTests", dependencies: ["securitykey-bench", "securitykey"], swiftSettings: strict),
         .testTarget(name: "AuthenticatorsTests", dependencies: [
             "Authenticators", "CTAP2", "Transport", "VirtualAuthenticator",
         ], swiftSettings: strict),
         // Runs the built `securitykeyd` and `securitykey` binaries against a private dbus-daemon.
-        .testTarget(name: "DaemonTests", dependencies: ["securitykeyd", "securitykey"], exclude: ["Python"],
+        .testTarget(name: "DaemonTests", dependencies: ["securitykeyd", "securitykey", "TestProcesses"], exclude: ["Python"],
                     swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [
-            "SecurityKeys",
+            "SecurityKeys", "TestProcesses",
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
     ]

@@ -3,6 +3,7 @@ import Synchronization
 #if canImport(Glibc)
     import Glibc
 #endif
+import TestProcesses
 import Testing
 
 /// Runs the built `securitykey` binary as a subprocess.
@@ -151,25 +152,9 @@ struct CLIRunner {
     static func run(
         executable: URL, _ arguments: [String], input: String? = nil, environment: [String: String] = [:]
     ) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in environment { env[k] = v }
-        process.environment = env
-        let out = Pipe(), err = Pipe(), inp = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = inp
-        try process.run()
-        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
-        try inp.fileHandleForWriting.close()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+        let output = try TestProcess.run(
+            executable, arguments, input: input.map { Data($0.utf8) }, environment: environment)
+        return Result(status: output.status, stdout: output.stdoutText, stderr: output.stderrText)
     }
 }
 

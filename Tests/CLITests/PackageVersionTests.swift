@@ -15,17 +15,9 @@ struct PackageVersionTests {
     }
 
     static func reportedVersion(of binary: URL) throws -> String {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["--version"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let result = try CLIRunner.run(executable: binary, ["--version"])
+        #expect(result.status == 0)
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test func theBinariesTheChangelogAndThePackageLinesNameOneVersion() throws {

@@ -19,16 +19,7 @@ import Testing
 
     /// SHA-256 of `text`, computed by coreutils (outside the code under test).
     static func sha256(_ text: String) throws -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try input.fileHandleForWriting.close()
-        let line = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let line = try CLIRunner.run(executable: URL(fileURLWithPath: "/usr/bin/sha256sum"), [], input: text).stdout
         let hex = Array(line.prefix(64))
         return stride(from: 0, to: hex.count, by: 2).compactMap { UInt8(String(hex[$0..<$0 + 2]), radix: 16) }
     }

@@ -1,5 +1,6 @@
 import CBOR
 import Foundation
+import TestProcesses
 import Testing
 
 @testable import CTAP2
@@ -96,27 +97,11 @@ import Testing
 }
 
 func runPythonWithInput(_ script: String, _ input: String) throws -> String {
-    guard let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"], !python.isEmpty else {
+    guard let python = TestProcess.pythonFIDO2 else {
         throw PythonUnavailable(
             "SECURITYKEY_PYTHON is not set; point it at a Python with python-fido2 (e.g. .venv/bin/python3).")
     }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = ["-c", script]
-    let stdin = Pipe()
-    let out = Pipe()
-    let err = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    stdin.fileHandleForWriting.write(Data(input.utf8))
-    try stdin.fileHandleForWriting.close()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw PythonUnavailable("Python failed: " + String(decoding: errData, as: UTF8.self))
-    }
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    let output = try TestProcess.run(python, ["-c", script], input: Data(input.utf8))
+    guard output.status == 0 else { throw PythonUnavailable("Python failed: " + output.stderrText) }
+    return output.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
 }

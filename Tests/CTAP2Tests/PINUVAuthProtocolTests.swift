@@ -108,9 +108,6 @@ struct PINUVAuthProtocolTests {
     /// Protocol two has no recorded vectors, so python-fido2's PinProtocolV2 computes the
     /// expected values from the same inputs in a separate process.
     @Test func protocolTwoAgreesWithPythonFIDO2() throws {
-        let python = try #require(
-            ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"],
-            "set SECURITYKEY_PYTHON to a python3 with fido2 installed (make test does this)")
         let z = (0..<32).map { UInt8($0 &* 7 &+ 3) }
         let message = Array("pinUvAuthParam message".utf8)
         let token = (0..<32).map { UInt8(255 - $0) }
@@ -129,15 +126,7 @@ struct PINUVAuthProtocolTests {
             print(p.decrypt(s, bytes.fromhex("\(hex(ours))")).hex())
             print(p.encrypt(s, bytes.fromhex("\(hex(plaintext))")).hex())
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "python-fido2 failed: \(output)")
+        let output = try runPython(script)
         let lines = output.split(separator: "\n").map { Self.hexBytes(String($0)) }
         try #require(lines.count == 5)
         #expect(lines[0] == shared)

@@ -1,6 +1,7 @@
 import CBOR
 import Foundation
 import VectorFiles
+import TestProcesses
 import Testing
 
 @testable import CTAP2
@@ -108,25 +109,13 @@ func flipped(_ bytes: [UInt8], at index: Int? = nil) -> [UInt8] {
 
 /// Runs python-fido2 (SECURITYKEY_PYTHON) with `script`; `arguments` are passed as sys.argv[1:].
 func runPython(_ script: String, _ arguments: [String] = []) throws -> String {
-    guard let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"], !python.isEmpty else {
+    guard let python = TestProcess.pythonFIDO2 else {
         throw PythonUnavailable(
             "SECURITYKEY_PYTHON is not set; point it at a Python with python-fido2 (e.g. .venv/bin/python3).")
     }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = ["-c", script] + arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw PythonUnavailable("python-fido2 failed: " + String(decoding: errData, as: UTF8.self))
-    }
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    let output = try TestProcess.run(python, ["-c", script] + arguments)
+    guard output.status == 0 else { throw PythonUnavailable("python-fido2 failed: " + output.stderrText) }
+    return output.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 struct PythonUnavailable: Error, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import TestProcesses
 import Testing
 
 /// A private message bus with securitykeyd on it and virtual keys over UDP: a `dbus-daemon`
@@ -135,22 +136,8 @@ final class DaemonBed: @unchecked Sendable {
     }
 
     static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe(), inp = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = inp
-        try process.run()
-        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
-        try inp.fileHandleForWriting.close()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+        let output = try TestProcess.run(executable, arguments, input: input.map { Data($0.utf8) })
+        return Output(status: output.status, stdout: output.stdoutText, stderr: output.stderrText)
     }
 
     /// busctl (systemd's independent D-Bus client) on the bed's bus.

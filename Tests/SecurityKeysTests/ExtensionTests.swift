@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SecurityKeys
+import TestProcesses
 import Testing
 
 /// The provider's extension inputs and outputs that need no key: PRF salt derivation against
@@ -13,26 +14,18 @@ struct ExtensionTests {
     /// python-fido2's `_prf_salt` (SHA-256 of "WebAuthn PRF" ‖ 0x00 ‖ input, WebAuthn L3
     /// §10.1.4) for the same inputs.
     static func pythonSalts(_ inputs: [[UInt8]]) throws -> [String] {
-        guard let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"], !python.isEmpty else {
-            throw PythonMissing()
-        }
+        guard let python = TestProcess.pythonFIDO2 else { throw PythonMissing() }
         let script = """
             import sys
             from fido2.ctap2.extensions import _prf_salt
             for arg in sys.argv[1:]:
                 print(_prf_salt(bytes.fromhex(arg[1:])).hex())
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
         // A leading "x" keeps empty inputs as arguments.
-        process.arguments = ["-c", script] + inputs.map { "x" + $0.map { String(format: "%02x", $0) }.joined() }
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw PythonMissing() }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        let output = try TestProcess.run(
+            python, ["-c", script] + inputs.map { "x" + $0.map { String(format: "%02x", $0) }.joined() })
+        guard output.status == 0 else { throw PythonMissing() }
+        return output.stdoutText.split(separator: "\n").map(String.init)
     }
 
     struct PythonMissing: Error {}

@@ -1,5 +1,6 @@
 import CBOR
 import Foundation
+import TestProcesses
 import Testing
 import VirtualAuthenticator
 
@@ -97,23 +98,9 @@ struct VirtualKeyPythonTests {
 
 /// Runs `script` with `python`, feeding `input` on stdin; fails with Python's stderr on error.
 func runPython(_ python: String, script: String, input: Data) throws -> Data {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = ["-c", script]
-    let stdin = Pipe()
-    let stdout = Pipe()
-    let stderr = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    stdin.fileHandleForWriting.write(input)
-    try stdin.fileHandleForWriting.close()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    if process.terminationStatus != 0 {
-        Issue.record("python-fido2 rejected the exchange: \(String(decoding: errors, as: UTF8.self))")
+    let output = try TestProcess.run(python, ["-c", script], input: input)
+    if output.status != 0 {
+        Issue.record("python-fido2 rejected the exchange: \(output.stderrText)")
     }
-    return output
+    return output.stdout
 }

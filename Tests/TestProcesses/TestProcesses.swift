@@ -1,0 +1,140 @@
+import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a finished child process left behind: its exit status and all it wrote.
+public struct ProcessOutput: Sendable {
+    /// The exit status (or the signal number, when it was killed).
+    public var status: Int32
+    /// Everything it wrote to standard output.
+    public var stdout: Data
+    /// Everything it wrote to standard error.
+    public var stderr: Data
+
+    /// Standard output as UTF-8 text.
+    public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    /// Standard error as UTF-8 text.
+    public var stderrText: String { String(decoding: stderr, as: UTF8.self) }
+}
+
+/// A child process that did not finish within its time; it has been killed.
+public struct ProcessTimedOut: Error, CustomStringConvertible {
+    /// The command line that was run.
+    public var command: [String]
+    /// The time it was given.
+    public var timeout: Duration
+    /// What it had written before it was killed.
+    public var output: ProcessOutput
+
+    /// One sentence naming the command, the time and the tail of its error output.
+    public var description: String {
+        "\(command.joined(separator: " ")) did not finish within \(timeout); killed. stderr: "
+            + String(output.stderrText.suffix(2000))
+    }
+}
+
+/// Runs child processes for the tests: one way to do it, shared by the test targets.
+///
+/// Standard output and standard error are read at the same time on threads of their own, so a
+/// child that fills one pipe while the test reads the other cannot stall; the input is written
+/// on a third, so a child that never reads it cannot stall the test either. Every run has a
+/// time limit, after which the child is killed and `ProcessTimedOut` thrown: a hung child ends
+/// one test, not the whole suite.
+public enum TestProcess {
+    /// Runs `executable` with `arguments`, feeding `input` (then end of file) on standard input,
+    /// with `environment` added to this process's; returns when it has exited and both outputs
+    /// are at end of file, or throws `ProcessTimedOut` after `timeout`.
+    public static func run(
+        _ executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
+        timeout: Duration = .seconds(300)
+    ) throws -> ProcessOutput {
+        _ = ignoringBrokenPipes
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        let out = Pipe(), err = Pipe(), inp = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = inp
+        try process.run()
+
+        let collected = Collected()
+        let done = DispatchGroup()
+        reading(out.fileHandleForReading, error: false, into: collected, group: done)
+        reading(err.fileHandleForReading, error: true, into: collected, group: done)
+        let writer = inp.fileHandleForWriting
+        let bytes = input ?? Data()
+        Thread.detachNewThread {
+            // A child that exits without reading gives EPIPE; that is its business, not a failure.
+            try? writer.write(contentsOf: bytes)
+            try? writer.close()
+        }
+
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        if done.wait(timeout: .now() + seconds) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            // The pipes end with the child unless it left a grandchild holding them; don't wait for that.
+            _ = done.wait(timeout: .now() + 5)
+            process.waitUntilExit()
+            throw ProcessTimedOut(
+                command: [executable.path] + arguments, timeout: timeout,
+                output: collected.output(status: process.terminationStatus))
+        }
+        process.waitUntilExit()
+        return collected.output(status: process.terminationStatus)
+    }
+
+    /// `run` with the executable given by its path.
+    public static func run(
+        _ path: String, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
+        timeout: Duration = .seconds(300)
+    ) throws -> ProcessOutput {
+        try run(URL(fileURLWithPath: path), arguments, input: input, environment: environment, timeout: timeout)
+    }
+
+    /// A child that exits without reading its input makes the write fail with EPIPE; without
+    /// this, SIGPIPE would end the whole test process instead.
+    private static let ignoringBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+
+    /// The Python the tests run python-fido2 with: `SECURITYKEY_PYTHON`, or nil when it is unset.
+    public static var pythonFIDO2: String? {
+        guard let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"], !python.isEmpty else {
+            return nil
+        }
+        return python
+    }
+
+    /// Reads `handle` to its end on a thread of its own and stores the bytes in `collected` (as
+    /// standard error when `error`).
+    private static func reading(
+        _ handle: FileHandle, error: Bool, into collected: Collected, group: DispatchGroup
+    ) {
+        group.enter()
+        Thread.detachNewThread {
+            let data = handle.readDataToEndOfFile()
+            collected.store(data, error: error)
+            group.leave()
+        }
+    }
+}
+
+/// The two outputs as the reading threads finish them.
+private final class Collected: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stdout = Data()
+    private var stderr = Data()
+
+    func store(_ data: Data, error: Bool) {
+        lock.withLock {
+            if error { stderr = data } else { stdout = data }
+        }
+    }
+
+    func output(status: Int32) -> ProcessOutput {
+        lock.withLock { ProcessOutput(status: status, stdout: stdout, stderr: stderr) }
+    }
+}
