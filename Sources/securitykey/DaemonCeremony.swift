@@ -47,11 +47,6 @@ enum DaemonCeremony {
     static func register(
         _ request: SecurityKeyCredentialRegistrationRequest, route: DaemonRouteOptions, pinReader: PINReader
     ) async throws -> SecurityKeyCredentialRegistration {
-        try refuseExtensions(
-            request.additionalExtensionInputs.isEmpty && request.prf == nil && !request.hmacCreateSecret
-                && request.credentialProtection == nil && request.credentialBlob == nil
-                && !request.minimumPINLength
-                && request.largeBlob == nil && !request.credentialProperties && request.appIDExclude == nil)
         var publicKey: [String: Any] = [
             "rp": [
                 "id": request.relyingPartyIdentifier,
@@ -74,33 +69,33 @@ enum DaemonCeremony {
             "attestation": request.attestationPreference.rawValue,
         ]
         publicKey["timeout"] = milliseconds(request.timeout)
+        publicKey["extensions"] = try extensionsJSON(request)
         let (json, device) = try await perform(
             "CreateCredential", origin: try origin(request.clientData), options: publicKey,
             timeout: request.timeout, route: route, pinReader: pinReader)
         let object = try parse(json)
         let response = try member(object, "response") as [String: Any]
         let transports = (response["transports"] as? [String] ?? []).map(SecurityKeyTransport.init(rawValue:))
-        return SecurityKeyCredentialRegistration(
+        var registration = SecurityKeyCredentialRegistration(
             credentialID: try bytes(object, "rawId"),
             rawAttestationObject: try bytes(response, "attestationObject"),
             rawClientDataJSON: try bytes(response, "clientDataJSON"), transports: transports,
             deviceURI: device ?? "securitykeyd")
+        try applyOutputs(object, to: &registration)
+        return registration
     }
 
     /// Signs in through the daemon.
     static func authenticate(
         _ request: SecurityKeyCredentialAssertionRequest, route: DaemonRouteOptions, pinReader: PINReader
     ) async throws -> SecurityKeyCredentialAssertion {
-        try refuseExtensions(
-            request.additionalExtensionInputs.isEmpty && request.prf == nil && request.hmacGetSecret == nil
-                && request.largeBlob == nil && !request.getCredentialBlob)
         var publicKey: [String: Any] = [
             "rpId": request.relyingPartyIdentifier, "challenge": Base64URL.encode(request.challenge),
             "allowCredentials": request.allowedCredentials.map(descriptor),
             "userVerification": request.userVerificationPreference.rawValue,
         ]
         publicKey["timeout"] = milliseconds(request.timeout)
-        if let appID = request.appID { publicKey["extensions"] = ["appid": appID] }
+        publicKey["extensions"] = try extensionsJSON(request)
         let (json, device) = try await perform(
             "GetCredential", origin: try origin(request.clientData), options: publicKey,
             timeout: request.timeout,
@@ -109,21 +104,14 @@ enum DaemonCeremony {
         let response = try member(object, "response") as [String: Any]
         var userHandle: [UInt8]?
         if response["userHandle"] is String { userHandle = try bytes(response, "userHandle") }
-        let extensions = object["clientExtensionResults"] as? [String: Any]
-        return SecurityKeyCredentialAssertion(
+        var assertion = SecurityKeyCredentialAssertion(
             credentialID: try bytes(object, "rawId"),
             rawAuthenticatorData: try bytes(response, "authenticatorData"),
             signature: try bytes(response, "signature"), userID: userHandle,
-            rawClientDataJSON: try bytes(response, "clientDataJSON"),
-            appID: extensions?["appid"] as? Bool ?? false,
+            rawClientDataJSON: try bytes(response, "clientDataJSON"), appID: false,
             deviceURI: device ?? "securitykeyd")
-    }
-
-    static func refuseExtensions(_ none: Bool) throws {
-        guard none else {
-            throw CLIError.usage(
-                "--via-daemon passes no extension but appid; leave the extension options out.")
-        }
+        try applyOutputs(object, to: &assertion)
+        return assertion
     }
 
     /// The origin and top origin (empty for a top-level request) the daemon builds the client data from.

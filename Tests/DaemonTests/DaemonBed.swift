@@ -30,9 +30,13 @@ final class DaemonBed: @unchecked Sendable {
             .deletingLastPathComponent().appendingPathComponent(".build/debug")
     }
 
-    /// `arguments` are added to securitykeyd's; a daemon that refuses the test's own calls
-    /// (`refusesUs`) is ready once it answers ListDevices with SecurityError.
-    init(keys: Int, pin: String?, policy: String? = nil, arguments: [String] = [], refusesUs: Bool = false)
+    /// `arguments` are added to securitykeyd's and `keyArguments` to each virtual key's; a
+    /// daemon that refuses the test's own calls (`refusesUs`) is ready once it answers
+    /// ListDevices with SecurityError.
+    init(
+        keys: Int, pin: String?, policy: String? = nil, arguments: [String] = [], keyArguments: [String] = [],
+        refusesUs: Bool = false
+    )
         throws
     {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("daemon-bed-\(UUID())")
@@ -62,7 +66,7 @@ final class DaemonBed: @unchecked Sendable {
             let key = Process()
             key.executableURL = Self.binaries.appendingPathComponent("securitykey")
             key.arguments =
-                ["virtual", "serve", "--udp", "127.0.0.1:\(port)"] + (pin.map { ["--pin", $0] } ?? [])
+                ["virtual", "serve", "--udp", "127.0.0.1:\(port)"] + (pin.map { ["--pin", $0] } ?? []) + keyArguments
             key.standardOutput = FileHandle.nullDevice
             key.standardError = FileHandle.nullDevice
             try key.run()

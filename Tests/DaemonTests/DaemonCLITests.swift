@@ -118,4 +118,71 @@ extension DaemonTests {
             Self.cliBinary, ["authenticate", "--rp", "example.org", "--bus-address", bed.address])
         #expect(usage.status == 64)
     }
+
+    /// Extensions through the daemon: the CLI writes its typed inputs as WebAuthn JSON, the
+    /// daemon applies them, and the CLI reads the results back and prints them as a direct run
+    /// does. The expected values come from the test's own inputs (the blob stored), from what
+    /// the key stated in its authenticator data (credProtect), and from the PRF's definition:
+    /// the same input on the same credential with UV gives the same output each time, and
+    /// another input gives another.
+    @Test func extensionsGoThroughTheDaemonAndTheirResultsComeBack() throws {
+        let bed = try DaemonBed(keys: 1, pin: Self.pin, keyArguments: ["--profile", "ctap21"])
+        defer { bed.stop() }
+        let route = ["--via-daemon", "--bus-address", bed.address]
+        let blob = "c3RvcmVkIHdpdGggdGhlIGNyZWRlbnRpYWw"  // "stored with the credential"
+        let register: [String] = [
+            "register", "--rp", "example.org", "--user", "judy", "--resident", "--uv", "--pin-stdin", "--json",
+            "--cred-props", "--prf", "--prf-salt", "Zmlyc3Q", "--cred-protect", "userVerificationRequired",
+            "--cred-blob", blob, "--large-blob", "preferred",
+        ]
+        let registered = try DaemonBed.run(Self.cliBinary, register + route, input: Self.pin + "\n")
+        #expect(registered.status == 0, "\(registered.stderr)")
+        let registration = try #require(jsonObject(registered.stdout), "\(registered.stderr)")
+        let results = try #require(registration["clientExtensionResults"] as? [String: Any], "\(registration)")
+        #expect((results["credProps"] as? [String: Any])?["rk"] as? Bool == true)
+        let prf = try #require(results["prf"] as? [String: Any], "\(results)")
+        #expect(prf["enabled"] as? Bool == true)
+        // The virtual key has no hmac-secret-mc: no PRF results at registration, as without the daemon.
+        #expect(prf["results"] == nil)
+        #expect(results["credBlob"] as? Bool == true)
+        #expect((results["largeBlob"] as? [String: Any])?["supported"] as? Bool == true)
+        // Level 3 (userVerificationRequired), as the key's authenticator data states it.
+        #expect(registration["credProtect"] as? Int == 3, "\(registration)")
+        let id = try #require(registration["id"] as? String)
+
+        let authenticate: [String] = [
+            "authenticate", "--rp", "example.org", "--credential", id, "--uv", "--pin-stdin", "--json",
+            "--prf-salt", "Zmlyc3Q", "--prf-salt2", "c2Vjb25k", "--cred-blob",
+        ]
+        var firsts: [String] = []
+        for arguments in [authenticate, Array(authenticate.dropLast(3))] {
+            let signed = try DaemonBed.run(Self.cliBinary, arguments + route, input: Self.pin + "\n")
+            #expect(signed.status == 0, "\(signed.stderr)")
+            let assertion = try #require(jsonObject(signed.stdout), "\(signed.stderr)")
+            let outputs = try #require(assertion["clientExtensionResults"] as? [String: Any], "\(assertion)")
+            let values = try #require(
+                (outputs["prf"] as? [String: Any])?["results"] as? [String: Any], "\(outputs)")
+            let first = try #require(values["first"] as? String)
+            #expect(first.count == 43)  // 32 bytes in unpadded base64url
+            firsts.append(first)
+            if arguments == authenticate {
+                #expect(values["second"] as? String != nil && values["second"] as? String != first)
+                #expect(outputs["getCredBlob"] as? String == blob)
+            } else {
+                #expect(values["second"] == nil)
+                #expect(outputs["getCredBlob"] == nil)
+            }
+        }
+        #expect(firsts.count == 2 && firsts[0] == firsts[1])
+
+        // Raw hmac-secret salts have no WebAuthn JSON form: refused before anything is sent.
+        let salt = String(repeating: "ab", count: 32)
+        let rawSalt: [String] = ["authenticate", "--rp", "example.org", "--credential", id, "--hmac-salt", salt]
+        let raw = try DaemonBed.run(Self.cliBinary, rawSalt + route)
+        #expect(raw.status == 64)
+        #expect(raw.stderr.contains("use --prf-salt"), "\(raw.stderr)")
+        let log = try String(contentsOf: bed.daemonLog, encoding: .utf8)
+        for first in firsts { #expect(!log.contains(first)) }
+    }
+
 }
