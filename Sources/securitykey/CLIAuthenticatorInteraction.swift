@@ -35,19 +35,12 @@ final class CLIAuthenticatorInteraction: AuthenticatorInteraction {
             text = asked > 1 ? "Wrong PIN\(left). PIN for the security key: " : "PIN for the security key: "
             isNew = false
         }
-        // The terminal read blocks: a thread of its own, never a cooperative one.
-        let reader = self.reader
-        let result = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<String, CLIError>, Never>) in
-            Thread.detachNewThread {
-                continuation.resume(
-                    returning: Result { () throws(CLIError) in
-                        isNew ? try reader.readNew(text) : try reader.read(text)
-                    })
-            }
-        }
+        let result = await reader.read(text, new: isNew)
         switch result {
         case .success(let pin): return pin
+        case .failure(let error) where PINReader.wasCancelled(error):
+            // The operation ended first (its own error says why); no answer is not a wrong PIN.
+            return nil
         case .failure(let error):
             // After a wrong PIN, running out of input means the PIN was wrong (the key's last
             // answer was CTAP2_ERR_PIN_INVALID).
@@ -94,7 +87,7 @@ enum Confirmation {
             throw CLIError.usage("\(question) There is no terminal to confirm on; pass --yes to confirm.")
         }
         defer { close(fd) }
-        let line = PINReader.promptAndReadLine(fd, "\(question) [y/N] ", limit: 16)
+        let line = PINReader.promptAndReadLine(fd, "\(question) [y/N] ", limit: 16) ?? []
         let answer = String(decoding: line, as: UTF8.self).lowercased()
         guard answer == "y" || answer == "yes" else {
             throw CLIError(.cancelled, code: "declined", "Nothing was changed.")

@@ -137,15 +137,12 @@ final class CLIInteraction: SecurityKeyInteraction {
         }
         let left = attemptsLeft.map { " \($0) attempt(s) left." } ?? ""
         let prompt = asked == 1 ? "PIN for the security key: " : "Wrong PIN.\(left) PIN for the security key: "
-        // The terminal read blocks: a thread of its own, never a cooperative one.
-        let reader = self.reader
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<String, CLIError>, Never>) in
-            Thread.detachNewThread {
-                continuation.resume(returning: Result { () throws(CLIError) in try reader.read(prompt) })
-            }
-        }
+        let result = await reader.read(prompt, new: false)
         switch result {
         case .success(let pin): return pin
+        case .failure(let error) where PINReader.wasCancelled(error):
+            // The ceremony ended first (its own error says why); no answer is not a wrong PIN.
+            return nil
         case .failure(let error):
             let reason =
                 asked > 1
@@ -157,15 +154,11 @@ final class CLIInteraction: SecurityKeyInteraction {
     }
 
     func newPIN(deviceURI: String, minimumLength: Int) async -> String? {
-        let reader = self.reader
         let prompt = "The security key demands a new PIN (at least \(minimumLength) characters). New PIN: "
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<String, CLIError>, Never>) in
-            Thread.detachNewThread {
-                continuation.resume(returning: Result { () throws(CLIError) in try reader.readNew(prompt) })
-            }
-        }
+        let result = await reader.read(prompt, new: true)
         switch result {
         case .success(let pin): return pin
+        case .failure(let error) where PINReader.wasCancelled(error): return nil
         case .failure(let error):
             state.withLock { $0.unanswered = error }
             return nil

@@ -185,4 +185,30 @@ extension DaemonTests {
         for first in firsts { #expect(!log.contains(first)) }
     }
 
+
+    /// A request that ends while the CLI shows a terminal PIN prompt (here: its deadline
+    /// passes, nobody types) ends the CLI with the daemon's reason, instead of leaving it
+    /// waiting for a PIN nobody asks for any more. The CLI runs on a pseudo-terminal of its own
+    /// (python's pty), so it prompts as it does for a user.
+    @Test func aRequestThatEndsDuringThePINPromptEndsTheCLI() throws {
+        guard let python = pythonInterpreter() else { return }
+        let bed = try DaemonBed(keys: 1, pin: Self.pin)
+        defer { bed.stop() }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Python/terminal_prompt.py").path
+        // The daemon gives a request at least 10 s (WebAuthn's lower bound) plus 2 s to claim keys.
+        let run = try DaemonBed.run(
+            python,
+            [
+                script, "30", "PIN for the security key", Self.cliBinary, "register", "--rp", "example.org",
+                "--user", "kim", "--uv", "--timeout", "1", "--via-daemon", "--bus-address", bed.address,
+            ])
+        let fields = run.stdout.split(separator: " ").map(String.init)
+        try #require(fields.count == 3, "\(run.stdout) \(run.stderr)")
+        #expect(fields[0] == "prompted", "\(run.stderr)")
+        #expect(fields[1] == "exited:4", "\(run.stdout) \(run.stderr)")
+        #expect((Double(fields[2].trimmingCharacters(in: .whitespacesAndNewlines)) ?? 99) < 20, "\(run.stdout)")
+        #expect(run.stderr.contains("securitykeyd (NotAllowedError)"), "\(run.stderr)")
+    }
+
 }
