@@ -113,38 +113,14 @@ struct CLIRunner {
     }
 
     /// A CLI process started in the background, its standard output and error in files.
-    struct Background {
-        let process: Process
-        let out: URL
-        let err: URL
-        /// What the process has written to standard output so far.
-        var stdout: String { Self.text(out) }
-        /// What the process has written to standard error so far.
-        var stderr: String { Self.text(err) }
-        private static func text(_ url: URL) -> String {
-            String(decoding: FileManager.default.contents(atPath: url.path) ?? Data(), as: UTF8.self)
-        }
-    }
+    typealias Background = BackgroundProcess
 
     /// Starts `securitykey ARGUMENTS` without waiting for it, with `environment` on top of this
     /// process's and its output in `work`/`name`.out and .err; standard input is empty.
     static func start(_ arguments: [String], name: String, work: URL, environment: [String: String] = [:])
         throws -> Background
     {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let out = work.appendingPathComponent("\(name).out"), err = work.appendingPathComponent("\(name).err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return Background(process: process, out: out, err: err)
+        try TestProcess.start(binary, arguments, name: name, work: work, environment: environment)
     }
 
     /// Runs `executable` with `arguments`, `input` on its standard input and `environment` on

@@ -18,6 +18,24 @@ public struct ProcessOutput: Sendable {
     public var stderrText: String { String(decoding: stderr, as: UTF8.self) }
 }
 
+/// A child process started in the background, its standard output and error in files.
+public struct BackgroundProcess {
+    /// The running (or finished) process.
+    public let process: Process
+    /// The file holding its standard output.
+    public let out: URL
+    /// The file holding its standard error.
+    public let err: URL
+    /// What the process has written to standard output so far.
+    public var stdout: String { Self.text(out) }
+    /// What the process has written to standard error so far.
+    public var stderr: String { Self.text(err) }
+
+    private static func text(_ url: URL) -> String {
+        String(decoding: FileManager.default.contents(atPath: url.path) ?? Data(), as: UTF8.self)
+    }
+}
+
 /// A child process that did not finish within its time; it has been killed.
 public struct ProcessTimedOut: Error, CustomStringConvertible {
     /// The command line that was run.
@@ -94,6 +112,28 @@ public enum TestProcess {
         timeout: Duration = .seconds(300)
     ) throws -> ProcessOutput {
         try run(URL(fileURLWithPath: path), arguments, input: input, environment: environment, timeout: timeout)
+    }
+
+    /// Starts `executable` with `arguments` without waiting for it, with `environment` on top of
+    /// this process's and its output in `work`/`name`.out and .err (files, so nothing stalls
+    /// however much it writes); standard input is empty.
+    public static func start(
+        _ executable: URL, _ arguments: [String], name: String, work: URL, environment: [String: String] = [:]
+    ) throws -> BackgroundProcess {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        let out = work.appendingPathComponent("\(name).out"), err = work.appendingPathComponent("\(name).err")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return BackgroundProcess(process: process, out: out, err: err)
     }
 
     /// A child that exits without reading its input makes the write fail with EPIPE; without
