@@ -11,9 +11,10 @@ import VirtualAuthenticator
 /// each of its getPinToken calls voids the token the key issued before (CTAP 2.1 §6.5.5.7).
 /// Held for the whole ceremony (`Authenticator.withCeremony`), the card keeps the other
 /// application out from our token to its use; held per exchange only, it gets in between.
-@Suite(.serialized)
-struct PCSCCeremonyTests {
-    static let pin = "1234"
+/// Part of ProviderPCSCTests, which runs on the bed alone (scripts/run-tests.sh).
+extension ProviderPCSCTests {
+    /// The PIN of the key in these tests.
+    static let ceremonyPIN = "1234"
     /// How long the application works between obtaining the token and using it: long enough
     /// for the other application to get several tokens when it is let in.
     static let pause = Duration.milliseconds(600)
@@ -34,7 +35,7 @@ struct PCSCCeremonyTests {
         guard env["PCSCLITE_CSOCK_NAME"] != nil, let portText = env["SECURITYKEY_VPCD_PORT"],
             let port = UInt16(portText)
         else {
-            Issue.record("Needs the PC/SC bed: scripts/pcsc-testbed.sh run -- swift test --skip-build --filter PCSCCeremony")
+            Issue.record(Comment(rawValue: Self.howToRun))
             return nil
         }
         guard let python = env["SECURITYKEY_PYTHON"], !python.isEmpty else {
@@ -44,7 +45,7 @@ struct PCSCCeremonyTests {
         let reader =
             (env["SECURITYKEY_VPCD_READERS"] ?? "Virtual PCD 00 00").split(separator: "|").first.map(String.init)
             ?? "Virtual PCD 00 00"
-        let key = try VirtualKey(configuration: .init(pin: Self.pin))
+        let key = try VirtualKey(configuration: .init(pin: Self.ceremonyPIN))
         let server = VPCDCardServer(
             handler: key, configuration: .init(host: "127.0.0.1", port: port, reconnectDelay: .milliseconds(50)))
         return try await withThrowingTaskGroup(of: Void.self) { group in
@@ -60,7 +61,7 @@ struct PCSCCeremonyTests {
             var duringPause = 0
             let register = { () async throws(AuthenticatorError) -> MakeCredentialResponse in
                 let verification = try await authenticator.verifyUser(
-                    permissions: [.makeCredential], rpID: "example.org", interaction: FixedPIN(pin: Self.pin),
+                    permissions: [.makeCredential], rpID: "example.org", interaction: FixedPIN(pin: Self.ceremonyPIN),
                     deadline: deadline)
                 defer { verification.wipe() }
                 // The application does its own work between the token and its use.
@@ -145,7 +146,7 @@ private final class Hammer: @unchecked Sendable {
     let directory: URL
     let output = Pipe()
     var stopFile: URL { directory.appendingPathComponent("stop") }
-    private var counts: PCSCCeremonyTests.HammerCounts?
+    private var counts: ProviderPCSCTests.HammerCounts?
 
     init(python: String, reader: String) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hammer-\(UUID())")
@@ -159,7 +160,7 @@ private final class Hammer: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        input.fileHandleForWriting.write(Data("\(PCSCCeremonyTests.pin)\n".utf8))
+        input.fileHandleForWriting.write(Data("\(ProviderPCSCTests.ceremonyPIN)\n".utf8))
         try? input.fileHandleForWriting.close()
     }
 
@@ -182,13 +183,13 @@ private final class Hammer: @unchecked Sendable {
 
     /// Stops the hammer and returns its counts.
     @discardableResult
-    func stop() throws -> PCSCCeremonyTests.HammerCounts {
+    func stop() throws -> ProviderPCSCTests.HammerCounts {
         if let counts { return counts }
         _ = FileManager.default.createFile(atPath: stopFile.path, contents: nil)
         process.waitUntilExit()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         try? FileManager.default.removeItem(at: directory)
-        let decoded = try JSONDecoder().decode(PCSCCeremonyTests.HammerCounts.self, from: data)
+        let decoded = try JSONDecoder().decode(ProviderPCSCTests.HammerCounts.self, from: data)
         counts = decoded
         return decoded
     }
