@@ -65,9 +65,10 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     /// every job queues behind it, so ``close()`` must not wait on the thread.
     private let leftoverWaits = Mutex(0)
     private let closed = Mutex(false)
-    /// Set when a call was given up on while its `SCardTransmit` (or `SCardBeginTransaction`)
-    /// still waited: the context's thread is stuck until the card answers or leaves (or the
-    /// other application lets go of it), so nothing more is sent. The error later calls get.
+    /// Set when a call was given up on while its `SCardTransmit` still waited: the context's
+    /// thread is stuck until the card answers or leaves, so nothing more is sent. The error
+    /// later calls get. (A given-up `SCardBeginTransaction` does not set it: see
+    /// `holdCard(deadline:nesting:)`.)
     private let abandoned = Mutex<TransportError?>(nil)
     /// How long past the caller's deadline a transaction may take before it is given up on:
     /// room for the bounded cancel (0.5 s) and the removal check (1 s) that follow a deadline.
@@ -273,7 +274,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         }
     }
 
-    /// `SCardEndTransaction` on the context's thread, for a transaction ``holdCard(deadline:nesting:)``
+    /// `SCardEndTransaction` on the context's thread, for a transaction `holdCard(deadline:nesting:)`
     /// began that no exchange will end.
     private func endTransactionOnThread() async {
         let context = context, card = card
