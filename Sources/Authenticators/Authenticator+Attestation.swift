@@ -32,6 +32,15 @@ extension Authenticator {
     public func throwawayRegistration(
         interaction: (any AuthenticatorInteraction)?, deadline: Deadline
     ) async throws(AuthenticatorError) -> AttestationSample {
+        // One ceremony: the key is held from the token to the makeCredential (Authenticator+Ceremony.swift).
+        try await withCeremony { () throws(AuthenticatorError) -> AttestationSample in
+            try await attestationSample(interaction: interaction, deadline: deadline)
+        }
+    }
+
+    private func attestationSample(
+        interaction: (any AuthenticatorInteraction)?, deadline: Deadline
+    ) async throws(AuthenticatorError) -> AttestationSample {
         let rpID = "attest-\(RandomBytes.hex(8)).invalid"
         let clientDataHash = RandomBytes.make(32)
         var request = MakeCredentialRequest(

@@ -62,13 +62,16 @@ extension Authenticator {
         _ body: @Sendable (BioEnrollment) async throws(CTAP2Error) -> T
     ) async throws(AuthenticatorError) -> T {
         _ = try bioEnrollment(token: nil)
-        let token = try await bioEnrollmentToken(interaction: interaction, deadline: deadline)
-        defer { token.wipe() }
-        let bio = try bioEnrollment(token: token)
-        do throws(CTAP2Error) {
-            return try await body(bio)
-        } catch {
-            throw AuthenticatorError(error, deviceURI: uri)
+        // One ceremony: the key is held from the token to the last command (Authenticator+Ceremony.swift).
+        return try await withCeremony { () throws(AuthenticatorError) -> T in
+            let token = try await bioEnrollmentToken(interaction: interaction, deadline: deadline)
+            defer { token.wipe() }
+            let bio = try bioEnrollment(token: token)
+            do throws(CTAP2Error) {
+                return try await body(bio)
+            } catch {
+                throw AuthenticatorError(error, deviceURI: uri)
+            }
         }
     }
 

@@ -51,14 +51,16 @@ extension Authenticator {
                 .notSupported, "The security key does not support configuration commands (authnrCfg).",
                 deviceURI: uri)
         }
-        let token = try await configToken(interaction: interaction, deadline: deadline)
-        defer { token?.wipe() }
-        let result: T
-        do throws(CTAP2Error) {
-            let config = try AuthenticatorConfig(session: session, info: info, token: token, logger: logger)
-            result = try await body(config)
-        } catch {
-            throw AuthenticatorError(error, deviceURI: uri)
+        // One ceremony: the key is held from the token to the last command (Authenticator+Ceremony.swift).
+        let result = try await withCeremony { () throws(AuthenticatorError) -> T in
+            let token = try await configToken(interaction: interaction, deadline: deadline)
+            defer { token?.wipe() }
+            do throws(CTAP2Error) {
+                let config = try AuthenticatorConfig(session: session, info: info, token: token, logger: logger)
+                return try await body(config)
+            } catch {
+                throw AuthenticatorError(error, deviceURI: uri)
+            }
         }
         try await refreshInfo(deadline: deadline)
         return result

@@ -41,14 +41,17 @@ extension Authenticator {
             throw AuthenticatorError(
                 .notSupported, "The security key does not support credential management.", deviceURI: uri)
         }
-        let token = try await credentialManagementToken(
-            rpID: rpID, interaction: interaction, deadline: deadline)
-        defer { token.wipe() }
-        do throws(CTAP2Error) {
-            let manager = try CredentialManagement(session: session, info: info, token: token, logger: logger)
-            return try await body(manager)
-        } catch {
-            throw AuthenticatorError(error, deviceURI: uri)
+        // One ceremony: the key is held from the token to the last command (Authenticator+Ceremony.swift).
+        return try await withCeremony { () throws(AuthenticatorError) -> T in
+            let token = try await credentialManagementToken(
+                rpID: rpID, interaction: interaction, deadline: deadline)
+            defer { token.wipe() }
+            do throws(CTAP2Error) {
+                let manager = try CredentialManagement(session: session, info: info, token: token, logger: logger)
+                return try await body(manager)
+            } catch {
+                throw AuthenticatorError(error, deviceURI: uri)
+            }
         }
     }
 

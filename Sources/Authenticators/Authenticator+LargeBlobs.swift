@@ -66,18 +66,21 @@ extension Authenticator {
         }
         var permissions: PINUVAuthTokenPermissions = [.largeBlobWrite]
         if credentialManagement { permissions.insert(.credentialManagement) }
-        let token = try await largeBlobToken(
-            permissions: permissions, rpID: rpID, interaction: interaction, deadline: deadline)
-        defer { token?.wipe() }
-        do throws(CTAP2Error) {
-            let blobs = try LargeBlobs(session: session, info: info, token: token, logger: logger)
-            var manager: CredentialManagement?
-            if credentialManagement, let token {
-                manager = try CredentialManagement(session: session, info: info, token: token, logger: logger)
+        // One ceremony: the key is held from the token to the last command (Authenticator+Ceremony.swift).
+        return try await withCeremony { () throws(AuthenticatorError) -> T in
+            let token = try await largeBlobToken(
+                permissions: permissions, rpID: rpID, interaction: interaction, deadline: deadline)
+            defer { token?.wipe() }
+            do throws(CTAP2Error) {
+                let blobs = try LargeBlobs(session: session, info: info, token: token, logger: logger)
+                var manager: CredentialManagement?
+                if credentialManagement, let token {
+                    manager = try CredentialManagement(session: session, info: info, token: token, logger: logger)
+                }
+                return try await body(blobs, manager)
+            } catch {
+                throw AuthenticatorError(error, deviceURI: uri)
             }
-            return try await body(blobs, manager)
-        } catch {
-            throw AuthenticatorError(error, deviceURI: uri)
         }
     }
 

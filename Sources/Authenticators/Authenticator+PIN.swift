@@ -89,8 +89,12 @@ extension Authenticator {
     /// Sets the first PIN of a key that has none, then reads getInfo again.
     public func setPIN(_ newPIN: String, deadline: Deadline) async throws(AuthenticatorError) {
         let clientPIN = try clientPIN()
-        do throws(CTAP2Error) { try await clientPIN.setPIN(newPIN, deadline: deadline) } catch {
-            throw AuthenticatorError(error, deviceURI: uri)
+        // Key agreement and setPIN as one ceremony, as for changePIN.
+        try await withCeremony { () throws(AuthenticatorError) in
+            try await holdForCeremony(deadline: deadline)
+            do throws(CTAP2Error) { try await clientPIN.setPIN(newPIN, deadline: deadline) } catch {
+                throw AuthenticatorError(error, deviceURI: uri)
+            }
         }
         try await refreshInfo(deadline: deadline)
     }
@@ -103,10 +107,15 @@ extension Authenticator {
         try requirePINSet()
         _ = try await checkedPINRetries(deadline: deadline)
         let clientPIN = try clientPIN()
-        do throws(CTAP2Error) {
-            try await clientPIN.changePIN(from: currentPIN, to: newPIN, deadline: deadline)
-        } catch {
-            throw AuthenticatorError(error, deviceURI: uri)
+        // Key agreement and changePIN as one ceremony: another application's wrong PIN in
+        // between would make the key regenerate its key-agreement key (Authenticator+Ceremony.swift).
+        try await withCeremony { () throws(AuthenticatorError) in
+            try await holdForCeremony(deadline: deadline)
+            do throws(CTAP2Error) {
+                try await clientPIN.changePIN(from: currentPIN, to: newPIN, deadline: deadline)
+            } catch {
+                throw AuthenticatorError(error, deviceURI: uri)
+            }
         }
         try await refreshInfo(deadline: deadline)
     }

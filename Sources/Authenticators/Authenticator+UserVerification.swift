@@ -75,6 +75,7 @@ extension Authenticator {
         deadline: Deadline
     ) async throws(AuthenticatorError) -> PINUVAuthToken {
         let clientPIN = try clientPIN()
+        try await holdForCeremony(deadline: deadline)
         while true {
             do throws(CTAP2Error) {
                 return try await clientPIN.uvAuthToken(
@@ -115,11 +116,15 @@ extension Authenticator {
                 throw AuthenticatorError(.cancelled, "The PIN prompt was cancelled.", deviceURI: uri)
             }
             if Task.isCancelled { throw .cancelled(deviceURI: uri) }
+            // Held from here, after the prompt, to the end of the ceremony (Authenticator+Ceremony.swift).
+            try await holdForCeremony(deadline: deadline)
             do throws(CTAP2Error) {
                 return try await clientPIN.pinUVAuthToken(
                     pin: pin, permissions: permissions, rpID: rpID, deadline: deadline)
             } catch where error.code == .pinInvalid && (error.retriesLeft ?? 1) > 0 {
                 attemptsLeft = error.retriesLeft
+                // Not held while the user types again.
+                await Self.releaseCeremonyHoldForPrompt()
             } catch {
                 throw AuthenticatorError(error, deviceURI: uri)
             }
@@ -156,11 +161,13 @@ extension Authenticator {
                 throw AuthenticatorError(.cancelled, "The PIN prompt was cancelled.", deviceURI: uri)
             }
             if Task.isCancelled { throw .cancelled(deviceURI: uri) }
+            try await holdForCeremony(deadline: deadline)
             do throws(CTAP2Error) {
                 try await clientPIN.changePIN(from: current, to: newPIN, deadline: deadline)
                 break
             } catch where error.code == .pinInvalid && (error.retriesLeft ?? 1) > 0 {
                 attemptsLeft = error.retriesLeft
+                await Self.releaseCeremonyHoldForPrompt()
             } catch {
                 throw AuthenticatorError(error, deviceURI: uri)
             }

@@ -57,10 +57,18 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     private let logger: Logger
     // Touched only on the context's thread.
     private var extendedRejected = false
+    /// How many ``beginExclusiveAccess(deadline:)`` calls are open. Touched only on the
+    /// context's thread, so it moves in step with the jobs that begin and end transactions.
+    private var exclusiveDepth = 0
+    /// Waits for the card that were given up on (deadline or cancellation) while their job still
+    /// sat in `SCardBeginTransaction`: that job lets the card go once it gets it, and until then
+    /// every job queues behind it, so ``close()`` must not wait on the thread.
+    private let leftoverWaits = Mutex(0)
     private let closed = Mutex(false)
-    /// Set when a call was given up on while its `SCardTransmit` (or `SCardBeginTransaction`)
-    /// still waited: the context's thread is stuck until the card answers or leaves (or the
-    /// other application lets go of it), so nothing more is sent. The error later calls get.
+    /// Set when a call was given up on while its `SCardTransmit` still waited: the context's
+    /// thread is stuck until the card answers or leaves, so nothing more is sent. The error
+    /// later calls get. (A given-up `SCardBeginTransaction` does not set it: see
+    /// `holdCard(deadline:nesting:)`.)
     private let abandoned = Mutex<TransportError?>(nil)
     /// How long past the caller's deadline a transaction may take before it is given up on:
     /// room for the bounded cancel (0.5 s) and the removal check (1 s) that follow a deadline.
@@ -100,7 +108,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
                 (card, proto) = try await waitingForCard(
                     context: context, reader: reader, logger: logger, giveUp: .now + options.connectTimeout
                 ) { () throws(TransportError) in try context.connect(reader: reader) }
-            } catch where error.code == .busy {
+            } catch where error.code == .busy || error.code == .cancelled {
                 // The thread still waits in SCardConnect: free what it gets once it returns.
                 context.releaseDetached(card: nil)
                 givenUp = true
@@ -110,7 +118,8 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
                 try await waitingForCard(
                     context: context, reader: reader, logger: logger, giveUp: .now + options.connectTimeout
                 ) { () throws(TransportError) in try context.beginTransaction(card) }
-            } catch where error.code == .busy {
+            } catch where error.code == .busy || error.code == .cancelled {
+                // Disconnecting, queued behind the wait, ends the transaction it may still get.
                 context.releaseDetached(card: card)
                 givenUp = true
                 throw error
@@ -163,31 +172,37 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         let signal = CancellationSignal()
         // One PC/SC transaction per CTAP exchange: another process on the same card waits in
         // pcscd rather than slipping its APDUs between ours (a GETRESPONSE poll, a chain).
-        try await holdCard(deadline: deadline)
+        // Inside beginExclusiveAccess the card is held already, and stays held after.
+        let began = try await holdCard(deadline: deadline, nesting: false)
         switch command {
         case .cbor:
-            return try await guarded(deadline: deadline, signal: signal) { [self] () throws(TransportError) in
+            return try await guarded(deadline: deadline, signal: signal, endsTransaction: began) {
+                [self] () throws(TransportError) in
                 try self.cborTransaction(payload, deadline: deadline, cancel: signal, keepalive: keepalive)
             }
         case .u2f:
             let apdu: CommandAPDU
             do { apdu = try CommandAPDU(bytes: payload) } catch {
+                if began { await endTransactionOnThread() }
                 throw TransportError(.notSupported, "The U2F request is not a valid APDU.", underlying: error)
             }
-            return try await guarded(deadline: deadline, signal: signal) { [self] () throws(TransportError) in
+            return try await guarded(deadline: deadline, signal: signal, endsTransaction: began) {
+                [self] () throws(TransportError) in
                 if signal.isCancelled { throw TransportError(.cancelled, "The operation was cancelled.") }
                 return try self.exchange(apdu, cancel: signal, deadline: deadline).bytes
             }
         default:
+            if began { await endTransactionOnThread() }
             throw TransportError(.notSupported, "PC/SC cannot carry \(command) messages.")
         }
     }
 
     /// Runs `body` on the context's thread, giving up on it ``abandonGrace`` after `deadline`
     /// (a card that never answers holds `SCardTransmit` for ever); a connection given up on
-    /// refuses every later call.
+    /// refuses every later call. Ends the transaction afterwards when `endsTransaction`.
     private func guarded<T: Sendable>(
-        deadline: Deadline, signal: CancellationSignal, _ body: @escaping @Sendable () throws(TransportError) -> T
+        deadline: Deadline, signal: CancellationSignal, endsTransaction: Bool,
+        _ body: @escaping @Sendable () throws(TransportError) -> T
     ) async throws(TransportError) -> T {
         let running = Mutex(false)
         do {
@@ -197,7 +212,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
                     running.withLock { $0 = true }
                     defer {
                         running.withLock { $0 = false }
-                        context.endTransaction(card)
+                        if endsTransaction { context.endTransaction(card) }
                     }
                     return try body()
                 }, onCancel: { signal.cancel() })
@@ -212,19 +227,77 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         }
     }
 
-    /// `SCardBeginTransaction` on the context's thread, given up on at `deadline`: the other
-    /// application may hold the card for as long as it likes, and nothing interrupts the wait.
-    private func holdCard(deadline: Deadline) async throws(TransportError) {
+    /// `SCardBeginTransaction` on the context's thread unless the card is held already
+    /// (``exclusiveDepth``), given up on at `deadline` or on cancellation: the other application
+    /// may hold the card for as long as it likes, and nothing interrupts pcsc-lite's wait (it
+    /// polls pcscd; `SCardCancel` ends only `SCardGetStatusChange`). Returns whether it began a
+    /// transaction; with `nesting`, also counts one more exclusive hold.
+    ///
+    /// A wait given up on leaves its job in `SCardBeginTransaction`; when that job gets the card
+    /// after all, it sees the caller has gone and lets the card go at once, so the connection
+    /// stays usable and no other application is locked out by a caller that left.
+    private func holdCard(deadline: Deadline, nesting: Bool) async throws(TransportError) -> Bool {
         let context = context, card = card
-        do {
-            try await Self.waitingForCard(context: context, reader: readerName, logger: logger, giveUp: deadline.instant) {
-                () throws(TransportError) in try context.beginTransaction(card)
+        let wait = CardWait()
+        do throws(TransportError) {
+            return try await Self.waitingForCard(
+                context: context, reader: readerName, logger: logger, giveUp: deadline.instant
+            ) { [self] () throws(TransportError) -> Bool in
+                var began = false
+                if exclusiveDepth == 0 {
+                    do throws(TransportError) { try context.beginTransaction(card) } catch {
+                        if wait.fail() { leftoverWaits.withLock { $0 -= 1 } }
+                        throw error
+                    }
+                    began = true
+                }
+                guard wait.claim(began: began) else {
+                    // The caller gave up (deadline or cancellation): let go of what it no longer wants.
+                    if began { context.endTransaction(card) }
+                    leftoverWaits.withLock { $0 -= 1 }
+                    return false
+                }
+                if nesting { exclusiveDepth += 1 }
+                return began
             }
-        } catch where error.code == .busy {
-            // The thread gets the card once the other application lets go; closing queues the
-            // disconnect behind that, which ends the transaction.
-            abandoned.withLock { $0 = error }
-            throw error
+        } catch where error.code == .busy || error.code == .cancelled {
+            switch wait.giveUp() {
+            case .got(let began):
+                // The job got the card just as the caller gave up: it holds it now, so go on.
+                return began
+            case .waiting:
+                leftoverWaits.withLock { $0 += 1 }
+                throw error
+            case .failed, .gaveUp:
+                throw error
+            }
+        }
+    }
+
+    /// `SCardEndTransaction` on the context's thread, for a transaction `holdCard(deadline:nesting:)`
+    /// began that no exchange will end.
+    private func endTransactionOnThread() async {
+        let context = context, card = card
+        _ = try? await context.thread.run(givingUpAt: .now + Self.abandonGrace) { context.endTransaction(card) }
+    }
+
+    public func beginExclusiveAccess(deadline: Deadline) async throws(TransportError) {
+        guard !closed.withLock({ $0 }) else {
+            throw TransportError(.closed, "The PC/SC connection is closed.")
+        }
+        if let error = abandoned.withLock({ $0 }) { throw error }
+        _ = try await holdCard(deadline: deadline, nesting: true)
+    }
+
+    public func endExclusiveAccess() async {
+        guard !closed.withLock({ $0 }), abandoned.withLock({ $0 }) == nil else { return }
+        let context = context, card = card
+        // Queued behind any exchange still running; bounded, since a card that stopped answering
+        // holds the thread (the job then runs whenever the thread is free again).
+        _ = try? await context.thread.run(givingUpAt: .now + Self.abandonGrace) { [self] in
+            guard exclusiveDepth > 0 else { return }
+            exclusiveDepth -= 1
+            if exclusiveDepth == 0 { context.endTransaction(card) }
         }
     }
 
@@ -234,7 +307,8 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
 
     /// Runs `body` (a pcsc-lite call that waits while another application holds the card) on
     /// the context's thread, says once that the card is busy when it takes longer than
-    /// ``busyNotice``, and gives up at `giveUp` with a `busy` error.
+    /// ``busyNotice``, and gives up at `giveUp` with a `busy` error, or at once with a
+    /// `cancelled` error when the calling task is cancelled (Ctrl-C in the CLI).
     private static func waitingForCard<T: Sendable>(
         context: PCSCContext, reader: String, logger: Logger, giveUp: ContinuousClock.Instant,
         _ body: @escaping @Sendable () throws(TransportError) -> T
@@ -244,6 +318,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             group.addTask {
                 do { try await Task.sleep(for: busyNotice) } catch { return }
                 guard !finished.value.withLock({ $0 }) else { return }
+                finished.told.withLock { $0 = true }
                 // Same words, and level, as a CTAPHID key answering ERR_CHANNEL_BUSY.
                 logger.warning(
                     "The security key is busy with another application; waiting for it.",
@@ -251,7 +326,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             }
             let result: Result<T, TransportError>
             do throws(TransportError) {
-                result = .success(try await context.thread.run(givingUpAt: giveUp, body))
+                result = .success(try await context.thread.run(givingUpAt: giveUp, cancelGivesUp: true, body))
             } catch {
                 result = .failure(error)
             }
@@ -264,6 +339,11 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         } catch where error.code == .timeout {
             throw TransportError(
                 .busy, "The security key stayed busy with another application until the deadline.",
+                underlying: error)
+        } catch where error.code == .cancelled {
+            let held = finished.told.withLock { $0 } ? ", which another application held" : ""
+            throw TransportError(
+                .cancelled, "The operation was cancelled while waiting for the security key\(held).",
                 underlying: error)
         }
     }
@@ -279,7 +359,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         }
         guard !wasClosed else { return }
         let context = context, card = card
-        if abandoned.withLock({ $0 }) != nil {
+        if abandoned.withLock({ $0 }) != nil || leftoverWaits.withLock({ $0 }) != 0 {
             // The thread may still wait for the card: queue the clean-up behind it.
             context.releaseDetached(card: card)
             return
@@ -443,9 +523,52 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     }
 }
 
-/// Whether a wait for the card ended, shared with the task that would report it as busy.
+/// Whether a wait for the card ended, shared with the task that would report it as busy, and
+/// whether that task did.
 private final class Finished: Sendable {
     let value = Mutex(false)
+    let told = Mutex(false)
+}
+
+/// One wait for `SCardBeginTransaction`, shared by the job that waits on the context's thread
+/// and the caller that may give up on it: whichever comes first decides, so a card the job gets
+/// after the caller left is let go at once, and one it got just before is kept.
+private final class CardWait: Sendable {
+    enum State: Sendable {
+        case waiting
+        /// The job got the card (`began`: by its own transaction, not an exclusive hold).
+        case got(began: Bool)
+        case failed
+        case gaveUp
+    }
+    private let state = Mutex(State.waiting)
+
+    /// The job got the card; false when the caller had already given up.
+    func claim(began: Bool) -> Bool {
+        state.withLock { s in
+            if case .gaveUp = s { return false }
+            s = .got(began: began)
+            return true
+        }
+    }
+
+    /// The job's wait failed; true when the caller had already given up (nobody hears of it).
+    func fail() -> Bool {
+        state.withLock { s in
+            if case .gaveUp = s { return true }
+            s = .failed
+            return false
+        }
+    }
+
+    /// The caller gives up; returns what the job had reached before.
+    func giveUp() -> State {
+        state.withLock { s in
+            let before = s
+            if case .waiting = s { s = .gaveUp }
+            return before
+        }
+    }
 }
 
 extension CommandAPDU {

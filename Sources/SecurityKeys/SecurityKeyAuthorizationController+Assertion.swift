@@ -1,3 +1,4 @@
+import Authenticators
 import CTAP2
 import Transport
 
@@ -18,7 +19,11 @@ extension SecurityKeyAuthorizationController {
             publicSuffixes: publicSuffixes)
         try Self.validatePRF(request)
         return try await withSelectedKey(deadline: deadline) { (key) throws(SecurityKeyError) in
-            try await signIn(request, clientData: clientData, key: key, deadline: deadline)
+            // One ceremony: from the token (or hmac-secret key agreement) to the getAssertion
+            // and large-blob write that use it, the key is held for this process.
+            try await Authenticator.withCeremony(on: key.authenticator) { () throws(SecurityKeyError) in
+                try await signIn(request, clientData: clientData, key: key, deadline: deadline)
+            }
         }
     }
 
@@ -94,6 +99,10 @@ extension SecurityKeyAuthorizationController {
 
         var chosen = responses[0]
         if responses.count > 1 {
+            // The user may take a while to choose: let other applications at the key meanwhile,
+            // unless a large-blob write still needs this ceremony's token afterwards (then the
+            // hold stays, or another application's getPinToken could void the token).
+            if !writesLargeBlob { await Authenticator.releaseCeremonyHoldForPrompt() }
             emit(.selectingAccount(count: responses.count))
             guard let interaction else {
                 throw SecurityKeyError(

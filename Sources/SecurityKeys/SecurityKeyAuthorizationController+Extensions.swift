@@ -1,3 +1,4 @@
+import Authenticators
 import CBOR
 import CTAP2
 import Crypto
@@ -199,6 +200,11 @@ extension SecurityKeyAuthorizationController {
     /// needs no PIN to be set), asked for after any PIN/UV token, which may renew the key's
     /// key-agreement key on older keys.
     func sharedSecret(key: ProviderKey, deadline: Deadline) async throws(SecurityKeyError) -> PINUVSharedSecret {
+        // Held from here to the end of the ceremony: another application's wrong PIN would make
+        // the key regenerate its key-agreement key, and the salts sent with this one fail.
+        do throws(AuthenticatorError) { try await key.authenticator.holdForCeremony(deadline: deadline) } catch {
+            throw SecurityKeyError(error)
+        }
         do throws(CTAP2Error) {
             let clientPIN = try ClientPIN(session: key.session, info: key.info, logger: logger)
             return try await clientPIN.sharedSecret(deadline: deadline)

@@ -22,7 +22,11 @@ extension SecurityKeyAuthorizationController {
             throw SecurityKeyError(.invalidRequest, "At least one credential algorithm must be offered.")
         }
         return try await withSelectedKey(deadline: deadline) { (key) throws(SecurityKeyError) in
-            try await register(request, clientData: clientData, key: key, deadline: deadline)
+            // One ceremony: from the token (or hmac-secret key agreement) to the makeCredential
+            // that uses it, the key is held for this process (Authenticators' withCeremony).
+            try await Authenticator.withCeremony(on: key.authenticator) { () throws(SecurityKeyError) in
+                try await register(request, clientData: clientData, key: key, deadline: deadline)
+            }
         }
     }
 

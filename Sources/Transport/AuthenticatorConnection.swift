@@ -40,6 +40,20 @@ public protocol AuthenticatorConnection: Sendable {
     /// operation. Nil (the default) when the connection has no such thread, or when running on
     /// it could defeat a deadline (a PC/SC call nothing interrupts).
     var preferredTaskExecutor: (any TaskExecutor)? { get }
+
+    /// Holds the device for this connection alone until the matching ``endExclusiveAccess()``,
+    /// waiting at most until `deadline` (then `busy`) while another application holds it, and
+    /// ending the wait with `cancelled` when the calling task is cancelled.
+    ///
+    /// Calls nest: only the outermost pair takes and lets go of the device, and the
+    /// per-exchange hold ``transact(_:payload:deadline:keepalive:)`` takes on its own is
+    /// skipped meanwhile. Use ``withExclusiveAccess(deadline:mapError:_:)`` rather than the pair.
+    /// The default does nothing: a hidraw node is already held (`flock`) for as long as it is
+    /// open, and UDP and in-process keys have no other user to keep out.
+    func beginExclusiveAccess(deadline: Deadline) async throws(TransportError)
+
+    /// Ends one ``beginExclusiveAccess(deadline:)``; the outermost lets the device go.
+    func endExclusiveAccess() async
 }
 
 extension AuthenticatorConnection {
@@ -55,6 +69,34 @@ extension AuthenticatorConnection {
 
     /// Default: no thread to run on.
     public var preferredTaskExecutor: (any TaskExecutor)? { nil }
+
+    /// Default: the device is held for as long as the connection is open, or nobody else uses it.
+    public func beginExclusiveAccess(deadline: Deadline) async throws(TransportError) {}
+
+    /// Default: nothing to let go of.
+    public func endExclusiveAccess() async {}
+
+    /// Runs `body` with the device held for this connection alone (a PC/SC transaction across
+    /// every exchange `body` makes): another application's commands cannot come between them,
+    /// so a pinUvAuthToken obtained in `body` is still valid for the command that uses it.
+    ///
+    /// Waiting for the device ends at `deadline` or on cancellation with a ``TransportError``,
+    /// which `mapError` turns into the caller's error type. Do not wait for the user (a PIN
+    /// prompt) inside `body`: every other application on the device waits as long.
+    public func withExclusiveAccess<T, Failure: Error>(
+        deadline: Deadline, isolation: isolated (any Actor)? = #isolation,
+        mapError: (TransportError) -> Failure, _ body: () async throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        do { try await beginExclusiveAccess(deadline: deadline) } catch { throw mapError(error) }
+        do {
+            let result = try await body()
+            await endExclusiveAccess()
+            return result
+        } catch {
+            await endExclusiveAccess()
+            throw error
+        }
+    }
 
     /// Default: the transport cannot wink.
     public func wink() async throws(TransportError) {

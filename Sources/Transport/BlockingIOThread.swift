@@ -211,8 +211,11 @@ extension BlockingIOThread {
     /// (pcsc-lite and the reader driver wait for it without a timeout). Every later job queues
     /// behind the stuck one, so a caller that was given up on must treat the thread as lost:
     /// queue only clean-up on it (``shutdown(after:)``) and wait for nothing more.
+    ///
+    /// With `cancelGivesUp`, cancelling the calling task gives up at once too (the caller gets
+    /// `cancelled`): for a wait that `onCancel` cannot end, such as `SCardBeginTransaction`.
     public func run<T: Sendable>(
-        givingUpAt giveUp: ContinuousClock.Instant,
+        givingUpAt giveUp: ContinuousClock.Instant, cancelGivesUp: Bool = false,
         _ body: @escaping @Sendable () throws(TransportError) -> T,
         onCancel: @escaping @Sendable () -> Void = {}
     ) async throws(TransportError) -> T {
@@ -235,6 +238,9 @@ extension BlockingIOThread {
                 }
             } onCancel: {
                 onCancel()
+                if cancelGivesUp {
+                    outcome.resume(with: .failure(TransportError(.cancelled, "The operation was cancelled.")))
+                }
             }
             group.cancelAll()
             return result

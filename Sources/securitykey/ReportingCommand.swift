@@ -1,6 +1,9 @@
 import ArgumentParser
+import Authenticators
 import Dispatch
+import SecurityKeys
 import Synchronization
+import Transport
 
 #if canImport(Glibc)
     import Glibc
@@ -65,8 +68,12 @@ enum SignalCancellation {
             finished.store(true, ordering: .releasing)
             stop()
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await body() }
+        // Children answer true (the body finished) or false (a signal came).
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await body()
+                return true
+            }
             group.addTask {
                 var received = 0
                 for await _ in signals {
@@ -77,13 +84,30 @@ enum SignalCancellation {
                         DispatchQueue.global().asyncAfter(deadline: .now() + 1) {
                             if !finished.load(ordering: .acquiring) { exitCancelled() }
                         }
-                        throw CancellationError()
+                        return false
                     }
                 }
+                return false
             }
             // The first child to end decides: the body's result, or the signal's cancellation.
             defer { group.cancelAll() }
-            try await group.next()
+            if try await group.next() == true { return }
+            group.cancelAll()
+            // A signal: the body, cancelled, usually ends at once. Its own `cancelled` error says
+            // what it was doing (waiting for a card another application held, say); any other
+            // ending is reported as the plain cancellation the user asked for.
+            do {
+                while let done = try await group.next() {
+                    if done { break }
+                }
+            } catch let error as TransportError where error.code == .cancelled {
+                throw error
+            } catch let error as AuthenticatorError where error.code == .cancelled {
+                throw error
+            } catch let error as SecurityKeyError where error.code == .canceled {
+                throw error
+            } catch {}
+            throw CancellationError()
         }
     }
 

@@ -72,4 +72,49 @@ import Testing
             #expect(object?["rpId"] as? String == "holder.example")
         }
     }
+
+    /// Ctrl-C while waiting for a card another process holds: pcsc-lite's wait cannot be
+    /// interrupted, so the CLI stops waiting for it at once (within the 1 s after which the
+    /// CLI would exit anyway) with exit status 4, the `cancelled` code and a sentence that says
+    /// what it was waiting for; the holder is not disturbed and the card stays usable.
+    @Test func ctrlCWhileWaitingForABusyCardEndsTheWaitAtOnce() throws {
+        let work = try ChoiceCommandTests.scratch("pcsc-contention-interrupt")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try PCSCBed.with { bed in
+            try bed.serve(["--presence", "delay:5000"])
+            let holder = try Self.start(
+                ["register", "--device", bed.device, "--rp", "holder.example", "--user", "u", "--json", "--timeout", "20"],
+                name: "holder", bed: bed, work: work)
+            Thread.sleep(forTimeInterval: 1.0)
+            let waiter = try Self.start(
+                ["register", "--device", bed.device, "--rp", "waiter.example", "--user", "u", "--json", "--timeout", "20"],
+                name: "waiter", bed: bed, work: work)
+            defer { if waiter.process.isRunning { waiter.process.terminate() } }
+            let told = Date().addingTimeInterval(5)
+            while !waiter.stderr.contains("busy with another application"), Date() < told, waiter.process.isRunning {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            try #require(waiter.stderr.contains("busy with another application"), "\(waiter.stderr)")
+            let interrupted = Date()
+            waiter.process.interrupt()  // SIGINT, as Ctrl-C sends
+            waiter.process.waitUntilExit()
+            let took = Date().timeIntervalSince(interrupted)
+            // Without the prompt end of the wait, the CLI's 1 s grace-period exit ends it.
+            #expect(took < 0.8, "the waiting process took \(took) s to end after SIGINT")
+            #expect(waiter.process.terminationReason == .exit)
+            #expect(waiter.process.terminationStatus == 4)
+            let error = try JSONSerialization.jsonObject(with: Data(waiter.stdout.utf8)) as? [String: Any]
+            #expect((error?["error"] as? [String: Any])?["code"] as? String == "cancelled", "\(waiter.stdout)")
+            #expect(
+                waiter.stderr.contains("cancelled while waiting for the security key, which another application held"),
+                "\(waiter.stderr)")
+
+            holder.process.waitUntilExit()
+            #expect(holder.process.terminationStatus == 0, "\(holder.stderr)")
+            // The card is free again: the next command gets it at once.
+            let next = try bed.run(["info", "--device", bed.device, "--json", "--timeout", "5"])
+            #expect(next.status == 0, "\(next.stderr)")
+            #expect(!next.stderr.contains("busy with another application"), "\(next.stderr)")
+        }
+    }
 }
