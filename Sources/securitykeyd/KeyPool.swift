@@ -3,18 +3,32 @@ import CTAP2
 import Logging
 import Transport
 
-/// The keys the daemon owns: one connection per key, opened when the key arrives and closed
-/// when it leaves. A request claims keys before using them, so that no two requests ever
-/// talk to the same key at once: it waits until at least one key is idle, takes every idle key
-/// (they all blink; the one touched is used), and gives back the others as soon as one is
-/// chosen. Requests that find every key busy wait in arrival order.
+/// The keys the daemon serves. A request claims keys before using them, so that no two
+/// requests ever talk to the same key at once: it waits until at least one key is idle, takes
+/// every idle key (they all blink; the one touched is used), and gives back the others as soon
+/// as one is chosen. Requests that find every key busy wait in arrival order.
+///
+/// A key is open only while a request holds it: opened (and asked getInfo) when it arrives,
+/// closed again, and opened for each claim. Other programs on the machine share the keys with
+/// the daemon: a hidraw node is locked (`flock`, as libfido2 does) for as long as it is open, and
+/// a daemon that kept it open would lock every other program out for its whole life. A key
+/// another program holds when a request claims it is skipped for that claim (the others are
+/// used), and claimed again later if none could be opened.
 actor KeyPool {
     struct Key {
         var descriptor: DeviceDescriptor
-        var connection: any AuthenticatorConnection
+        /// The discovery that found the key, which opens it.
+        var discovery: any DeviceDiscovery
+        /// Open while a request holds the key.
+        var connection: (any AuthenticatorConnection)?
         var info: AuthenticatorInfo?
         var busy: Bool
     }
+
+    /// How long a claim waits for one key that another program holds before it skips it.
+    static let openWait: Duration = .seconds(2)
+    /// How long a claim whose keys were all held elsewhere waits before it tries again.
+    static let retryPause: Duration = .milliseconds(500)
 
     /// A change in the keys present, for the DeviceAdded and DeviceRemoved signals.
     enum Change: Sendable {
@@ -34,7 +48,7 @@ actor KeyPool {
     struct Waiter {
         var id: Int
         var excluding: Set<String>
-        var continuation: CheckedContinuation<[(String, any AuthenticatorConnection)], any Error>
+        var continuation: CheckedContinuation<[String], any Error>
     }
 
     private var keys: [String: Key] = [:]
@@ -71,12 +85,11 @@ actor KeyPool {
                 }
                 let info = await authenticator.info
                 await authenticator.close()
-                guard keys[descriptor.uri] == nil else {
-                    await connection.close()
-                    continue
-                }
+                // Closed until a request claims it: other programs may use the key meanwhile.
+                await connection.close()
+                guard keys[descriptor.uri] == nil else { continue }
                 keys[descriptor.uri] = Key(
-                    descriptor: descriptor, connection: connection, info: info, busy: false)
+                    descriptor: descriptor, discovery: discovery, connection: nil, info: info, busy: false)
                 order.append(descriptor.uri)
                 logger.info("key arrived", metadata: ["device": "\(descriptor.uri)"])
                 changeContinuation.yield(.added(summary(descriptor.uri)))
@@ -85,7 +98,7 @@ actor KeyPool {
                 guard let key = keys.removeValue(forKey: uri) else { continue }
                 order.removeAll { $0 == uri }
                 // A request using the key sees its transport fail; the key is gone either way.
-                await key.connection.close()
+                await key.connection?.close()
                 logger.info("key removed", metadata: ["device": "\(uri)"])
                 changeContinuation.yield(.removed(uri: uri))
             }
@@ -96,7 +109,7 @@ actor KeyPool {
     func closeAll() async {
         for waiter in waiters { waiter.continuation.resume(throwing: CancellationError()) }
         waiters = []
-        for key in keys.values { await key.connection.close() }
+        for key in keys.values { await key.connection?.close() }
         keys = [:]
         order = []
         changeContinuation.finish()
@@ -116,9 +129,21 @@ actor KeyPool {
     /// Whether no key is present (the request then waits for one).
     var isEmpty: Bool { keys.isEmpty }
 
-    /// Claims every idle key not in `excluding`, waiting (in arrival order, cancellably) until
-    /// there is one; nil when every key present is excluded (a sign-in tried them all).
+    /// Claims every idle key not in `excluding` and opens it, waiting (in arrival order,
+    /// cancellably) until there is one that opens; nil when every key present is excluded (a
+    /// sign-in tried them all).
     func claim(excluding: Set<String> = []) async throws -> [(String, any AuthenticatorConnection)]? {
+        while true {
+            guard let uris = try await claimIdle(excluding: excluding) else { return nil }
+            let opened = await open(uris)
+            if !opened.isEmpty { return opened }
+            // Every key claimed is held by another program: let them go, and try again shortly.
+            try await Task.sleep(for: Self.retryPause)
+        }
+    }
+
+    /// Marks every idle key not in `excluding` busy, waiting until there is one.
+    private func claimIdle(excluding: Set<String>) async throws -> [String]? {
         if !keys.isEmpty, keys.keys.allSatisfy(excluding.contains) { return nil }
         if waiters.isEmpty, let idle = takeIdle(excluding: excluding) { return idle }
         let id = nextWaiter
@@ -136,21 +161,57 @@ actor KeyPool {
         }
     }
 
+    /// Opens the claimed keys at once (each waiting at most `openWait` for another program to
+    /// let go of it); the ones that do not open are given back.
+    private func open(_ uris: [String]) async -> [(String, any AuthenticatorConnection)] {
+        let candidates = uris.compactMap { uri in keys[uri].map { (uri, $0.discovery) } }
+        let logger = self.logger
+        let results = await withTaskGroup(of: (String, (any AuthenticatorConnection)?).self) { group in
+            for (uri, discovery) in candidates {
+                group.addTask {
+                    do {
+                        return (uri, try await discovery.open(uri: uri, deadline: .after(Self.openWait)))
+                    } catch {
+                        logger.info(
+                            "a key could not be opened for a request; skipped",
+                            metadata: ["device": "\(uri)", "reason": "\(error)"])
+                        return (uri, nil)
+                    }
+                }
+            }
+            var results: [(String, (any AuthenticatorConnection)?)] = []
+            for await result in group { results.append(result) }
+            return results
+        }
+        var opened: [(String, any AuthenticatorConnection)] = []
+        var failed: [String] = []
+        for uri in uris {
+            guard let connection = results.first(where: { $0.0 == uri })?.1 else {
+                failed.append(uri)
+                continue
+            }
+            guard keys[uri] != nil else {
+                // It left while it was being opened.
+                await connection.close()
+                continue
+            }
+            keys[uri]?.connection = connection
+            opened.append((uri, connection))
+        }
+        if !failed.isEmpty { await release(failed) }
+        return opened
+    }
+
     private func cancelWaiter(_ id: Int) {
         guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
         waiters.remove(at: index).continuation.resume(throwing: CancellationError())
     }
 
-    private func takeIdle(excluding: Set<String>) -> [(String, any AuthenticatorConnection)]? {
+    private func takeIdle(excluding: Set<String>) -> [String]? {
         let idle = order.filter { keys[$0]?.busy == false && !excluding.contains($0) }
         guard !idle.isEmpty else { return nil }
-        var claimed: [(String, any AuthenticatorConnection)] = []
-        for uri in idle {
-            guard let key = keys[uri] else { continue }
-            keys[uri]?.busy = true
-            claimed.append((uri, key.connection))
-        }
-        return claimed
+        for uri in idle { keys[uri]?.busy = true }
+        return idle
     }
 
     private func serveWaiters() {
@@ -164,8 +225,14 @@ actor KeyPool {
         }
     }
 
-    /// Gives back `uris` (a request ended, or chose another key).
-    func release(_ uris: [String]) {
+    /// Gives back `uris` (a request ended, or chose another key): closes them, so that other
+    /// programs can have them, and hands them to the next waiting request.
+    func release(_ uris: [String]) async {
+        for uri in uris {
+            guard let connection = keys[uri]?.connection else { continue }
+            keys[uri]?.connection = nil
+            await connection.close()
+        }
         for uri in uris where keys[uri] != nil { keys[uri]?.busy = false }
         serveWaiters()
     }

@@ -74,9 +74,42 @@ grep -q '"code" *: *"permission-denied"' <<<"$denied" && grep -q "$node" <<<"$de
     --credential "$(field "$work/registration.json" id)" --json >"$work/assertion.json"
 "$cli" verify --registration "$work/registration.json" --assertion "$work/assertion.json" \
     --trust-root "$work/root.pem"
+
+echo "== securitykeyd beside other programs on the key"
+# The daemon opens (and flock-locks) a hidraw key only while a request holds it: with the daemon
+# idle, our CLI and libfido2's tools open the key at once, and the daemon still serves it.
+fail() { echo "test-uhid: $*" >&2; cat "$work/daemon.log" >&2 2>/dev/null || true; exit 1; }
+/usr/bin/dbus-daemon --session --nofork --nopidfile --address="unix:path=$work/bus" --print-address=1 \
+    >"$work/bus.address" 2>/dev/null &
+bus=$!
+trap 'kill "$serve" "$bus" ${daemon:-} 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [[ -s $work/bus.address ]] && break; sleep 0.1; done
+address=$(head -n 1 "$work/bus.address")
+[[ -n $address ]] || fail "dbus-daemon printed no address"
+.build/debug/securitykeyd --address "$address" -v 2>"$work/daemon.log" &
+daemon=$!
+listed=""
+for _ in $(seq 150); do
+    listed=$(busctl --address="$address" call org.securitykey.Daemon1 /org/securitykey/Daemon1 \
+        org.securitykey.Daemon1 ListDevices 2>/dev/null || true)
+    grep -q "$node" <<<"$listed" && break
+    sleep 0.2
+done
+grep -q "$node" <<<"$listed" || fail "securitykeyd does not list $node: $listed"
+"$cli" info --device "$uri" --timeout 3 --json >"$work/info.json" 2>"$work/info.err" \
+    || fail "the CLI could not open $node beside an idle securitykeyd: $(cat "$work/info.err")"
+! grep -q "busy with another application" "$work/info.err" || fail "the CLI waited for the idle daemon"
+timeout 10 fido2-token -I "$node" | grep -qx "aaguid: $aaguid" \
+    || fail "fido2-token -I could not open $node beside an idle securitykeyd"
+"$cli" register --rp daemon.example --user carol --json --via-daemon --bus-address "$address" \
+    >"$work/via-daemon.json" || fail "securitykeyd did not serve $node after the others used it"
+[[ $(field "$work/via-daemon.json" device) == "$uri" ]] || fail "the daemon used another key"
+kill -TERM "$daemon" && wait "$daemon" || fail "securitykeyd did not stop cleanly on SIGTERM"
+kill -TERM "$bus" 2>/dev/null; wait "$bus" 2>/dev/null || true
+
 kill -TERM "$serve" && wait "$serve" || { echo "test-uhid: serve --uhid did not stop cleanly on SIGTERM" >&2; exit 1; }
 trap - EXIT
 # Stopping destroys the uhid device: its node goes away.
 for _ in $(seq 50); do [[ -e $node ]] || break; sleep 0.1; done
 [[ ! -e $node ]] || { echo "test-uhid: $node still exists after serve --uhid stopped" >&2; exit 1; }
-echo "test-uhid: ${#tests[@]} uhid tests and the serve --uhid round trip passed in the guest."
+echo "test-uhid: ${#tests[@]} uhid tests, the serve --uhid round trip and securitykeyd beside other programs passed in the guest."
