@@ -30,6 +30,10 @@ extension FuzzTarget {
         }
         if let response = try? ResponseAPDU(bytes: bytes) {
             try expect(response.bytes == bytes, "a response APDU does not re-encode to itself")
+            try expect(
+                ResponseAPDU(data: response.data, status: response.status) == response,
+                "a response APDU differs from one built from its parts")
+            try expect(!response.description.isEmpty, "a response APDU without a description")
         }
         let limit = 4096
         var assembler = ResponseAssembler(

@@ -26,15 +26,33 @@ extension FuzzTarget {
                 == object,
             "an attestation object differs from one built from its parts")
         let hash = Array(bytes[..<32])
-        guard let result = try? object.verify(clientDataHash: hash) else { return }
-        try expect(
-            (result.type == .none) == (object.format == .none), "a none type for a format other than none")
-        try expect(!result.type.description.isEmpty, "an attestation type without a name")
-        try expect(
-            result.trustPath.isEmpty == (result.type == .none || result.type == .selfAttestation),
-            "a trust path that does not fit the attestation type \(result.type)")
-        try expect(
-            (try? object.verify(clientDataHash: hash)) == result, "an attestation verifies differently twice")
+        let result = try? object.verify(clientDataHash: hash)
+        if let result {
+            try expect(
+                (result.type == .none) == (object.format == .none), "a none type for a format other than none")
+            try expect(!result.type.description.isEmpty, "an attestation type without a name")
+            try expect(
+                result.trustPath.isEmpty == (result.type == .none || result.type == .selfAttestation),
+                "a trust path that does not fit the attestation type \(result.type)")
+            try expect(
+                (try? object.verify(clientDataHash: hash)) == result, "an attestation verifies differently twice")
+        }
+        // The same statement signed again by a key the harness holds (AttestationResigning), so
+        // the checks after the signature run on fuzzed certificates and key descriptions.
+        guard let resigned = AttestationResigning.resign(object, clientDataHash: hash) else { return }
+        let again = try? resigned.verify(clientDataHash: hash)
+        if let result, AttestationResigning.isUnedited(object), AttestationResigning.keepsDigest(object) {
+            try expect(again?.type == result.type, "a verified statement fails when signed by another key")
+        }
+        if let again {
+            let expected: AttestationType = resigned.format == .tpm ? .attCA : .basic
+            try expect(again.type == expected, "a re-signed \(resigned.format) statement verified as \(again.type)")
+            let leaf = resigned.attestationStatement["x5c"]?.arrayValue?.first?.bytesValue
+                .flatMap { try? Certificate(derEncoded: $0) }
+            try expect(
+                leaf != nil && again.trustPath.first == leaf,
+                "a re-signed statement verified without its certificate first in the trust path")
+        }
     }
 
     /// TPM 2.0 structures of the tpm format (TPMS_ATTEST certInfo, TPMT_PUBLIC pubArea):
