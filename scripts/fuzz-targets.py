@@ -713,13 +713,45 @@ def attestation_variants(pairs):
                     off += 2 if pub[off:off + 2] == b"\x00\x10" else 4
                     for curve in (0x0004, 0x0005, 0x0010):
                         yield changed(pubArea=pub[:off] + struct.pack(">H", curve) + pub[off + 2:])
-            if fmt in ("packed", "fido-u2f", "tpm", "android-key") and "x5c" in stmt:
-                for bit in range(11):
+            if "x5c" in stmt:
+                for other in ("packed", "fido-u2f", "tpm", "android-key", "apple"):
+                    if other != fmt: yield h + cbor({"fmt": other, "attStmt": stmt, "authData": auth})
+            if fmt in ("packed", "fido-u2f", "tpm", "android-key", "apple") and "x5c" in stmt:
+                for bit in range(14):
                     yield changed(**{"fuzz-edits": 1 << bit})
                 yield changed(**{"fuzz-edits": 0})
             if fmt == "android-key":
                 for description in android_key_descriptions(challenge=h):
                     yield changed(**{"fuzz-key-description": description})
+
+
+def safetynet_variants(jws):
+    """A real SafetyNet JWS with its header naming another algorithm, and with its signature
+    changed (the payload, and so the nonce, kept); JWS that stop the parser at a check."""
+    parts = jws.split(b".")
+    if len(parts) != 3: return
+    b64 = lambda d: base64.urlsafe_b64encode(d).rstrip(b"=")
+    try:
+        header = json.loads(base64.urlsafe_b64decode(parts[0] + b"=" * (-len(parts[0]) % 4)))
+        signature = base64.urlsafe_b64decode(parts[2] + b"=" * (-len(parts[2]) % 4))
+    except ValueError:
+        return
+    for alg in ("RS256", "ES256", "PS256"):
+        yield b64(json.dumps({**header, "alg": alg}).encode()) + b"." + parts[1] + b"." + parts[2]
+    if signature:
+        yield parts[0] + b"." + parts[1] + b"." + b64(bytes([signature[0] ^ 1]) + signature[1:])
+    yield b64(json.dumps({"alg": header.get("alg", "RS256")}).encode()) + b"." + parts[1] + b"." + parts[2]
+    yield b64(json.dumps({**header, "x5c": ["AAAA"]}).encode()) + b"." + parts[1] + b"." + parts[2]
+    yield parts[0] + b"." + parts[1] + b"." + parts[2] + b"A" * (64 << 10)
+
+
+def iso7816_seeds():
+    """Response sequences (length-prefixed records) that run the assembler into its limits of
+    32 rounds and 4096 bytes: endless 61xx, endless 6Cxx, 61xx with full data."""
+    record = lambda r: struct.pack(">H", len(r)) + r
+    yield b"".join(record(b"\x61\x00") for _ in range(33))
+    yield b"".join(record(b"\x6c\x10") for _ in range(33))
+    yield b"".join(record(b"\xaa" * 255 + b"\x61\x00") for _ in range(17))
 
 
 def mds_issuers(mds):
@@ -783,6 +815,9 @@ def seeds(root):
                     yield "safetynet", stmt["response"]
                     for h in hashes[:4]:
                         yield "safetynet", h + struct.pack(">H", len(auth)) + auth + stmt["response"]
+                    for h in own[:1]:
+                        for jws in safetynet_variants(stmt["response"]):
+                            yield "safetynet", h + struct.pack(">H", len(auth)) + auth + jws
                 for cert in stmt.get("x5c", []): yield "trust-anchors", cert
             except Exception:
                 pass
@@ -822,6 +857,7 @@ def seeds(root):
     yield "ctaphid-host", ping + struct.pack(">IB", 7, 0)[:5]
     yield "ctaphid-host", struct.pack(">IBH", 7, 0x81, 1) + b"\x01" * 57 + b"\x00\x00\x00\x07\x81\x00"
     for r in client_data_seeds(): yield "client-data", r
+    for r in iso7816_seeds(): yield "iso7816", r
     yield "attestation-object", b"\x00" * 32 + cbor({"fmt": "none", "authData": b"\x00" * 37})
     for r in attestation_variants(attestation_pairs): yield "attestation-object", r
     for d in android_key_descriptions(): yield "android-key", d

@@ -42,14 +42,23 @@ enum AttestationResigning {
         /// Subject alternative name, extended key usage and basic constraints holding a NULL.
         static let malformedExtensions = Edit(rawValue: 1 << 9)
         static let dropKeyDescription = Edit(rawValue: 1 << 10)
+        static let dropAppleNonce = Edit(rawValue: 1 << 11)
+        /// An Apple nonce extension that is DER but not SEQUENCE { [1] { OCTET STRING } }.
+        static let emptyAppleNonce = Edit(rawValue: 1 << 12)
+        /// An Apple nonce extension that is not DER.
+        static let malformedAppleNonce = Edit(rawValue: 1 << 13)
     }
 
     /// The harness's attestation key (a fixed scalar).
     static let key: P256.Signing.PrivateKey? = try? P256.Signing.PrivateKey(
         rawRepresentation: [UInt8](repeating: 0x2B, count: 32))
 
-    /// The formats whose statements carry a signature by x5c's first certificate.
-    static let formats: Set<AttestationFormat> = [.packed, .fidoU2F, .tpm, .androidKey]
+    /// The formats whose statements carry a signature by x5c's first certificate, and apple, whose
+    /// certificate carries a nonce over authData and the clientDataHash.
+    static let formats: Set<AttestationFormat> = [.packed, .fidoU2F, .tpm, .androidKey, .apple]
+
+    /// The Apple nonce extension's OID (1.2.840.113635.100.8.2, WebAuthn §8.8).
+    static let appleNonceOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 8, 2]
 
     /// `object` with its statement re-signed by ``key``, or nil when it has no x5c certificate
     /// (or no attested credential) to rebuild.
@@ -62,18 +71,23 @@ enum AttestationResigning {
         let keyDescription = statement[keyDescriptionField]?.bytesValue
         statement[editsField] = nil
         statement[keyDescriptionField] = nil
-        guard let x5c = statement["x5c"]?.arrayValue, let first = x5c.first?.bytesValue,
-            let original = try? Certificate(derEncoded: first),
-            let leaf = try? rebuilt(original, edits: edits, keyDescription: keyDescription),
-            let leafDER = try? encoded(leaf)
-        else { return nil }
         var authData = object.authData
-        if object.format == .androidKey {
-            guard let replaced = replacingCredentialKey(authData, credential, with: harnessCOSEKey(key)) else {
+        // android-key and apple want the certificate's key to be the credential's (§8.4, §8.8).
+        if object.format == .androidKey || object.format == .apple {
+            guard let replaced = replacingCredentialKey(authData, credential, with: harnessCOSEKey(key))
+            else {
                 return nil
             }
             authData = replaced
         }
+        let nonce = Array(SHA256.hash(data: authData.bytes + clientDataHash))
+        guard let x5c = statement["x5c"]?.arrayValue, let first = x5c.first?.bytesValue,
+            let original = try? Certificate(derEncoded: first),
+            let leaf = try? rebuilt(
+                original, edits: edits, keyDescription: keyDescription,
+                appleNonce: object.format == .apple ? nonce : nil),
+            let leafDER = try? encoded(leaf)
+        else { return nil }
         statement["x5c"] = .array([.byteString(leafDER)] + x5c.dropFirst())
         let signed: [UInt8]
         switch object.format {
@@ -81,6 +95,9 @@ enum AttestationResigning {
             let x = credential.credentialPublicKey.parameters[COSEKey.Label.x]?.bytesValue ?? []
             let y = credential.credentialPublicKey.parameters[COSEKey.Label.y]?.bytesValue ?? []
             signed = [0x00] + authData.rpIDHash + clientDataHash + credential.credentialID + [0x04] + x + y
+        case .apple:
+            return AttestationObject(
+                format: object.format, authData: authData, attestationStatement: statement)
         case .tpm:
             guard let certInfo = statement["certInfo"]?.bytesValue else { return nil }
             signed = certInfo
@@ -103,11 +120,12 @@ enum AttestationResigning {
 
     /// Whether the statement asks for no edit of the rebuilt certificate.
     static func isUnedited(_ object: AttestationObject) -> Bool {
-        object.attestationStatement[editsField] == nil && object.attestationStatement[keyDescriptionField] == nil
+        object.attestationStatement[editsField] == nil
+            && object.attestationStatement[keyDescriptionField] == nil
     }
 
     private static func rebuilt(
-        _ original: Certificate, edits: Edit, keyDescription: [UInt8]?
+        _ original: Certificate, edits: Edit, keyDescription: [UInt8]?, appleNonce: [UInt8]?
     ) throws -> Certificate? {
         guard let key else { return nil }
         var extensions = Array(original.extensions)
@@ -125,11 +143,16 @@ enum AttestationResigning {
         if edits.contains(.dropExtendedKeyUsage) { remove(oids.extendedKeyUsage) }
         if edits.contains(.dropBasicConstraints) { remove(oids.basicConstraints) }
         if edits.contains(.certificateAuthority) {
-            let ca = try Certificate.Extension(BasicConstraints.isCertificateAuthority(maxPathLength: nil), critical: true)
+            let ca = try Certificate.Extension(
+                BasicConstraints.isCertificateAuthority(maxPathLength: nil), critical: true)
             set(oids.basicConstraints, critical: true, Array(ca.value))
         }
-        if edits.contains(.otherAAGUID) { set(aaguidOID, critical: false, [0x04, 0x10] + [UInt8](repeating: 0xEE, count: 16)) }
-        if edits.contains(.malformedAAGUID) { set(aaguidOID, critical: false, [0x04, 0x0F] + [UInt8](repeating: 0xEE, count: 15)) }
+        if edits.contains(.otherAAGUID) {
+            set(aaguidOID, critical: false, [0x04, 0x10] + [UInt8](repeating: 0xEE, count: 16))
+        }
+        if edits.contains(.malformedAAGUID) {
+            set(aaguidOID, critical: false, [0x04, 0x0F] + [UInt8](repeating: 0xEE, count: 15))
+        }
         if edits.contains(.criticalAAGUID), let ext = extensions.first(where: { $0.oid == aaguidOID }) {
             set(aaguidOID, critical: true, Array(ext.value))
         }
@@ -140,6 +163,13 @@ enum AttestationResigning {
         }
         if edits.contains(.dropKeyDescription) { remove(AndroidKeyDescription.extensionOID) }
         if let keyDescription { set(AndroidKeyDescription.extensionOID, critical: false, keyDescription) }
+        if let appleNonce {
+            // SEQUENCE { [1] EXPLICIT OCTET STRING nonce }
+            set(appleNonceOID, critical: false, [0x30, 0x24, 0xA1, 0x22, 0x04, 0x20] + appleNonce)
+        }
+        if edits.contains(.emptyAppleNonce) { set(appleNonceOID, critical: false, [0x30, 0x00]) }
+        if edits.contains(.malformedAppleNonce) { set(appleNonceOID, critical: false, [0x30, 0x05, 0x01]) }
+        if edits.contains(.dropAppleNonce) { remove(appleNonceOID) }
         var subject = original.subject
         if edits.contains(.swapSubject) { subject = subject.isEmpty ? original.issuer : DistinguishedName() }
         let version1 = edits.contains(.version1)
@@ -163,7 +193,8 @@ enum AttestationResigning {
         let xy = Array(key.publicKey.rawRepresentation)
         return CBOREncoder.encode(
             .map([
-                .unsigned(1): .unsigned(2), .unsigned(3): .int(COSEAlgorithm.es256.rawValue), .negative(0): .unsigned(1),
+                .unsigned(1): .unsigned(2), .unsigned(3): .int(COSEAlgorithm.es256.rawValue),
+                .negative(0): .unsigned(1),
                 .negative(1): .byteString(Array(xy[..<32])), .negative(2): .byteString(Array(xy[32...])),
             ]))
     }
@@ -176,7 +207,10 @@ enum AttestationResigning {
         let bytes = authData.bytes
         let start = 55 + credential.credentialID.count
         let old = credential.credentialPublicKey.cborEncoded
-        guard bytes.count >= start + old.count, Array(bytes[start..<(start + old.count)]) == old else { return nil }
-        return try? AuthenticatorData(bytes: Array(bytes[..<start]) + coseKey + Array(bytes[(start + old.count)...]))
+        guard bytes.count >= start + old.count, Array(bytes[start..<(start + old.count)]) == old else {
+            return nil
+        }
+        return try? AuthenticatorData(
+            bytes: Array(bytes[..<start]) + coseKey + Array(bytes[(start + old.count)...]))
     }
 }

@@ -28,11 +28,13 @@ extension FuzzTarget {
         // of another length than 12, and (checked once per process) data beyond the limit.
         let keyLength = bytes.count % (2 * LargeBlobEntry.keyLength)
         try expect(
-            ((try? LargeBlobEntry.seal(Array(bytes.prefix(16)), key: [UInt8](repeating: 0x4B, count: keyLength))) != nil)
+            ((try? LargeBlobEntry.seal(
+                Array(bytes.prefix(16)), key: [UInt8](repeating: 0x4B, count: keyLength))) != nil)
                 == (keyLength == LargeBlobEntry.keyLength),
             "a large blob sealed under a key of \(keyLength) bytes")
         try expect(
-            (try? LargeBlobEntry.seal(Array(bytes.prefix(16)), key: fuzzLargeBlobKey, nonce: Array(bytes.prefix(11)))) == nil,
+            (try? LargeBlobEntry.seal(
+                Array(bytes.prefix(16)), key: fuzzLargeBlobKey, nonce: Array(bytes.prefix(11)))) == nil,
             "a large blob sealed with a nonce shorter than 12 bytes")
         try expect(oversizedBlobRefused, "a large blob over the limit sealed")
         let hashed = LargeBlobArray.parse(bytes + LargeBlobArray.truncatedHash(bytes))
