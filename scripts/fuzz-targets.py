@@ -133,7 +133,7 @@ def der(tag, body):
     return bytes([tag]) + head + body
 
 
-def android_key_descriptions():
+def android_key_descriptions(challenge=b"\x11" * 32):
     """KeyDescription (Android keystore attestation schema) with the fields WebAuthn §8.4 checks."""
     def integer(v): return der(0x02, v.to_bytes(max(1, (v.bit_length() + 8) // 8), "big"))
     def enum(v): return der(0x0A, bytes([v]))
@@ -146,13 +146,16 @@ def android_key_descriptions():
             if not tag: break
         head = bytes([0xBF]) + bytes(d | 0x80 for d in digits[:-1]) + bytes(digits[-1:])
         return head + der(0x00, inner)[1:]
-    def authlist(purpose=True, allapps=False, origin=True, extra=b""):
+    def authlist(purpose=True, allapps=False, origin=True, extra=b"", purposes=(2, 3), origin_value=0):
         body = b""
-        if purpose: body += explicit(1, der(0x31, integer(2) + integer(3)))
+        if purpose: body += explicit(1, der(0x31, b"".join(integer(p) for p in purposes)))
         if allapps: body += explicit(600, der(0x05, b""))
-        if origin: body += explicit(702, integer(0))
+        if origin: body += explicit(702, integer(origin_value))
         return der(0x30, body + extra)
-    head = integer(3) + enum(1) + integer(4) + enum(1) + der(0x04, b"\x11" * 32) + der(0x04, b"")
+    head = integer(3) + enum(1) + integer(4) + enum(1) + der(0x04, challenge) + der(0x04, b"")
+    # Keys not generated in the keystore, or not for signing (after the checks above pass).
+    for sw, tee in ((der(0x30, b""), authlist(origin_value=1)), (authlist(purposes=(3,)), der(0x30, b""))):
+        yield der(0x30, head + sw + tee)
     for sw, tee in ((der(0x30, b""), authlist()), (authlist(origin=False), der(0x30, b"")),
                     (authlist(), authlist(allapps=True)), (authlist(extra=explicit(5, integer(1))), authlist()),
                     (der(0x30, explicit(1, integer(2))), authlist()), (der(0x30, bytes([0xA1, 0x00])), authlist()),
@@ -667,28 +670,88 @@ def webauthn_json_seeds(entries):
         yield doc
 
 
-def attestation_variants(objects, client_data):
-    """Real attestation objects, one per format, each changed to stop the statement verifier at
-    another check: another format's name, no attested credential, each statement field left
-    out or of the wrong type."""
+def attestation_variants(pairs):
+    """Real attestation objects with their own clientDataHash (pairs of hash, object), up to two
+    per format, each changed to stop the statement verifier at another check: another format's
+    name, no attested credential, each statement field left out or of the wrong type, TPM
+    structures with another magic, name algorithm, curve or attributes. For the formats the
+    harness re-signs (AttestationResigning in the target), each edit bit of its rebuilt
+    certificate, and (android-key) key descriptions stating the hash as their challenge."""
     by_format = {}
-    for data in objects:
+    for h, data in pairs:
         try:
             obj = cbor_decode(data)[0]
-            by_format.setdefault(obj["fmt"], obj)
         except Exception:
             continue
-    h = b"\x00" * 32
-    for fmt, obj in sorted(by_format.items()):
-        stmt, auth = obj["attStmt"], obj["authData"]
-        if not isinstance(stmt, dict) or not isinstance(auth, bytes) or len(auth) < 37: continue
-        yield h + cbor({"fmt": "none" if fmt != "none" else "packed", "attStmt": stmt, "authData": auth})
-        yield h + cbor({"fmt": "unknown-format", "attStmt": stmt, "authData": auth})
-        yield h + cbor({"fmt": fmt, "attStmt": stmt, "authData": auth[:32] + bytes([auth[32] & 0x3F]) + auth[33:37]})
-        for field in stmt:
-            if not isinstance(field, str): continue
-            yield h + cbor({"fmt": fmt, "attStmt": {k: v for k, v in stmt.items() if k != field}, "authData": auth})
-            yield h + cbor({"fmt": fmt, "attStmt": {**stmt, field: True}, "authData": auth})
+        if isinstance(obj, dict) and isinstance(obj.get("fmt"), str):
+            by_format.setdefault(obj["fmt"], []).append((h, obj))
+    for fmt, found in sorted(by_format.items()):
+        for h, obj in found[:2]:
+            stmt, auth = obj.get("attStmt"), obj.get("authData")
+            if not isinstance(stmt, dict) or not isinstance(auth, bytes) or len(auth) < 37: continue
+            yield h + cbor({"fmt": "none" if fmt != "none" else "packed", "attStmt": stmt, "authData": auth})
+            yield h + cbor({"fmt": "unknown-format", "attStmt": stmt, "authData": auth})
+            yield h + cbor({"fmt": fmt, "attStmt": stmt, "authData": auth[:32] + bytes([auth[32] & 0x3F]) + auth[33:37]})
+            yield h[:31] + bytes([h[31] ^ 1]) + cbor(obj)
+            for field in stmt:
+                if not isinstance(field, str): continue
+                yield h + cbor({"fmt": fmt, "attStmt": {k: v for k, v in stmt.items() if k != field}, "authData": auth})
+                yield h + cbor({"fmt": fmt, "attStmt": {**stmt, field: True}, "authData": auth})
+            changed = lambda **kw: h + cbor({"fmt": fmt, "attStmt": {**stmt, **kw}, "authData": auth})
+            yield changed(ecdaaKeyId=b"\x01" * 32)
+            for alg in (-65535, -35, -36, -258, -259, -999, -7, -8, -257):
+                yield changed(alg=alg)
+            if fmt == "tpm" and isinstance(stmt.get("pubArea"), bytes) and isinstance(stmt.get("certInfo"), bytes):
+                pub, info = stmt["pubArea"], stmt["certInfo"]
+                yield changed(ver="1.0")
+                yield changed(certInfo=bytes([info[0] ^ 1]) + info[1:])
+                for name_alg in (0x0004, 0x000C, 0x000D, 0x0099):
+                    yield changed(pubArea=pub[:2] + struct.pack(">H", name_alg) + pub[4:])
+                yield changed(pubArea=pub[:4] + bytes([pub[4] ^ 0x80]) + pub[5:])
+                if pub[:2] == b"\x00\x23" and len(pub) > 20:
+                    off = 10 + int.from_bytes(pub[8:10], "big") + 2
+                    off += 2 if pub[off:off + 2] == b"\x00\x10" else 4
+                    for curve in (0x0004, 0x0005, 0x0010):
+                        yield changed(pubArea=pub[:off] + struct.pack(">H", curve) + pub[off + 2:])
+            if "x5c" in stmt:
+                for other in ("packed", "fido-u2f", "tpm", "android-key", "apple"):
+                    if other != fmt: yield h + cbor({"fmt": other, "attStmt": stmt, "authData": auth})
+            if fmt in ("packed", "fido-u2f", "tpm", "android-key", "apple") and "x5c" in stmt:
+                for bit in range(14):
+                    yield changed(**{"fuzz-edits": 1 << bit})
+                yield changed(**{"fuzz-edits": 0})
+            if fmt == "android-key":
+                for description in android_key_descriptions(challenge=h):
+                    yield changed(**{"fuzz-key-description": description})
+
+
+def safetynet_variants(jws):
+    """A real SafetyNet JWS with its header naming another algorithm, and with its signature
+    changed (the payload, and so the nonce, kept); JWS that stop the parser at a check."""
+    parts = jws.split(b".")
+    if len(parts) != 3: return
+    b64 = lambda d: base64.urlsafe_b64encode(d).rstrip(b"=")
+    try:
+        header = json.loads(base64.urlsafe_b64decode(parts[0] + b"=" * (-len(parts[0]) % 4)))
+        signature = base64.urlsafe_b64decode(parts[2] + b"=" * (-len(parts[2]) % 4))
+    except ValueError:
+        return
+    for alg in ("RS256", "ES256", "PS256"):
+        yield b64(json.dumps({**header, "alg": alg}).encode()) + b"." + parts[1] + b"." + parts[2]
+    if signature:
+        yield parts[0] + b"." + parts[1] + b"." + b64(bytes([signature[0] ^ 1]) + signature[1:])
+    yield b64(json.dumps({"alg": header.get("alg", "RS256")}).encode()) + b"." + parts[1] + b"." + parts[2]
+    yield b64(json.dumps({**header, "x5c": ["AAAA"]}).encode()) + b"." + parts[1] + b"." + parts[2]
+    yield parts[0] + b"." + parts[1] + b"." + parts[2] + b"A" * (64 << 10)
+
+
+def iso7816_seeds():
+    """Response sequences (length-prefixed records) that run the assembler into its limits of
+    32 rounds and 4096 bytes: endless 61xx, endless 6Cxx, 61xx with full data."""
+    record = lambda r: struct.pack(">H", len(r)) + r
+    yield b"".join(record(b"\x61\x00") for _ in range(33))
+    yield b"".join(record(b"\x6c\x10") for _ in range(33))
+    yield b"".join(record(b"\xaa" * 255 + b"\x61\x00") for _ in range(17))
 
 
 def mds_issuers(mds):
@@ -713,11 +776,18 @@ def vector_files(root):
 
 def seeds(root):
     """(target, bytes) pairs."""
-    entries = []
+    entries, attestation_pairs = [], []
     for path in vector_files(root):
         if os.path.exists(path):
             entries += [e for e in json.load(open(path)) if e.get("hex")]
     client_data = {e["id"].rsplit("/", 1)[0]: bytes.fromhex(e["hex"]) for e in entries if e["kind"] == "clientDataJSON"}
+    # Every clientDataJSON of a test, the registration's (webauthn.create) first: a test can hold
+    # an authentication's too, and the dict above keeps only the last one.
+    created = lambda c: b'"webauthn.create"' not in c
+    test_client_data = {}
+    for e in entries:
+        if e["kind"] == "clientDataJSON":
+            test_client_data.setdefault(e["id"].rsplit("/", 1)[0], []).append(bytes.fromhex(e["hex"]))
     for e in entries:
         data = bytes.fromhex(e["hex"])
         kind = "cbor" if e["kind"].startswith("cbor-vector") else e["kind"]
@@ -729,8 +799,12 @@ def seeds(root):
             yield "ctaphid-device", b"".join(b"\x00" + data[i:i + 64] for i in range(0, len(data), 64))
         if kind == "attestationObject":
             group = e["id"].rsplit("/", 1)[0]
-            hashes = [hashlib.sha256(c).digest() for g, c in client_data.items() if g.startswith(group.rsplit("/", 1)[0])]
+            # The test's own client data first (its signature covers that hash), then its neighbours'.
+            own = [hashlib.sha256(c).digest() for c in sorted(test_client_data.get(group, []), key=created)]
+            hashes = own + [hashlib.sha256(c).digest() for g, c in client_data.items()
+                            if g != group and g.startswith(group.rsplit("/", 1)[0])]
             for h in hashes[:4] or [b"\x00" * 32]: yield "attestation-object", h + data
+            attestation_pairs.append((own[0] if own else b"\x00" * 32, data))
             try:
                 obj, _ = cbor_decode(data)
                 stmt, auth = obj.get("attStmt", {}), obj.get("authData")
@@ -741,6 +815,9 @@ def seeds(root):
                     yield "safetynet", stmt["response"]
                     for h in hashes[:4]:
                         yield "safetynet", h + struct.pack(">H", len(auth)) + auth + stmt["response"]
+                    for h in own[:1]:
+                        for jws in safetynet_variants(stmt["response"]):
+                            yield "safetynet", h + struct.pack(">H", len(auth)) + auth + jws
                 for cert in stmt.get("x5c", []): yield "trust-anchors", cert
             except Exception:
                 pass
@@ -780,8 +857,9 @@ def seeds(root):
     yield "ctaphid-host", ping + struct.pack(">IB", 7, 0)[:5]
     yield "ctaphid-host", struct.pack(">IBH", 7, 0x81, 1) + b"\x01" * 57 + b"\x00\x00\x00\x07\x81\x00"
     for r in client_data_seeds(): yield "client-data", r
+    for r in iso7816_seeds(): yield "iso7816", r
     yield "attestation-object", b"\x00" * 32 + cbor({"fmt": "none", "authData": b"\x00" * 37})
-    for r in attestation_variants(attestation_objects, client_data): yield "attestation-object", r
+    for r in attestation_variants(attestation_pairs): yield "attestation-object", r
     for d in android_key_descriptions(): yield "android-key", d
     for r in ctap_requests(): yield "virtual-key", r
     for r in ctap21_requests(): yield "virtual-key", r

@@ -22,6 +22,15 @@ extension FuzzTarget {
             }
             try expect(command.isChained == (command.cla & 0x10 != 0), "the chaining bit misread")
             try expect(!command.description.isEmpty, "a command APDU without a description")
+            try expect((try? command.chained(maxSegmentCount: 0)) == nil, "chaining into empty segments")
+            var noLe = command
+            noLe.le = 0
+            try expect((try? noLe.encoded()) == nil, "a command with Le 0 encoded")
+            // SELECT with the command's data as the AID encodes and parses back to itself.
+            let select = CommandAPDU.select(aid: Array(command.data.prefix(CommandAPDU.maxShortDataCount)))
+            try expect(
+                (try? select.encoded()).flatMap { try? CommandAPDU(bytes: $0) } == select,
+                "a SELECT does not parse back to itself")
             if let segments = try? command.chained(maxSegmentCount: 16) {
                 try expect(
                     segments.flatMap(\.data) == command.data && segments.last?.le == command.le,
@@ -30,6 +39,10 @@ extension FuzzTarget {
         }
         if let response = try? ResponseAPDU(bytes: bytes) {
             try expect(response.bytes == bytes, "a response APDU does not re-encode to itself")
+            try expect(
+                ResponseAPDU(data: response.data, status: response.status) == response,
+                "a response APDU differs from one built from its parts")
+            try expect(!response.description.isEmpty, "a response APDU without a description")
         }
         let limit = 4096
         var assembler = ResponseAssembler(

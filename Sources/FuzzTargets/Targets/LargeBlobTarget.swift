@@ -24,6 +24,19 @@ extension FuzzTarget {
             try expect(
                 !corruption.code.isEmpty && !corruption.description.isEmpty, "a corruption without a name")
         }
+        // Sealing refuses a key of another length than 32 (the input's length picks it), a nonce
+        // of another length than 12, and (checked once per process) data beyond the limit.
+        let keyLength = bytes.count % (2 * LargeBlobEntry.keyLength)
+        try expect(
+            ((try? LargeBlobEntry.seal(
+                Array(bytes.prefix(16)), key: [UInt8](repeating: 0x4B, count: keyLength))) != nil)
+                == (keyLength == LargeBlobEntry.keyLength),
+            "a large blob sealed under a key of \(keyLength) bytes")
+        try expect(
+            (try? LargeBlobEntry.seal(
+                Array(bytes.prefix(16)), key: fuzzLargeBlobKey, nonce: Array(bytes.prefix(11)))) == nil,
+            "a large blob sealed with a nonce shorter than 12 bytes")
+        try expect(oversizedBlobRefused, "a large blob over the limit sealed")
         let hashed = LargeBlobArray.parse(bytes + LargeBlobArray.truncatedHash(bytes))
         for reading in [raw, hashed] where !reading.isCorrupted {
             let again = LargeBlobArray.parse(reading.array.serialized())
@@ -38,6 +51,12 @@ extension FuzzTarget {
 
 /// The key the harness seals fuzzed entries under.
 private let fuzzLargeBlobKey = [UInt8](repeating: 0x4B, count: LargeBlobEntry.keyLength)
+
+/// Whether sealing refuses data one byte over ``LargeBlobEntry/maxOriginalSize`` (once per process:
+/// 4 MiB per input would be too slow).
+private let oversizedBlobRefused: Bool =
+    (try? LargeBlobEntry.seal(
+        [UInt8](repeating: 0, count: LargeBlobEntry.maxOriginalSize + 1), key: fuzzLargeBlobKey)) == nil
 
 /// Re-seals every entry-shaped element of `array` under ``fuzzLargeBlobKey`` and opens it.
 private func checkEntries(_ array: LargeBlobArray) throws(FuzzPropertyViolation) {

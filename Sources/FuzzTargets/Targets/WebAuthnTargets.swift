@@ -22,19 +22,56 @@ extension FuzzTarget {
         try expect(object.format.description == object.format.rawValue, "a format described by another name")
         try expect(
             AttestationObject(
-                format: object.format, authData: object.authData, attestationStatement: object.attestationStatement)
+                format: object.format, authData: object.authData,
+                attestationStatement: object.attestationStatement)
                 == object,
             "an attestation object differs from one built from its parts")
         let hash = Array(bytes[..<32])
-        guard let result = try? object.verify(clientDataHash: hash) else { return }
-        try expect(
-            (result.type == .none) == (object.format == .none), "a none type for a format other than none")
-        try expect(!result.type.description.isEmpty, "an attestation type without a name")
-        try expect(
-            result.trustPath.isEmpty == (result.type == .none || result.type == .selfAttestation),
-            "a trust path that does not fit the attestation type \(result.type)")
-        try expect(
-            (try? object.verify(clientDataHash: hash)) == result, "an attestation verifies differently twice")
+        let result = try? object.verify(clientDataHash: hash)
+        if let result {
+            try expect(
+                (result.type == .none) == (object.format == .none), "a none type for a format other than none"
+            )
+            try expect(!result.type.description.isEmpty, "an attestation type without a name")
+            try expect(
+                result.trustPath.isEmpty == (result.type == .none || result.type == .selfAttestation),
+                "a trust path that does not fit the attestation type \(result.type)")
+            try expect(
+                (try? object.verify(clientDataHash: hash)) == result,
+                "an attestation verifies differently twice")
+            // What the authenticator said of enterprise attestation (epAtt) is reported, except
+            // for self attestation and none, which identify no authenticator.
+            let enterprise = try? object.verify(clientDataHash: hash, enterpriseAttestation: true)
+            try expect(
+                enterprise?.isEnterprise == (result.type != .selfAttestation && result.type != .none)
+                    && !result.isEnterprise,
+                "epAtt reported wrongly for \(result.type) attestation")
+            try expect(
+                (try? object.verify(clientDataHash: Array(hash.dropLast()))) == nil,
+                "an attestation verified against a 31-byte client data hash")
+        }
+        // The same statement signed again by a key the harness holds (AttestationResigning), so
+        // the checks after the signature run on fuzzed certificates and key descriptions.
+        guard let resigned = AttestationResigning.resign(object, clientDataHash: hash) else { return }
+        let again = try? resigned.verify(clientDataHash: hash)
+        if let result, AttestationResigning.isUnedited(object), AttestationResigning.keepsDigest(object) {
+            try expect(again?.type == result.type, "a verified statement fails when signed by another key")
+        }
+        if let again {
+            let expected: AttestationType =
+                switch resigned.format {
+                case .tpm: .attCA
+                case .apple: .anonCA
+                default: .basic
+                }
+            try expect(
+                again.type == expected, "a re-signed \(resigned.format) statement verified as \(again.type)")
+            let leaf = resigned.attestationStatement["x5c"]?.arrayValue?.first?.bytesValue
+                .flatMap { try? Certificate(derEncoded: $0) }
+            try expect(
+                leaf != nil && again.trustPath.first == leaf,
+                "a re-signed statement verified without its certificate first in the trust path")
+        }
     }
 
     /// TPM 2.0 structures of the tpm format (TPMS_ATTEST certInfo, TPMT_PUBLIC pubArea):
@@ -139,7 +176,8 @@ extension FuzzTarget {
         let result = try runBlocking { () async -> MetadataBLOB? in try? await verifier.verify(bytes) }
         guard let blob = result else { return }
         try expect(!blob.signingChain.isEmpty, "a BLOB verified without a signing chain")
-        try expect(blob.isStale == blob.isStale(at: blob.verificationTime), "staleness depends on how it is asked")
+        try expect(
+            blob.isStale == blob.isStale(at: blob.verificationTime), "staleness depends on how it is asked")
         try expect(
             blob.isStale(at: .distantPast) == (blob.payload.nextUpdateDate == nil),
             "a BLOB stale before its nextUpdate, or fresh without one")
@@ -202,7 +240,8 @@ extension FuzzTarget {
     static let crl = FuzzTarget("crl", "certificate revocation lists (DER, PEM) and their signatures") {
         bytes throws(FuzzPropertyViolation) in
         if let list = try? CertificateRevocationList(bytes: bytes) {
-            try expect((try? CertificateRevocationList(bytes: bytes)) == list, "a CRL parses differently twice")
+            try expect(
+                (try? CertificateRevocationList(bytes: bytes)) == list, "a CRL parses differently twice")
         }
         guard bytes.count > 2 else { return }
         let length = Int(bytes[0]) << 8 | Int(bytes[1])
