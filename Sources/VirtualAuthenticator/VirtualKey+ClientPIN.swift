@@ -316,38 +316,4 @@ extension VirtualKey {
         }
         return pin
     }
-
-    /// Sets the configured PIN on a state without one; refuses a state holding another PIN.
-    /// Returns whether the state changed.
-    static func applyConfiguredPIN(
-        _ configuration: Configuration, to state: inout VirtualKeyState
-    ) throws(VirtualKeyError) -> Bool {
-        guard let pin = configuration.pin else {
-            guard configuration.forcePINChange, state.pinHash != nil, !state.forcePINChange else {
-                return false
-            }
-            state.forcePINChange = true
-            return true
-        }
-        var bytes = Array(pin.utf8)
-        defer { bytes.zeroize() }
-        let hash = PINPolicy.hash(bytes)
-        var changed = false
-        if let stored = state.pinHash {
-            guard PINPolicy.same(stored, hash) else {
-                throw VirtualKeyError(
-                    .stateMismatch, "The state file holds another PIN than the one configured.")
-            }
-        } else {
-            state.pinHash = hash
-            state.pinLength = PINPolicy.length(bytes)
-            state.pinRetries = PINPolicy.maxRetries
-            changed = true
-        }
-        if configuration.forcePINChange && !state.forcePINChange {
-            state.forcePINChange = true
-            changed = true
-        }
-        return changed
-    }
 }

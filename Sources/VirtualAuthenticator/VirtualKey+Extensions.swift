@@ -373,15 +373,6 @@ extension ResolvedCredential {
 }
 
 extension DiscoverableCredential {
-    /// State-file fields of the extensions; files written before them load as credProtect 1,
-    /// no hmac-secret and no credBlob.
-    private enum ExtensionField {
-        static let credProtect = "credProtect"
-        static let credRandomWithUV = "credRandomWithUV"
-        static let credRandomWithoutUV = "credRandomWithoutUV"
-        static let credBlob = "credBlob"
-    }
-
     /// The extension state kept with this credential.
     var extensionState: CredentialExtensionState {
         get {
@@ -391,42 +382,6 @@ extension DiscoverableCredential {
             credProtect = newValue.credProtect
             credRandoms = newValue.credRandoms
             credBlob = newValue.credBlob
-        }
-    }
-
-    func encodeExtensionFields(into map: inout CBORMap) {
-        if credProtect != .optional {
-            map[ExtensionField.credProtect] = .int(Int(credProtect.rawValue))
-        }
-        if let credRandoms {
-            map[ExtensionField.credRandomWithUV] = .byteString(credRandoms.withUV)
-            map[ExtensionField.credRandomWithoutUV] = .byteString(credRandoms.withoutUV)
-        }
-        if let credBlob { map[ExtensionField.credBlob] = .byteString(credBlob) }
-    }
-
-    mutating func decodeExtensionFields(_ map: CBORMap) throws(VirtualKeyError) {
-        func damaged(_ name: String) -> VirtualKeyError {
-            VirtualKeyError(.stateFileCorrupt, "A stored credential's \(name) field is damaged.")
-        }
-        if let v = map[ExtensionField.credProtect] {
-            guard let n = v.uint64Value, n <= UInt64(UInt8.max),
-                let level = CredProtectLevel(rawValue: UInt8(n))
-            else { throw damaged(ExtensionField.credProtect) }
-            credProtect = level
-        }
-        let withUV = map[ExtensionField.credRandomWithUV]
-        let withoutUV = map[ExtensionField.credRandomWithoutUV]
-        if withUV != nil || withoutUV != nil {
-            guard let a = withUV?.bytesValue, a.count == CredRandoms.length, let b = withoutUV?.bytesValue,
-                b.count == CredRandoms.length
-            else { throw damaged("credRandom") }
-            credRandoms = CredRandoms(withUV: a, withoutUV: b)
-        }
-        if let v = map[ExtensionField.credBlob] {
-            // A real blob is a few dozen bytes; cap what a damaged file can make us keep.
-            guard let blob = v.bytesValue, blob.count <= 4096 else { throw damaged(ExtensionField.credBlob) }
-            credBlob = blob
         }
     }
 }
