@@ -48,4 +48,7 @@ extension VirtualKey {
     func advanceClock(by duration: Duration) {
         clockOffset += duration
     }
+
+    /// The largeBlobKey of a discoverable credential, if it has one (for tests).
+    public func largeBlobKey(credentialID: [UInt8]) -> [UInt8]? { state.largeBlobKeys[credentialID] }
 }

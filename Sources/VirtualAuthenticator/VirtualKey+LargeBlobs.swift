@@ -66,9 +66,6 @@ extension VirtualKey {
     /// The serialized large-blob array stored now.
     public var serializedLargeBlobArray: [UInt8] { state.largeBlobArray ?? Self.initialLargeBlobArray }
 
-    /// The largeBlobKey of a discoverable credential, if it has one (for tests).
-    public func largeBlobKey(credentialID: [UInt8]) -> [UInt8]? { state.largeBlobKeys[credentialID] }
-
     /// authenticatorLargeBlobs (CTAP 2.1 §6.10.2): reads of up to maxFragmentLength bytes and
     /// fragmented writes whose result is checked against its trailing hash before it replaces
     /// the stored array.

@@ -151,7 +151,7 @@ enum FuzzKeyFlavour: CaseIterable {
 /// flags, or FF, FE or FD alone (the CTAP 2.1 key with PIN "1234"); anything else is the CTAP
 /// 2.1 key without a PIN. Flags: 0x01 PIN "1234"; 0x02 FIDO_2_1_PRE (credentialMgmtPreview,
 /// bio enrollment as 0x40, legacy tokens); 0x04 enterprise attestation enabled for
-/// example.org; 0x08 small limits (two discoverable credentials, two list entries, a 1024-byte
+/// example.org, and FIDO_2_2 (hmac-secret-mc); 0x08 small limits (two discoverable credentials, two list entries, a 1024-byte
 /// message, per-credential counters, "none" attestation); 0x10 built-in UV without a sensor,
 /// self attestation, a forced PIN change and getNextAssertion / enumeration windows of zero;
 /// 0x20 the user declines (with 0x40: touches after 1 ms); 0x40 the user never touches (2 ms
@@ -188,7 +188,11 @@ struct FuzzKeyChoice: Hashable, Sendable {
             c.getNextAssertionWindow = .zero
             c.credentialManagementEnumerationWindow = .zero
         }
-        if flags & 0x04 != 0 { c.enterpriseAttestationRPIDs = ["example.org"] }
+        if flags & 0x04 != 0 {
+            c.enterpriseAttestationRPIDs = ["example.org"]
+            // A CTAP 2.2 key, whose default extensions add hmac-secret-mc.
+            c.versions.append("FIDO_2_2")
+        }
         if flags & 0x08 != 0 {
             c.maxDiscoverableCredentials = 2
             c.maxCredentialCountInList = 2
@@ -212,10 +216,18 @@ struct FuzzKeyChoice: Hashable, Sendable {
             if let path = files[flags] { return path }
             let path =
                 NSTemporaryDirectory() + "securitykey-fuzz-\(getpid())-virtual-key-\(String(flags, radix: 16)).state"
-            guard (try? VirtualKey(configuration: configuration, stateFile: path)) != nil else { return nil }
+            do {
+                _ = try VirtualKey(configuration: configuration, stateFile: path)
+            } catch {
+                // A combination the configuration refuses runs on the plain key (marked "").
+                guard (error as? VirtualKeyError)?.code == .invalidConfiguration else { return nil }
+                files[flags] = ""
+                return ""
+            }
             files[flags] = path
             return path
         }
+        if path == "" { return try freshVirtualKey(pin ? .pin : .ctap21) }
         guard let path,
             let key = try? VirtualKey(configuration: configuration, stateFile: path, stateFileAccess: .readOnly)
         else {
