@@ -44,7 +44,7 @@ extension VirtualKey {
     ) async throws(VirtualKeyError) -> CBORMap {
         typealias P = ClientPINParameter
         let p = try CTAPParameters(request: raw, context: "clientPIN")
-        guard let sub = try p.unsigned(P.subCommand, required: true) else {
+        guard let sub = try p.unsigned(P.subCommand) else {
             throw .rejected(.missingParameter, "clientPIN lacks its subCommand.")
         }
         let rawProtocol = try p.unsigned(P.pinUvAuthProtocol)
@@ -103,7 +103,7 @@ extension VirtualKey {
     private func sharedSecret(_ p: CTAPParameters) throws(VirtualKeyError) -> (PINProtocol, [UInt8]) {
         let pinProtocol = try PINProtocol.negotiate(
             try p.unsigned(ClientPINParameter.pinUvAuthProtocol), supported: configuration.pinUvAuthProtocols)
-        guard let peer = try p.nested(ClientPINParameter.keyAgreement, "keyAgreement", required: true) else {
+        guard let peer = try p.nested(ClientPINParameter.keyAgreement, "keyAgreement") else {
             throw .rejected(.missingParameter, "clientPIN lacks the platform's keyAgreement.")
         }
         return (
