@@ -210,7 +210,69 @@ def credential_variants(m):
     yield m.cbor(5)
 
 
+def refusal_seeds(m):
+    """Requests each handler refuses, one per seed, on the keys that reach the check."""
+    cdh, rp, user = b"\x22" * 32, {"id": "example.org", "name": "Example"}, {"id": b"\x01" * 16, "name": "a"}
+    params = [{"alg": -7, "type": "public-key"}]
+    mc = lambda **kw: bytes([1]) + m.cbor({**{1: cdh, 2: rp, 3: user, 4: params}, **{int(k[1:]): v for k, v in kw.items()}})
+    ga = lambda **kw: bytes([2]) + m.cbor({**{1: "example.org", 2: cdh}, **{int(k[1:]): v for k, v in kw.items()}})
+    desc = lambda i: {"id": i, "type": "public-key"}
+    singles = [
+        bytes([1]), bytes([1, 0x80]), bytes([1, 0xa1, 0x01, 0x18, 0x05]), bytes([1]) + m.cbor([1]),
+        mc(k1=b"\x22" * 31), mc(k2={"name": "x"}), mc(k3={"name": "x"}), mc(k3={"id": b"\x01" * 65}),
+        mc(k7={"up": False}), mc(k7={"uv": True}), mc(k7={"up": 1}), mc(k4=[5]), mc(k4=[{"alg": -999, "type": "public-key"}]),
+        mc(k4=[{"alg": -7, "type": "other"}, {"alg": -8, "type": "public-key"}]), mc(k4=[{"alg": -35, "type": "public-key"}]),
+        mc(k5=[desc(b"\x01" * 16)] * 9), mc(k5=[5]), mc(k5=[{"id": b"\x01"}]), mc(k5=[desc(b"\x01" * 65)]),
+        mc(k10=1), mc(k10=2), mc(k10=3), mc(k6=5), mc(k6={"credProtect": 7}), mc(k8=b"\x01" * 16),
+        mc(k8=b"\x01" * 16, k9=9), mc(k8=b""), ga(k2=b"\x22"), ga(k5={"rk": True}), ga(k5={"uv": True}),
+        ga(k3=[desc(b"\x01" * 16)] * 9), ga(k3=[desc(b"")]), ga(k4=5), ga(k6=b"\x01" * 16, k7=2), ga(k6=b""),
+        bytes([8]), bytes([0x0A]) + m.cbor({2: {}}), bytes([0x0A]) + m.cbor({1: 300, 3: 2, 4: b"\x00" * 32}),
+        bytes([0x0A]) + m.cbor({1: 2}), bytes([0x0A]) + m.cbor({1: 4, 4: b"\x00" * 32}), bytes([0x0A]) + m.cbor({1: 99, 4: b""}),
+        bytes([0x0D]) + m.cbor({2: {}}), bytes([0x0D]) + m.cbor({1: 300}), bytes([0x0D]) + m.cbor({1: 2, 4: b"\x00" * 16}),
+        bytes([0x0D]) + m.cbor({1: 9}), bytes([0x0D]) + m.cbor({1: 3, 2: {2: [1]}}), bytes([0x0D]) + m.cbor({1: 3, 2: {3: 1}}),
+        bytes([0x0D]) + m.cbor({1: 3, 2: {1: 2}}), bytes([0x0D]) + m.cbor({1: 3, 2: {1: 64}}), bytes([0x0D]) + m.cbor({1: 3, 2: {3: True}}),
+        bytes([0x0D]) + m.cbor({1: 3, 2: {2: ["a"] * 9}}), bytes([0x0D]) + m.cbor({1: 1}),
+        bytes([6]) + m.cbor({2: 1}), bytes([6]) + m.cbor({1: 2, 2: 99}), bytes([6]) + m.cbor({1: 2, 2: 2}),
+        bytes([6]) + m.cbor({1: 2, 2: 5, 3: b"", 6: b"1234", 9: 1}), bytes([6]) + m.cbor({1: 2, 2: 3}),
+        bytes([6]) + m.cbor({1: 2, 2: 6, 3: b"", 9: 3}), bytes([6]) + m.cbor({1: 2, 2: 9, 3: b"", 6: b"1234", 9: 0xff}),
+        bytes([6]) + m.cbor({1: 2, 2: 4, 3: b"", 5: b"1234", 6: b"1234", 4: b"\x00" * 32}),
+        bytes([0x0C]) + m.cbor({1: 2000, 3: 0}), bytes([0x0C]) + m.cbor({1: 1, 3: 5000}), bytes([0x0C]) + m.cbor({2: b"\x00" * 1100, 3: 0, 4: 1100}),
+        bytes([0x0C]) + m.cbor({2: b"\x00", 3: 0}), bytes([0x0C]) + m.cbor({2: b"\x00", 3: 0, 4: 5000}), bytes([0x0C]) + m.cbor({2: b"\x00", 3: 0, 4: 5}),
+        bytes([0x0C]) + m.cbor({2: b"\x00", 3: 1, 4: 20}), bytes([0x0C]) + m.cbor({2: b"\x00", 3: 7}),
+        bytes([0x0C]) + m.cbor({2: b"\x00" * 17, 3: 0, 4: 17, 5: b"\x00" * 16}), bytes([0x0C]) + m.cbor({2: b"\x00" * 17, 3: 0, 4: 17}),
+        bytes([0x0C]) + m.cbor({2: b"\x00" * 17, 3: 0, 4: 17, 5: b"", 6: 2}), bytes([0x0C]) + m.cbor({1: 1}),
+        bytes([9]) + m.cbor({1: 2, 2: 7}), bytes([9]) + m.cbor({1: 1, 2: 1, 5: b"\x00" * 16}), bytes([9]) + m.cbor({1: 1, 2: 99, 4: 2, 5: b""}),
+        bytes([0x42]), bytes([0x0B]), bytes([7]),
+    ]
+    # Refusals leave the key as it was, so up to 30 share an input.
+    for flags in (0x00, 0x01, 0x08, 0x10, 0x11, 0x02, 0x03, 0x04, 0x05):
+        for start in range(0, len(singles), 30):
+            yield prefixed([choice(flags)] + ([b"\xff"] if flags & 1 else []) + singles[start:start + 30])
+    # Large-blob write sequences: continuing with the wrong offset, past the length, a bad hash.
+    arr = m.cbor([]) + hashlib.sha256(m.cbor([])).digest()[:16]
+    lb = lambda data, off, length=None: bytes([0x0C]) + m.cbor({2: data, 3: off, **({4: length} if length is not None else {})})
+    yield prefixed([lb(arr[:5], 0, len(arr)), lb(arr[5:], 3), lb(arr[5:] + b"\x00" * 5, 5), lb(b"\x00" * 17, 0, 17)])
+    yield prefixed([choice(0x08)] + [mc(k7={"rk": True}, k3={"id": bytes([i]), "name": "a"}) for i in range(4)])
+    # Discoverable credentials of several RPs and users, then enumeration and getNextAssertion.
+    creds = [mc(k7={"rk": True}, k2={"id": r, "name": r}, k3={"id": bytes([i]) * 8, "name": "u%d" % i, "displayName": "U"})
+             for i, r in enumerate(["example.org", "example.org", "example.com", "example.net"])]
+    cm = lambda sub, p=None: bytes([0x0A]) + m.cbor({1: sub, **({2: p} if p else {}), 3: 2, 4: b""})
+    h = hashlib.sha256(b"example.org").digest()
+    authed = [mc(k7={"rk": True}, k2={"id": r, "name": r}, k3={"id": bytes([i]) * 8, "name": "u%d" % i, "displayName": "U"}, k8=b"", k9=2)
+              for i, r in enumerate(["example.org", "example.org", "example.com", "example.net"])]
+    for flags in (0x01, 0x11, 0x03):
+        tail = [b"\xfe", cm(1), cm(2), cm(3), cm(3), cm(3), cm(4, {1: h}), cm(5), cm(5), cm(4, {1: b"\x00" * 32}),
+                cm(7, {2: desc(b""), 3: {"id": b"\x09", "name": "x"}}), cm(7, {2: desc(b"")}), cm(7, {2: desc(b""), 3: {"name": "x"}}),
+                cm(6, {2: desc(b"\x01" * 16)}), cm(6, {2: {"type": "public-key"}}), cm(6, {2: desc(b"")}), cm(6, {2: desc(b"")})]
+        yield prefixed([choice(flags), b"\xff"] + authed[:2] + [b"\xffexample.com", authed[2], b"\xffexample.net", authed[3]] + tail)
+        yield prefixed([choice(flags), b"\xff"] + authed[:2] + [ga(k6=b"", k7=2), bytes([8]), bytes([8]), bytes([8]), bytes([8]),
+                                                         b"\xffexample.com", cm(4, {1: h}), cm(2), cm(1)])
+    for flags in (0x00, 0x10, 0x08):
+        yield prefixed([choice(flags)] + creds + [ga(), bytes([8]), bytes([8]), ga(k5={"up": False}), bytes([8])])
+
+
 def seeds(m):
+    for r in refusal_seeds(m): yield "virtual-key", r
     for r in session_seeds(m): yield "virtual-key", r
     for r in choice_seeds(m): yield "virtual-key", r
     for r in state_seeds(m): yield "virtual-key-state", r
