@@ -242,7 +242,7 @@ def refusal_seeds(m):
         bytes([0x0C]) + m.cbor({2: b"\x00" * 17, 3: 0, 4: 17, 5: b"\x00" * 16}), bytes([0x0C]) + m.cbor({2: b"\x00" * 17, 3: 0, 4: 17}),
         bytes([0x0C]) + m.cbor({2: b"\x00" * 17, 3: 0, 4: 17, 5: b"", 6: 2}), bytes([0x0C]) + m.cbor({1: 1}),
         bytes([9]) + m.cbor({1: 2, 2: 7}), bytes([9]) + m.cbor({1: 1, 2: 1, 5: b"\x00" * 16}), bytes([9]) + m.cbor({1: 1, 2: 99, 4: 2, 5: b""}),
-        bytes([0x42]), bytes([0x0B]), bytes([7]),
+        bytes([0x42]), bytes([0x0B]), bytes([7]), b"", mc(k3={"id": b"\x01", "name": "n" * 1100}),
     ]
     # Refusals leave the key as it was, so up to 30 share an input.
     for flags in (0x00, 0x01, 0x08, 0x10, 0x11, 0x02, 0x03, 0x04, 0x05):
