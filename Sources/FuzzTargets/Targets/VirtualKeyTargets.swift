@@ -153,7 +153,7 @@ enum FuzzKeyFlavour: CaseIterable {
 /// bio enrollment as 0x40, legacy tokens); 0x04 enterprise attestation enabled for
 /// example.org, and FIDO_2_2 (hmac-secret-mc); 0x08 small limits (two discoverable credentials, two list entries, a 1024-byte
 /// message, per-credential counters, "none" attestation); 0x10 built-in UV without a sensor,
-/// self attestation, a forced PIN change and getNextAssertion / enumeration windows of zero;
+/// self attestation, a forced PIN change and getNextAssertion / enumeration windows of 1 ns;
 /// 0x20 the user declines (with 0x40: touches after 1 ms); 0x40 the user never touches (2 ms
 /// timeout); 0x80 the wrong finger.
 struct FuzzKeyChoice: Hashable, Sendable {
@@ -185,8 +185,9 @@ struct FuzzKeyChoice: Hashable, Sendable {
         } else {
             c.attestation = .selfAttestation
             c.forcePINChange = pin
-            c.getNextAssertionWindow = .zero
-            c.credentialManagementEnumerationWindow = .zero
+            // Windows that close at once (the configuration takes no zero).
+            c.getNextAssertionWindow = .nanoseconds(1)
+            c.credentialManagementEnumerationWindow = .nanoseconds(1)
         }
         if flags & 0x04 != 0 {
             c.enterpriseAttestationRPIDs = ["example.org"]
@@ -236,9 +237,12 @@ struct FuzzKeyChoice: Hashable, Sendable {
         return key
     }
 
-    /// Sets the user's answers on `key`.
+    /// Sets the user's answers on `key`; a user who never touches only where the wait is short
+    /// (not on the plain key a refused combination falls back to).
     func prepare(_ key: VirtualKey) async {
+        let shortWait = key.configuration.userPresenceTimeout <= .milliseconds(2)
         switch flags & 0x60 {
+        case 0x40 where !shortWait: break
         case 0x20: await key.setUserPresence(.deny)
         case 0x40: await key.setUserPresence(.never)
         case 0x60: await key.setUserPresence(.approveAfter(.milliseconds(1)))
