@@ -242,7 +242,8 @@ def refusal_seeds(m):
         bytes([0x0C]) + m.cbor({2: b"\x00" * 17, 3: 0, 4: 17, 5: b"\x00" * 16}), bytes([0x0C]) + m.cbor({2: b"\x00" * 17, 3: 0, 4: 17}),
         bytes([0x0C]) + m.cbor({2: b"\x00" * 17, 3: 0, 4: 17, 5: b"", 6: 2}), bytes([0x0C]) + m.cbor({1: 1}),
         bytes([9]) + m.cbor({1: 2, 2: 7}), bytes([9]) + m.cbor({1: 1, 2: 1, 5: b"\x00" * 16}), bytes([9]) + m.cbor({1: 1, 2: 99, 4: 2, 5: b""}),
-        bytes([0x42]), bytes([0x0B]), bytes([7]), b"", mc(k3={"id": b"\x01", "name": "n" * 1100}),
+        bytes([0x42]), bytes([0x0B]), bytes([7]), b"", bytes([6]) + m.cbor({1: 2, 2: 5, 6: b"1234"}),
+        mc(k6={"hmac-secret-mc": 5}), ga(k4={"hmac-secret": 5}), mc(k6={"credBlob": b"\x01" * 33}), mc(k3={"id": b"\x01", "name": "n" * 1100}),
     ]
     # Refusals leave the key as it was, so up to 30 share an input.
     for flags in (0x00, 0x01, 0x08, 0x10, 0x11, 0x02, 0x03, 0x04, 0x05):
@@ -271,7 +272,60 @@ def refusal_seeds(m):
         yield prefixed([choice(flags)] + creds + [ga(), bytes([8]), bytes([8]), ga(k5={"up": False}), bytes([8])])
 
 
+def deep_seeds(m):
+    """Sequences that reach past several steps: full fingerprint enrollments, alwaysUv with
+    built-in UV, user names returned under UV, a forced PIN change, UV blocked, excluded
+    credentials, hmac-secret with damaged inputs, cancelled requests."""
+    cdh, rp = b"\x22" * 32, {"id": "example.org", "name": "Example"}
+    params = [{"alg": -7, "type": "public-key"}]
+    desc = lambda i: {"id": i, "type": "public-key"}
+    def mc(i=1, **kw):
+        return bytes([1]) + m.cbor({**{1: cdh, 2: rp, 3: {"id": bytes([i]) * 8, "name": "u%d" % i, "displayName": "U%d" % i}, 4: params},
+                                    **{int(k[1:]): v for k, v in kw.items()}})
+    ga = lambda **kw: bytes([2]) + m.cbor({**{1: "example.org", 2: cdh}, **{int(k[1:]): v for k, v in kw.items()}})
+    bio = lambda sub, p=None: bytes([9]) + m.cbor({1: 1, 2: sub, **({3: p} if p else {}), 4: 2, 5: b""})
+    cp = lambda sub, extra: bytes([6]) + m.cbor({1: 2, 2: sub, **extra})
+    # Five enrollments (room for five), a sixth refused, enumerate, rename, remove.
+    enroll = [bio(1)] + [bio(2, {1: b""})] * 6
+    yield prefixed([choice(0x01), b"\xfe", bio(2, {1: b""}), bio(2, {}), bio(3)] + enroll + [bio(4), bio(5, {1: b"", 2: "n" * 40}),
+                   bio(5, {1: b"", 2: "thumb"}), bio(4), bio(6, {}), bio(6, {1: b""}), bio(6, {1: b""}), bio(4)])
+    yield prefixed([choice(0x01), b"\xfe"] + [bio(1), bio(2, {1: b""}), bio(2, {1: b""}), bio(2, {1: b""})] * 6 + [bio(4)])
+    # Built-in UV (0x10): a UV token with acfg, alwaysUv on, credentials with UV, assertions.
+    uvtoken = lambda perms, rp_id=None: cp(6, {3: b"", 9: perms, **({10: rp_id} if rp_id else {})})
+    yield prefixed([choice(0x10), uvtoken(0x20), bytes([0x0D]) + m.cbor({1: 2, 3: 2, 4: b""}),
+                    mc(1, k7={"rk": True, "uv": True}), mc(2, k7={"rk": True, "uv": True}), ga(), ga(k5={"uv": True}),
+                    bytes([8]), ga(k3=[desc(b"")]), mc(3, k5=[desc(b"")]), mc(3, k5=[desc(b"")], k7={"uv": True})])
+    yield prefixed([choice(0x10), mc(1, k7={"rk": True, "uv": True}), mc(2, k7={"rk": True, "uv": True}),
+                    ga(k5={"uv": True}), bytes([8]), ga(k5={"uv": True}), bytes([8]), bytes([8])])
+    yield prefixed([choice(0x90)] + [uvtoken(3, "example.org")] * 10)
+    yield prefixed([choice(0x91)] + [uvtoken(3, "example.org")] * 10 + [cp(5, {3: b"", 6: b"1234"}), uvtoken(3, "example.org")])
+    # A forced PIN change (0x11): the same PIN refused, another accepted, then a token.
+    yield prefixed([choice(0x11), cp(9, {3: b"", 6: b"1234", 9: 3}), cp(4, {3: b"", 4: b"", 5: b"1234", 6: b"1234"}),
+                    cp(4, {3: b"", 4: b"", 5: b"56789", 6: b"1234"}), cp(9, {3: b"", 6: b"56789", 9: 3}), cp(5, {3: b"", 6: b"56789"})])
+    # Excluded credentials, credProtect 3 hidden without UV.
+    for flags in (0x00, 0x20, 0x60):
+        yield prefixed([choice(flags), mc(1, k6={"credProtect": 3}, k7={"rk": True}), mc(2, k5=[desc(b"")]),
+                        mc(3, k6={"credProtect": 1}), mc(4, k5=[desc(b"")]), ga(), ga(k3=[desc(b"")])])
+    # hmac-secret: a key agreement not on the curve, salts of a wrong length, an empty saltAuth.
+    bad_key = {1: 2, 3: -25, -1: 1, -2: b"\x01" * 32, -3: b"\x02" * 32}
+    for flags in (0x00, 0x04):
+        yield prefixed([choice(flags), mc(1, k6={"hmac-secret": True}, k7={"rk": True}),
+                        ga(k4={"hmac-secret": {1: bad_key, 2: b"\x03" * 32, 3: b"\x04" * 32, 4: 2}}),
+                        ga(k4={"hmac-secret": {1: bad_key, 2: b"\x03" * 48, 3: b""}}),
+                        ga(k4={"hmac-secret": {1: bad_key, 2: b"\x03" * 16, 3: b""}}),
+                        ga(k4={"hmac-secret": {1: bad_key, 2: b"\x03" * 96, 3: b""}}),
+                        ga(k4={"hmac-secret": {1: bad_key, 2: b"\x03" * 64, 3: b""}}),
+                        mc(2, k6={"hmac-secret": True, "hmac-secret-mc": {1: bad_key, 2: b"\x03" * 48, 3: b""}})])
+    # Cancelled requests: makeCredential, getAssertion, reset, selection, a finger that does not come.
+    for flags in (0x00, 0x80):
+        yield prefixed([choice(flags), b"\xf9" + mc(1), b"\xfa" + mc(1), b"\xfa" + bytes([0x0B]), b"\xf9" + bytes([0x0B]),
+                        mc(1, k7={"rk": True}), b"\xfa" + ga(), b"\xfa" + bytes([7])])
+    yield prefixed([choice(0x81), b"\xfe", bio(1), b"\xf9" + bio(2, {1: b""}), b"\xfa" + bio(2, {1: b""}), bio(2, {1: b""}),
+                    b"\xf9" + bio(2, {1: b""})])
+
+
 def seeds(m):
+    for r in deep_seeds(m): yield "virtual-key", r
     for r in refusal_seeds(m): yield "virtual-key", r
     for r in session_seeds(m): yield "virtual-key", r
     for r in choice_seeds(m): yield "virtual-key", r

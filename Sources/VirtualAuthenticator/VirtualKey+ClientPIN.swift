@@ -254,12 +254,7 @@ extension VirtualKey {
         clientPINSession.resetTokens()
         clientPINSession.tokenState.begin(
             userIsPresent: userIsPresent, permissions: permissions, rpID: rpID, now: now)
-        if let secretsLog {
-            // Every protocol's token is valid from now on, not only the one sent.
-            for other in PINProtocol.allCases {
-                secretsLog.record(.pinUVAuthToken, protocolVersion: Int(other.rawValue), clientPINSession.token(other))
-            }
-        }
+        recordIssuedTokens()
         let encrypted = try pinProtocol.encrypt(key: shared, clientPINSession.token(pinProtocol))
         logger.debug("pinUvAuthToken issued", metadata: ["permissions": "\(permissions.rawValue)"])
         return [.int(ClientPINResponseMember.pinUvAuthToken): .byteString(encrypted)]

@@ -51,4 +51,13 @@ extension VirtualKey {
 
     /// The largeBlobKey of a discoverable credential, if it has one (for tests).
     public func largeBlobKey(credentialID: [UInt8]) -> [UInt8]? { state.largeBlobKeys[credentialID] }
+
+    /// Writes the tokens just issued to the secrets log, if one is set (test-only).
+    func recordIssuedTokens() {
+        guard let secretsLog else { return }
+        // Every protocol's token is valid from now on, not only the one sent.
+        for other in PINProtocol.allCases {
+            secretsLog.record(.pinUVAuthToken, protocolVersion: Int(other.rawValue), clientPINSession.token(other))
+        }
+    }
 }

@@ -351,13 +351,6 @@ extension ResolvedCredential {
 extension DiscoverableCredential {
     /// The extension state kept with this credential.
     var extensionState: CredentialExtensionState {
-        get {
-            CredentialExtensionState(credProtect: credProtect, credRandoms: credRandoms, credBlob: credBlob)
-        }
-        set {
-            credProtect = newValue.credProtect
-            credRandoms = newValue.credRandoms
-            credBlob = newValue.credBlob
-        }
+        CredentialExtensionState(credProtect: credProtect, credRandoms: credRandoms, credBlob: credBlob)
     }
 }

@@ -1,6 +1,7 @@
 import CBOR
 import CTAP2
 import Crypto
+import Dispatch
 import Foundation
 import Synchronization
 import VirtualAuthenticator
@@ -28,11 +29,13 @@ extension FuzzTarget {
     /// credentialManagement, largeBlobs or authenticatorConfig command whose pinUvAuthParam is
     /// an empty byte string, the harness puts the right pinUvAuthParam for that message under
     /// the token it holds. An hmac-secret or hmac-secret-mc input whose saltAuth is empty has
-    /// its saltEnc taken as the plain salts and is rebuilt with a shared secret agreed with the
-    /// key. An empty templateId (bioEnrollment) or credential `id` (allowList, excludeList,
+    /// its saltEnc taken as the plain salts (any multiple of 16 bytes up to 96, so the key's
+    /// length check runs) and is rebuilt with a shared secret agreed with the key. An empty templateId (bioEnrollment) or credential `id` (allowList, excludeList,
     /// credentialManagement) becomes the last one the key returned, which is random. A record
     /// FB power-cycles the key (as a transport does on re-plugging), so PIN entry blocked after
-    /// three wrong PINs opens again. Bio enrollment timeouts are capped at 20 ms.
+    /// three wrong PINs opens again. F9 or FA followed by a command: the host cancels it
+    /// (CTAPHID_CANCEL) before it starts or 5 ms in, while the user does not touch the key.
+    /// Bio enrollment timeouts are capped at 20 ms.
     static let virtualKey = FuzzTarget("virtual-key", "virtual key CTAP2 command handler") {
         bytes throws(FuzzPropertyViolation) in
         var commands = lengthPrefixedRecords(bytes, limit: 40)
@@ -54,12 +57,21 @@ extension FuzzTarget {
                 try runBlocking { await key.powerCycle() }
                 continue
             }
+            // F9 / FA followed by a command: the host cancels it (see below).
+            let cancel = record.count > 1 && (record[0] == 0xF9 || record[0] == 0xFA) ? record[0] : nil
             let completed = try withClientPINFields(
-                withHMACSecretInputs(host.filled(record), key), key)
+                withHMACSecretInputs(host.filled(cancel != nil ? Array(record.dropFirst()) : record), key), key)
             var filled = cappedBioTimeout(completed.command)
             if let token = host.token { filled = authorized(filled, token) }
             let command = filled
-            let reply = try runBlocking { await key.handleCBOR(command) { _ in } }
+            let reply: [UInt8]
+            if let cancel, !command.isEmpty {
+                // The host cancels (CTAPHID_CANCEL) a request waiting for a touch or a finger:
+                // before it starts (F9), or 5 ms in (FA).
+                reply = try runCancelled(key, command, before: cancel == 0xF9, presence: choice.presence)
+            } else {
+                reply = try runBlocking { await key.handleCBOR(command) { _ in } }
+            }
             host.learn(from: reply, command: command, secret: completed.secret)
             guard let status = reply.first else {
                 throw FuzzPropertyViolation(description: "an empty reply to a CTAP2 command")
@@ -237,17 +249,21 @@ struct FuzzKeyChoice: Hashable, Sendable {
         return key
     }
 
+    /// How the user answers touch requests on this choice's key.
+    var presence: UserPresencePolicy {
+        switch flags & 0x60 {
+        case 0x20: .deny
+        case 0x40: .never
+        case 0x60: .approveAfter(.milliseconds(1))
+        default: .approve
+        }
+    }
+
     /// Sets the user's answers on `key`; a user who never touches only where the wait is short
     /// (not on the plain key a refused combination falls back to).
     func prepare(_ key: VirtualKey) async {
         let shortWait = key.configuration.userPresenceTimeout <= .milliseconds(2)
-        switch flags & 0x60 {
-        case 0x40 where !shortWait: break
-        case 0x20: await key.setUserPresence(.deny)
-        case 0x40: await key.setUserPresence(.never)
-        case 0x60: await key.setUserPresence(.approveAfter(.milliseconds(1)))
-        default: break
-        }
+        if presence != .never || shortWait { await key.setUserPresence(presence) }
         if flags & 0x80 != 0 { await key.setUserVerification(.mismatch) }
     }
 }
@@ -389,7 +405,7 @@ private func withHMACSecretInputs(_ command: [UInt8], _ key: VirtualKey) throws(
     var changed = false
     for name in ["hmac-secret", "hmac-secret-mc"] {
         guard let input = extensions[.textString(name)]?.mapValue, input[3]?.bytesValue == [],
-            let salts = input[2]?.bytesValue, salts.count == 32 || salts.count == 64
+            let salts = input[2]?.bytesValue, !salts.isEmpty, salts.count % 16 == 0, salts.count <= 96
         else { continue }
         let secret = try runBlocking { () async -> PINUVSharedSecret? in
             let session = CTAP2Session(connection: InProcessConnection(handler: key, uri: "fuzz:hmac-secret"))
@@ -399,12 +415,14 @@ private func withHMACSecretInputs(_ command: [UInt8], _ key: VirtualKey) throws(
             else { return nil }
             return try? await pin.sharedSecret()
         }
-        guard let secret,
-            let rebuilt = try? HMACSecretInput(
-                salt1: Array(salts[0..<32]), salt2: salts.count == 64 ? Array(salts[32...]) : nil,
-                sharedSecret: secret)
+        // Built by hand rather than with HMACSecretInput, which takes only 32-byte salts: the
+        // key's own length check is part of what is fuzzed.
+        guard let secret, let saltEnc = try? secret.encrypt(salts), let saltAuth = try? secret.authenticate(saltEnc)
         else { continue }
-        extensions[.textString(name)] = .map(rebuilt.cbor)
+        extensions[.textString(name)] = .map([
+            1: .map(secret.platformKeyAgreement), 2: .byteString(saltEnc), 3: .byteString(saltAuth),
+            4: .unsigned(UInt64(secret.pinUVAuthProtocol.version)),
+        ])
         changed = true
     }
     guard changed else { return command }
@@ -514,4 +532,37 @@ private func authorized(_ command: [UInt8], _ token: PINUVAuthToken) -> [UInt8] 
     map[keys.param] = .byteString(param)
     map[keys.protocol] = .unsigned(UInt64(token.pinUVAuthProtocol.version))
     return [code] + CBOREncoder.encode(.map(map))
+}
+
+/// Runs `command` on `key` as a host that cancels it: the user never touches the key while it
+/// runs, and the request's task is cancelled before it starts (`before`) or 5 ms in; then the
+/// user answers with `presence` again.
+///
+/// Like ``runBlocking(_:)``, the one other place a fuzz target starts a task: the cancellation
+/// is what a transport does when CTAPHID_CANCEL arrives.
+private func runCancelled(
+    _ key: VirtualKey, _ command: [UInt8], before: Bool, presence: UserPresencePolicy
+) throws(FuzzPropertyViolation) -> [UInt8] {
+    let result = Mutex<[UInt8]?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    let started = DispatchSemaphore(value: 0)
+    let task = Task.detached {
+        await key.setUserPresence(.never)
+        if before { withUnsafeCurrentTask { $0?.cancel() } }
+        started.signal()
+        let reply = await key.handleCBOR(command) { _ in }
+        await key.setUserPresence(presence)
+        result.withLock { $0 = reply }
+        done.signal()
+    }
+    started.wait()
+    if !before {
+        usleep(5000)
+        task.cancel()
+    }
+    done.wait()
+    guard let reply = result.withLock({ $0.take() }) else {
+        throw FuzzPropertyViolation(description: "a cancelled request finished without a reply")
+    }
+    return reply
 }
