@@ -3,6 +3,7 @@ import CTAP2
 import Crypto
 import Dispatch
 import Foundation
+import Logging
 import Synchronization
 import VirtualAuthenticator
 
@@ -242,7 +243,8 @@ struct FuzzKeyChoice: Hashable, Sendable {
         }
         if path == "" { return try freshVirtualKey(pin ? .pin : .ctap21) }
         guard let path,
-            let key = try? VirtualKey(configuration: configuration, stateFile: path, stateFileAccess: .readOnly)
+            let key = try? VirtualKey(
+                configuration: configuration, stateFile: path, stateFileAccess: .readOnly, logger: fuzzKeyLogger)
         else {
             throw FuzzPropertyViolation(description: "the virtual key (flags \(flags)) does not start")
         }
@@ -271,6 +273,25 @@ struct FuzzKeyChoice: Hashable, Sendable {
 /// The state files of the ``FuzzKeyChoice`` keys made so far, by flags.
 private let fuzzStateFiles = Mutex<[UInt8: String]>([:])
 
+/// The fuzzed keys' logger: every level on, every message formatted and dropped, so the debug
+/// messages a key builds from hostile requests (what `-vv` shows) run too.
+let fuzzKeyLogger = Logger(label: "securitykey.fuzz.virtual-key") { _ in FormattingLogHandler() }
+
+/// A swift-log handler at trace level that formats each message with its metadata and drops it.
+private struct FormattingLogHandler: LogHandler {
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        _ = "\(event.level) \(event.message) \(metadata.merging(event.metadata ?? [:]) { $1 })"
+    }
+}
+
 /// The PIN of the ``FuzzKeyFlavour/pin`` key.
 let fuzzPIN = "1234"
 
@@ -292,7 +313,7 @@ private let virtualKeyStateFiles: [FuzzKeyFlavour: String] = {
 func freshVirtualKey(_ flavour: FuzzKeyFlavour) throws(FuzzPropertyViolation) -> VirtualKey {
     guard let path = virtualKeyStateFiles[flavour],
         let key = try? VirtualKey(
-            configuration: flavour.configuration, stateFile: path, stateFileAccess: .readOnly)
+            configuration: flavour.configuration, stateFile: path, stateFileAccess: .readOnly, logger: fuzzKeyLogger)
     else {
         throw FuzzPropertyViolation(description: "the virtual key (\(flavour)) does not start")
     }
