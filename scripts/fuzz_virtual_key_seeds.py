@@ -290,6 +290,15 @@ def deep_seeds(m):
     yield prefixed([choice(0x01), b"\xfe", bio(2, {1: b""}), bio(2, {}), bio(3)] + enroll + [bio(4), bio(5, {1: b"", 2: "n" * 40}),
                    bio(5, {1: b"", 2: "thumb"}), bio(4), bio(6, {}), bio(6, {1: b""}), bio(6, {1: b""}), bio(4)])
     yield prefixed([choice(0x01), b"\xfe"] + [bio(1), bio(2, {1: b""}), bio(2, {1: b""}), bio(2, {1: b""})] * 6 + [bio(4)])
+    # Five fingers fill the sensor (the script's bad samples first), a sixth is refused; a
+    # capture with no enrollment in progress.
+    full = [bio(1)] + [bio(2, {1: b""})] * 6 + ([bio(1)] + [bio(2, {1: b""})] * 3) * 4
+    yield prefixed([choice(0x01), b"\xfe", bio(2, {1: b"\x01"})] + full + [bio(1), bio(4)])
+    # A token bound to example.org deleting a credential of example.com.
+    yield prefixed([choice(0x01), b"\xffexample.com", bytes([1]) + m.cbor({1: cdh, 2: {"id": "example.com"}, 3: {"id": b"\x05"}, 4: params, 7: {"rk": True}, 8: b"", 9: 2}),
+                    b"\xff", bytes([0x0A]) + m.cbor({1: 6, 2: {2: desc(b"")}, 3: 2, 4: b""})])
+    # A largeBlobs fragment over maxFragmentLength (maxMsgSize 1200 - 64).
+    yield prefixed([bytes([0x0C]) + m.cbor({2: b"\x00" * 1140, 3: 0, 4: 1140})])
     # Built-in UV (0x10): a UV token with acfg, alwaysUv on, credentials with UV, assertions.
     uvtoken = lambda perms, rp_id=None: cp(6, {3: b"", 9: perms, **({10: rp_id} if rp_id else {})})
     yield prefixed([choice(0x10), uvtoken(0x20), bytes([0x0D]) + m.cbor({1: 2, 3: 2, 4: b""}),
