@@ -37,9 +37,9 @@ TARGETS = {
     "mds-payload": ["Sources/WebAuthnVerification/MDS/MetadataBLOBPayload.swift"],
     "crl": ["Sources/WebAuthnVerification/MDS/CertificateRevocationList.swift"],
     "trust-anchors": ["Sources/WebAuthnVerification/Trust/AttestationTrustAnchors.swift"],
-    # The command handlers. VirtualKey.swift also holds state-file loading, user-presence waits and
-    # test hooks, and VirtualKey+BioEnrollment.swift the parsing of `--bio` sample scripts, which
-    # no host reaches; Docs/Fuzzing.md says what that costs their figures.
+    # The command handlers a host reaches. State files are the virtual-key-state target's; the
+    # controls (VirtualKey+Controls.swift) and the sensor's configuration (FingerprintSensor.swift)
+    # read nothing from a host (Docs/Fuzzing.md).
     "virtual-key": ["Sources/VirtualAuthenticator/VirtualKey.swift", "Sources/VirtualAuthenticator/CTAPParameters.swift",
                     "Sources/VirtualAuthenticator/VirtualKey+MakeCredential.swift",
                     "Sources/VirtualAuthenticator/VirtualKey+GetAssertion.swift",
@@ -50,6 +50,9 @@ TARGETS = {
                     "Sources/VirtualAuthenticator/VirtualKey+LargeBlobs.swift",
                     "Sources/VirtualAuthenticator/VirtualKey+Extensions.swift"],
     "virtual-key-u2f": ["Sources/VirtualAuthenticator/VirtualKey+U2F.swift"],
+    "virtual-key-state": ["Sources/VirtualAuthenticator/VirtualKeyState.swift",
+                          "Sources/VirtualAuthenticator/VirtualKeyState+Features.swift",
+                          "Sources/VirtualAuthenticator/VirtualKey+StateFile.swift"],
     "bio-enrollment": ["Sources/CTAP2/BioEnrollment/BioEnrollmentResponse.swift"],
     "large-blob": ["Sources/CTAP2/LargeBlobs/LargeBlobArray.swift", "Sources/CTAP2/LargeBlobs/LargeBlobEntry.swift",
                    "Sources/CTAP2/LargeBlobs/RawDeflate.swift"],
@@ -864,6 +867,10 @@ def seeds(root):
     for r in ctap_requests(): yield "virtual-key", r
     for r in ctap21_requests(): yield "virtual-key", r
     for r in u2f_requests(): yield "virtual-key-u2f", r
+    # Recorded python-fido2 sessions, key choices and state files (scripts/fuzz_virtual_key_seeds.py).
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import fuzz_virtual_key_seeds
+    yield from fuzz_virtual_key_seeds.seeds(sys.modules[__name__])
     # The same behind a first record choosing the user's answer or the key (never touched,
     # touched after 1 ms, alwaysUv on).
     for choice in (b"\xf0", b"\xf1", b"\xf2"):

@@ -37,7 +37,7 @@ public struct FuzzTarget: Sendable {
     public static let all: [FuzzTarget] = [
         .cbor, .ctaphidHost, .ctaphidDevice, .iso7816, .getInfo, .authenticatorData, .coseKey,
         .ctap2Responses, .attestationObject, .tpm, .androidKeyDescription, .safetyNet, .clientData,
-        .mdsBLOB, .mdsPayload, .crl, .trustAnchors, .virtualKey, .virtualKeyU2F, .bioEnrollment, .largeBlob,
+        .mdsBLOB, .mdsPayload, .crl, .trustAnchors, .virtualKey, .virtualKeyU2F, .virtualKeyState, .bioEnrollment, .largeBlob,
         .u2fResponses, .extensions, .webAuthnJSON,
     ]
 

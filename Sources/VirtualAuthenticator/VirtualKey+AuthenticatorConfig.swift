@@ -52,7 +52,7 @@ extension VirtualKey {
     func authenticatorConfig(_ raw: ArraySlice<UInt8>) throws(VirtualKeyError) -> CBORMap? {
         typealias P = ConfigParameter
         let p = try CTAPParameters(request: raw, context: "authenticatorConfig")
-        guard let rawSub = try p.unsigned(P.subCommand, required: true) else {
+        guard let rawSub = try p.unsigned(P.subCommand) else {
             throw .rejected(.missingParameter, "authenticatorConfig lacks its subCommand.")
         }
         let sub = ConfigSubcommand(rawValue: rawSub)

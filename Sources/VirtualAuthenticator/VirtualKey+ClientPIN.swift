@@ -44,7 +44,7 @@ extension VirtualKey {
     ) async throws(VirtualKeyError) -> CBORMap {
         typealias P = ClientPINParameter
         let p = try CTAPParameters(request: raw, context: "clientPIN")
-        guard let sub = try p.unsigned(P.subCommand, required: true) else {
+        guard let sub = try p.unsigned(P.subCommand) else {
             throw .rejected(.missingParameter, "clientPIN lacks its subCommand.")
         }
         let rawProtocol = try p.unsigned(P.pinUvAuthProtocol)
@@ -103,7 +103,7 @@ extension VirtualKey {
     private func sharedSecret(_ p: CTAPParameters) throws(VirtualKeyError) -> (PINProtocol, [UInt8]) {
         let pinProtocol = try PINProtocol.negotiate(
             try p.unsigned(ClientPINParameter.pinUvAuthProtocol), supported: configuration.pinUvAuthProtocols)
-        guard let peer = try p.nested(ClientPINParameter.keyAgreement, "keyAgreement", required: true) else {
+        guard let peer = try p.nested(ClientPINParameter.keyAgreement, "keyAgreement") else {
             throw .rejected(.missingParameter, "clientPIN lacks the platform's keyAgreement.")
         }
         return (
@@ -254,12 +254,7 @@ extension VirtualKey {
         clientPINSession.resetTokens()
         clientPINSession.tokenState.begin(
             userIsPresent: userIsPresent, permissions: permissions, rpID: rpID, now: now)
-        if let secretsLog {
-            // Every protocol's token is valid from now on, not only the one sent.
-            for other in PINProtocol.allCases {
-                secretsLog.record(.pinUVAuthToken, protocolVersion: Int(other.rawValue), clientPINSession.token(other))
-            }
-        }
+        recordIssuedTokens()
         let encrypted = try pinProtocol.encrypt(key: shared, clientPINSession.token(pinProtocol))
         logger.debug("pinUvAuthToken issued", metadata: ["permissions": "\(permissions.rawValue)"])
         return [.int(ClientPINResponseMember.pinUvAuthToken): .byteString(encrypted)]
@@ -315,39 +310,5 @@ extension VirtualKey {
             throw .rejected(.pinPolicyViolation, reason)
         }
         return pin
-    }
-
-    /// Sets the configured PIN on a state without one; refuses a state holding another PIN.
-    /// Returns whether the state changed.
-    static func applyConfiguredPIN(
-        _ configuration: Configuration, to state: inout VirtualKeyState
-    ) throws(VirtualKeyError) -> Bool {
-        guard let pin = configuration.pin else {
-            guard configuration.forcePINChange, state.pinHash != nil, !state.forcePINChange else {
-                return false
-            }
-            state.forcePINChange = true
-            return true
-        }
-        var bytes = Array(pin.utf8)
-        defer { bytes.zeroize() }
-        let hash = PINPolicy.hash(bytes)
-        var changed = false
-        if let stored = state.pinHash {
-            guard PINPolicy.same(stored, hash) else {
-                throw VirtualKeyError(
-                    .stateMismatch, "The state file holds another PIN than the one configured.")
-            }
-        } else {
-            state.pinHash = hash
-            state.pinLength = PINPolicy.length(bytes)
-            state.pinRetries = PINPolicy.maxRetries
-            changed = true
-        }
-        if configuration.forcePINChange && !state.forcePINChange {
-            state.forcePINChange = true
-            changed = true
-        }
-        return changed
     }
 }

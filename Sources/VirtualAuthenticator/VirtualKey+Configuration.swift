@@ -289,3 +289,29 @@ extension VirtualKey {
         }
     }
 }
+
+extension VirtualKey.Configuration {
+    /// The checks ``validate()`` makes of ``extensions`` and ``maxCredBlobLength``.
+    func validateExtensions() throws(VirtualKeyError) {
+        for name in extensions ?? [] where !ExtensionIdentifier.implemented.contains(name) {
+            throw VirtualKeyError(.invalidConfiguration, "The extension \(name) is not implemented.")
+        }
+        let list = effectiveExtensions
+        if (list.contains(ExtensionIdentifier.hmacSecret)
+            || list.contains(ExtensionIdentifier.hmacSecretMakeCredential))
+            && !supportsClientPIN
+        {
+            throw VirtualKeyError(
+                .invalidConfiguration, "hmac-secret needs a PIN/UV auth protocol for its shared secret.")
+        }
+        if list.contains(ExtensionIdentifier.hmacSecretMakeCredential)
+            && !list.contains(ExtensionIdentifier.hmacSecret)
+        {
+            throw VirtualKeyError(.invalidConfiguration, "hmac-secret-mc needs hmac-secret.")
+        }
+        // CTAP 2.1 §6.4: maxCredBlobLength, when credBlob is supported, is at least 32.
+        if maxCredBlobLength < 32 || maxCredBlobLength > 4096 {
+            throw VirtualKeyError(.invalidConfiguration, "maxCredBlobLength must be between 32 and 4096.")
+        }
+    }
+}

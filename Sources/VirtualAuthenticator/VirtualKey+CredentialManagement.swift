@@ -67,7 +67,7 @@ extension VirtualKey {
         typealias P = CredentialManagementParameter
         typealias Sub = CredentialManagementSubcommand
         let p = try CTAPParameters(request: raw, context: "credentialManagement")
-        guard let rawSub = try p.unsigned(P.subCommand, required: true) else {
+        guard let rawSub = try p.unsigned(P.subCommand) else {
             throw .rejected(.missingParameter, "credentialManagement lacks its subCommand.")
         }
         let sub = Sub(rawValue: rawSub)
@@ -136,7 +136,7 @@ extension VirtualKey {
             guard let user = try params?.nested(CredentialManagementSubParameter.user, "user") else {
                 throw .rejected(.missingParameter, "updateUserInformation lacks user.")
             }
-            guard let userID = try user.bytes("id", required: true) else {
+            guard let userID = try user.bytes("id") else {
                 throw .rejected(.missingParameter, "user lacks its id.")
             }
             guard userID == state.credentials[index].userID else {
@@ -273,7 +273,7 @@ extension VirtualKey {
         guard
             let descriptor = try params?.nested(CredentialManagementSubParameter.credentialID, "credentialId")
         else { throw .rejected(.missingParameter, "The request lacks credentialId.") }
-        guard let id = try descriptor.bytes("id", required: true) else {
+        guard let id = try descriptor.bytes("id") else {
             throw .rejected(.missingParameter, "credentialId lacks its id.")
         }
         guard let index = state.credentials.firstIndex(where: { $0.id == id }) else {

@@ -70,30 +70,6 @@ extension VirtualKey.Configuration {
         if supportsLargeBlobs { list.append(ExtensionIdentifier.largeBlobKey) }
         return list
     }
-
-    /// The checks ``validate()`` makes of ``extensions`` and ``maxCredBlobLength``.
-    func validateExtensions() throws(VirtualKeyError) {
-        for name in extensions ?? [] where !ExtensionIdentifier.implemented.contains(name) {
-            throw VirtualKeyError(.invalidConfiguration, "The extension \(name) is not implemented.")
-        }
-        let list = effectiveExtensions
-        if (list.contains(ExtensionIdentifier.hmacSecret)
-            || list.contains(ExtensionIdentifier.hmacSecretMakeCredential))
-            && !supportsClientPIN
-        {
-            throw VirtualKeyError(
-                .invalidConfiguration, "hmac-secret needs a PIN/UV auth protocol for its shared secret.")
-        }
-        if list.contains(ExtensionIdentifier.hmacSecretMakeCredential)
-            && !list.contains(ExtensionIdentifier.hmacSecret)
-        {
-            throw VirtualKeyError(.invalidConfiguration, "hmac-secret-mc needs hmac-secret.")
-        }
-        // CTAP 2.1 §6.4: maxCredBlobLength, when credBlob is supported, is at least 32.
-        if maxCredBlobLength < 32 || maxCredBlobLength > 4096 {
-            throw VirtualKeyError(.invalidConfiguration, "maxCredBlobLength must be between 32 and 4096.")
-        }
-    }
 }
 
 extension VirtualKey.GetInfoMember {
@@ -373,60 +349,8 @@ extension ResolvedCredential {
 }
 
 extension DiscoverableCredential {
-    /// State-file fields of the extensions; files written before them load as credProtect 1,
-    /// no hmac-secret and no credBlob.
-    private enum ExtensionField {
-        static let credProtect = "credProtect"
-        static let credRandomWithUV = "credRandomWithUV"
-        static let credRandomWithoutUV = "credRandomWithoutUV"
-        static let credBlob = "credBlob"
-    }
-
     /// The extension state kept with this credential.
     var extensionState: CredentialExtensionState {
-        get {
-            CredentialExtensionState(credProtect: credProtect, credRandoms: credRandoms, credBlob: credBlob)
-        }
-        set {
-            credProtect = newValue.credProtect
-            credRandoms = newValue.credRandoms
-            credBlob = newValue.credBlob
-        }
-    }
-
-    func encodeExtensionFields(into map: inout CBORMap) {
-        if credProtect != .optional {
-            map[ExtensionField.credProtect] = .int(Int(credProtect.rawValue))
-        }
-        if let credRandoms {
-            map[ExtensionField.credRandomWithUV] = .byteString(credRandoms.withUV)
-            map[ExtensionField.credRandomWithoutUV] = .byteString(credRandoms.withoutUV)
-        }
-        if let credBlob { map[ExtensionField.credBlob] = .byteString(credBlob) }
-    }
-
-    mutating func decodeExtensionFields(_ map: CBORMap) throws(VirtualKeyError) {
-        func damaged(_ name: String) -> VirtualKeyError {
-            VirtualKeyError(.stateFileCorrupt, "A stored credential's \(name) field is damaged.")
-        }
-        if let v = map[ExtensionField.credProtect] {
-            guard let n = v.uint64Value, n <= UInt64(UInt8.max),
-                let level = CredProtectLevel(rawValue: UInt8(n))
-            else { throw damaged(ExtensionField.credProtect) }
-            credProtect = level
-        }
-        let withUV = map[ExtensionField.credRandomWithUV]
-        let withoutUV = map[ExtensionField.credRandomWithoutUV]
-        if withUV != nil || withoutUV != nil {
-            guard let a = withUV?.bytesValue, a.count == CredRandoms.length, let b = withoutUV?.bytesValue,
-                b.count == CredRandoms.length
-            else { throw damaged("credRandom") }
-            credRandoms = CredRandoms(withUV: a, withoutUV: b)
-        }
-        if let v = map[ExtensionField.credBlob] {
-            // A real blob is a few dozen bytes; cap what a damaged file can make us keep.
-            guard let blob = v.bytesValue, blob.count <= 4096 else { throw damaged(ExtensionField.credBlob) }
-            credBlob = blob
-        }
+        CredentialExtensionState(credProtect: credProtect, credRandoms: credRandoms, credBlob: credBlob)
     }
 }

@@ -32,7 +32,7 @@ extension VirtualKey {
         var remaining: [ResolvedCredential]
         var lastUsed: ContinuousClock.Instant
         /// Whether the largeBlobKey extension was asked for (CTAP 2.1 §12.3).
-        var largeBlobKey = false
+        var largeBlobKey: Bool
     }
 
     /// authenticatorGetAssertion (CTAP 2.1 §6.2.2).

@@ -66,9 +66,6 @@ extension VirtualKey {
     /// The serialized large-blob array stored now.
     public var serializedLargeBlobArray: [UInt8] { state.largeBlobArray ?? Self.initialLargeBlobArray }
 
-    /// The largeBlobKey of a discoverable credential, if it has one (for tests).
-    public func largeBlobKey(credentialID: [UInt8]) -> [UInt8]? { state.largeBlobKeys[credentialID] }
-
     /// authenticatorLargeBlobs (CTAP 2.1 §6.10.2): reads of up to maxFragmentLength bytes and
     /// fragmented writes whose result is checked against its trailing hash before it replaces
     /// the stored array.
@@ -197,41 +194,5 @@ extension VirtualKey {
     func addLargeBlobKey(to response: inout CBORMap, credentialID: [UInt8], requested: Bool) {
         guard requested, let key = state.largeBlobKeys[credentialID] else { return }
         response[.int(Self.assertionLargeBlobKeyMember)] = .byteString(key)
-    }
-}
-
-extension VirtualKeyState {
-    private enum LargeBlobField {
-        static let array = "largeBlobArray"
-        static let keys = "largeBlobKeys"
-    }
-
-    /// Writes the large-blob array and the largeBlobKeys of the credentials still stored.
-    func encodeLargeBlobFields(into map: inout CBORMap) {
-        if let largeBlobArray { map[.textString(LargeBlobField.array)] = .byteString(largeBlobArray) }
-        let live = Set(credentials.map(\.id))
-        var keys = CBORMap()
-        for (id, key) in largeBlobKeys where live.contains(id) { keys[.byteString(id)] = .byteString(key) }
-        if !keys.isEmpty { map[.textString(LargeBlobField.keys)] = .map(keys) }
-    }
-
-    /// Reads the large-blob fields; a file without them is a key with the initial array.
-    mutating func decodeLargeBlobFields(_ map: CBORMap) throws(VirtualKeyError) {
-        func damaged(_ name: String) -> VirtualKeyError {
-            VirtualKeyError(.stateFileCorrupt, "The state file's \(name) field is damaged.")
-        }
-        if let v = map[.textString(LargeBlobField.array)] {
-            guard let bytes = v.bytesValue, bytes.count >= 17 else { throw damaged(LargeBlobField.array) }
-            largeBlobArray = bytes
-        }
-        if let v = map[.textString(LargeBlobField.keys)] {
-            guard let keys = v.mapValue else { throw damaged(LargeBlobField.keys) }
-            for entry in keys {
-                guard let id = entry.key.bytesValue, let key = entry.value.bytesValue, key.count == 32 else {
-                    throw damaged(LargeBlobField.keys)
-                }
-                largeBlobKeys[id] = key
-            }
-        }
     }
 }

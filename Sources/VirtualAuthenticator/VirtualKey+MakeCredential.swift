@@ -60,11 +60,11 @@ extension VirtualKey {
         guard clientDataHash.count == Self.clientDataHashLength else {
             throw .rejected(.invalidLength, "clientDataHash is \(clientDataHash.count) bytes, not 32.")
         }
-        guard let rpID = try rp.text("id", required: true) else {
+        guard let rpID = try rp.text("id") else {
             throw .rejected(.missingParameter, "rp lacks its id.")
         }
         let rpName = try rp.text("name")
-        guard let userID = try user.bytes("id", required: true) else {
+        guard let userID = try user.bytes("id") else {
             throw .rejected(.missingParameter, "user lacks its id.")
         }
         guard userID.count <= Self.maxUserIDLength else {

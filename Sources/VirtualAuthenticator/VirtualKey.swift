@@ -28,17 +28,12 @@ public actor VirtualKey: CTAPMessageHandler {
     /// The root CA certificate (DER) that issued ``enterpriseAttestationCertificateDER``.
     public nonisolated let enterpriseAttestationRootCertificateDER: [UInt8]?
 
-    /// The root CA certificate as PEM text.
-    public nonisolated var attestationRootCertificatePEM: String {
-        AttestationIdentity.pem(attestationRootCertificateDER)
-    }
-
     /// How user presence requests are answered now.
-    public private(set) var userPresence: UserPresencePolicy
+    public internal(set) var userPresence: UserPresencePolicy
     /// How the simulated built-in user verification answers now (when `uv` is configured).
-    public private(set) var userVerification: UserVerificationPolicy
+    public internal(set) var userVerification: UserVerificationPolicy
     /// How many times ``wink()`` was called.
-    public private(set) var winkCount = 0
+    public internal(set) var winkCount = 0
 
     var state: VirtualKeyState
     let stateFile: VirtualKeyStateFile?
@@ -67,12 +62,6 @@ public actor VirtualKey: CTAPMessageHandler {
     var pendingLargeBlobWrite: PendingLargeBlobWrite?
     /// Where issued tokens and agreed shared secrets are written, for leak tests only.
     var secretsLog: VirtualKeySecretsLog?
-
-    /// Writes every pinUvAuthToken this key issues and every shared secret it agrees from now
-    /// on to `log` (test-only: see ``VirtualKeySecretsLog``).
-    public func recordSecrets(to log: VirtualKeySecretsLog) {
-        secretsLog = log
-    }
 
     /// The platform's shared secret (§6.5.6 `decapsulate`), recorded when a secrets log is set.
     func agreeSharedSecret(_ pinProtocol: PINProtocol, peer: CBORMap) throws(VirtualKeyError) -> [UInt8] {
@@ -103,61 +92,19 @@ public actor VirtualKey: CTAPMessageHandler {
         logger: Logger = Logger(label: "securitykey.virtual-authenticator")
     ) throws(VirtualKeyError) {
         try configuration.validate()
-        let file = stateFile.map { VirtualKeyStateFile(path: $0) }
-        // Taken before reading, so no other writer can replace the file between read and use.
-        let lock = stateFileAccess == .readWrite ? try file?.lock() : nil
-        var loaded: VirtualKeyState
-        if let file, let bytes = try file.read() {
-            loaded = try VirtualKeyState(decoding: bytes)
-            if let wanted = configuration.aaguid, wanted != loaded.aaguid {
-                throw VirtualKeyError(
-                    .stateMismatch, "The state file \(file.path) belongs to a key with another AAGUID.")
-            }
-        } else if let file, stateFileAccess == .readOnly {
-            throw VirtualKeyError(.stateFileIO, "The read-only state file \(file.path) does not exist.")
-        } else {
-            loaded = try AttestationIdentity.newState(
-                aaguid: configuration.aaguid ?? randomBytes(16),
-                enterpriseAttestation: configuration.supportsEnterpriseAttestation)
-            try file?.write(loaded.encoded())
-        }
-        if configuration.supportsEnterpriseAttestation, loaded.enterpriseAttestation == nil {
-            // A state made before the key was enterprise attestation capable gets its identity now.
-            loaded.enterpriseAttestation = try AttestationIdentity.newEnterpriseIdentity(
-                aaguid: loaded.aaguid)
-            if stateFileAccess == .readWrite { try file?.write(loaded.encoded()) }
-        }
-        if try Self.applyConfiguredPIN(configuration, to: &loaded), stateFileAccess == .readWrite {
-            try file?.write(loaded.encoded())
-        }
-        let key: P256.Signing.PrivateKey
-        do {
-            key = try P256.Signing.PrivateKey(rawRepresentation: loaded.attestationKey)
-        } catch {
-            throw VirtualKeyError(.stateFileCorrupt, "The state file's attestation key is not a P-256 key.")
-        }
-        let enterpriseIdentity =
-            configuration.supportsEnterpriseAttestation ? loaded.enterpriseAttestation : nil
-        var enterpriseKey: P256.Signing.PrivateKey?
-        if let enterpriseIdentity {
-            do {
-                enterpriseKey = try P256.Signing.PrivateKey(rawRepresentation: enterpriseIdentity.key)
-            } catch {
-                throw VirtualKeyError(
-                    .stateFileCorrupt, "The state file's enterprise attestation key is not a P-256 key.")
-            }
-        }
+        let loaded = try Self.loadState(configuration: configuration, stateFile: stateFile, access: stateFileAccess)
+        let enterpriseIdentity = loaded.enterpriseAttestationKey != nil ? loaded.state.enterpriseAttestation : nil
         self.configuration = configuration
-        self.aaguid = loaded.aaguid
+        self.aaguid = loaded.state.aaguid
         self.enterpriseAttestationCertificateDER = enterpriseIdentity?.certificate
         self.enterpriseAttestationRootCertificateDER = enterpriseIdentity?.rootCertificate
-        self.enterpriseAttestationKey = enterpriseKey
-        self.attestationRootCertificateDER = loaded.rootCertificate
-        self.attestationCertificateDER = loaded.attestationCertificate
-        self.state = loaded
-        self.stateFile = stateFileAccess == .readWrite ? file : nil
-        self.stateLock = lock
-        self.attestationKey = key
+        self.enterpriseAttestationKey = loaded.enterpriseAttestationKey
+        self.attestationRootCertificateDER = loaded.state.rootCertificate
+        self.attestationCertificateDER = loaded.state.attestationCertificate
+        self.state = loaded.state
+        self.stateFile = stateFileAccess == .readWrite ? loaded.file : nil
+        self.stateLock = loaded.lock
+        self.attestationKey = loaded.attestationKey
         self.userPresence = userPresence
         self.userVerification = userVerification
         self.logger = logger
@@ -171,19 +118,6 @@ public actor VirtualKey: CTAPMessageHandler {
         /// Load an existing file and never write to it; changes live in memory only.
         case readOnly
     }
-
-    /// Changes how user presence is answered; a request already waiting sees the change.
-    public func setUserPresence(_ policy: UserPresencePolicy) {
-        userPresence = policy
-    }
-
-    /// Changes how built-in user verification answers; the next verification sees the change.
-    public func setUserVerification(_ policy: UserVerificationPolicy) {
-        userVerification = policy
-    }
-
-    /// The number of discoverable credentials stored.
-    public var discoverableCredentialCount: Int { state.credentials.count }
 
     // MARK: CTAPMessageHandler
 
@@ -248,31 +182,9 @@ public actor VirtualKey: CTAPMessageHandler {
         }
     }
 
-    /// Tells the key it was powered off and on: the reset window opens again, getNextAssertion
-    /// and credential enumeration state is lost, and the clientPIN state starts afresh (new key-agreement keys, no token,
-    /// PIN entry unblocked after three wrong PINs; CTAP 2.1 §6.5.4 `initialize`).
-    public func powerCycle() async {
-        poweredUp = now
-        pendingAssertions = nil
-        pendingEnumeration = nil
-        pendingLargeBlobWrite = nil
-        clientPINSession = ClientPINSession()
-        bioSession.pending = nil
-    }
-
-    /// Records a wink (CTAPHID_WINK); a software key has no LED.
-    public func wink() async {
-        winkCount += 1
-    }
-
     // MARK: Shared machinery
 
     var now: ContinuousClock.Instant { ContinuousClock.now + clockOffset }
-
-    /// Moves this key's clock forward, as if `duration` had passed (for tests of time windows).
-    func advanceClock(by duration: Duration) {
-        clockOffset += duration
-    }
 
     /// Waits for user presence according to the policy (CTAP 2.1 §5 "user presence").
     func collectUserPresence(
@@ -325,17 +237,6 @@ public actor VirtualKey: CTAPMessageHandler {
             let next = c == .max ? UInt32.max : c + 1
             state.credentialCounters[credentialID] = next
             return next
-        }
-    }
-
-    /// Writes the state file, if there is one.
-    func persist() throws(VirtualKeyError) {
-        guard let stateFile else { return }
-        do {
-            try stateFile.write(state.encoded())
-        } catch {
-            logger.error("Cannot save the virtual key state", metadata: ["reason": "\(error.message)"])
-            throw .rejected(.other, error.message)
         }
     }
 

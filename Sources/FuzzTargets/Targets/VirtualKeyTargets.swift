@@ -1,52 +1,79 @@
 import CBOR
 import CTAP2
 import Crypto
+import Dispatch
 import Foundation
+import Logging
+import Synchronization
 import VirtualAuthenticator
 
 extension FuzzTarget {
     /// The virtual key's CTAP2 command handler, which faces hostile hosts over vpcd, UDP and
-    /// uhid: a fresh CTAP 2.1 key with a fingerprint sensor, largeBlobs and every extension runs
-    /// a sequence of commands (2-byte length prefixes). Every reply starts with a status byte; a
+    /// uhid: a CTAP 2.1 key with a fingerprint sensor, largeBlobs and every extension runs a
+    /// sequence of commands (2-byte length prefixes). Every reply starts with a status byte; a
     /// success reply's body is a CTAP2 canonical CBOR map.
     ///
-    /// The fuzzer cannot do ECDH or HMAC, so the harness does the PIN part, as a host would.
-    /// In a clientPIN command whose keyAgreement is an empty byte string, the harness agrees a
-    /// shared secret with the key (getKeyAgreement, the command's protocol) and puts in the
-    /// platform's key; the newPinEnc given is taken as the plain new PIN (zero-padded to 64
-    /// bytes) and encrypted, the pinHashEnc given as the plain current PIN, hashed and
-    /// encrypted, and an empty pinUvAuthParam becomes the right one for setPIN or changePIN;
-    /// so setPIN, changePIN and the token subcommands reach past their checks with PINs the
-    /// fuzzer picks. When the first record is FD, FE or FF, the key starts with PIN "1234"
-    /// (FD: nothing else); at each FF or FE record
-    /// the harness obtains a pinUvAuthToken through the host library, FF with every permission
-    /// bound to example.org, FE with the permissions that need no RP ID (credentialManagement
-    /// of every RP, bioEnrollment, largeBlobWrite, authenticatorConfig); then, in every makeCredential, getAssertion, bioEnrollment, credentialManagement,
-    /// largeBlobs or authenticatorConfig command whose pinUvAuthParam is an empty byte string,
-    /// the harness puts the right pinUvAuthParam for that message (and the protocol). An
-    /// hmac-secret or hmac-secret-mc input whose saltAuth is empty has its saltEnc taken as the
-    /// plain salts and is rebuilt with a shared secret agreed with the key. Likewise
-    /// an empty templateId (bioEnrollment) or credential `id` (allowList, credentialManagement)
-    /// becomes the last one the key returned, which is random.
+    /// A first record FC plus one byte picks the key (``FuzzKeyChoice``: PIN, FIDO_2_1_PRE,
+    /// enterprise attestation on, small limits, built-in UV without a sensor, the user's touch
+    /// and finger); FF, FE or FD alone is the key with PIN "1234".
+    ///
+    /// The fuzzer cannot do ECDH or HMAC, so the harness is the host's PIN/UV side
+    /// (``FuzzHost``). In a clientPIN command whose keyAgreement is an empty byte string, it
+    /// agrees a shared secret with the key (getKeyAgreement, the command's protocol) and puts in
+    /// the platform's key; the newPinEnc given is taken as the plain new PIN (zero-padded to 64
+    /// bytes) and encrypted, the pinHashEnc given as the plain current PIN, hashed and encrypted,
+    /// and an empty pinUvAuthParam becomes the right one for setPIN or changePIN; a token the
+    /// key returns is decrypted and kept, as a host keeps it. On a key with a PIN, a record FF
+    /// (optionally followed by an RP ID) obtains a token through the host library with every
+    /// permission bound to that RP ID (example.org by default), FE one with the permissions
+    /// that need no RP ID. In every makeCredential, getAssertion, bioEnrollment,
+    /// credentialManagement, largeBlobs or authenticatorConfig command whose pinUvAuthParam is
+    /// an empty byte string, the harness puts the right pinUvAuthParam for that message under
+    /// the token it holds. An hmac-secret or hmac-secret-mc input whose saltAuth is empty has
+    /// its saltEnc taken as the plain salts (any multiple of 16 bytes up to 96, so the key's
+    /// length check runs) and is rebuilt with a shared secret agreed with the key. An empty templateId (bioEnrollment) or credential `id` (allowList, excludeList,
+    /// credentialManagement) becomes the last one the key returned, which is random. A record
+    /// FB power-cycles the key (as a transport does on re-plugging), so PIN entry blocked after
+    /// three wrong PINs opens again. F9 or FA followed by a command: the host cancels it
+    /// (CTAPHID_CANCEL) before it starts or 5 ms in, while the user does not touch the key.
+    /// Bio enrollment timeouts are capped at 20 ms.
     static let virtualKey = FuzzTarget("virtual-key", "virtual key CTAP2 command handler") {
         bytes throws(FuzzPropertyViolation) in
-        let commands = lengthPrefixedRecords(bytes, limit: 17)
-        let withPIN = commands.first.map { [[0xFF], [0xFE], [0xFD]].contains($0) } ?? false
-        let key = try freshVirtualKey(withPIN ? .pin : .ctap21)
-        var token: PINUVAuthToken?
-        var placeholders = Placeholders()
+        var commands = lengthPrefixedRecords(bytes, limit: 40)
+        let choice = FuzzKeyChoice(firstRecord: commands.first)
+        if choice.consumesFirstRecord { commands.removeFirst() }
+        let key = try choice.freshKey()
+        try runBlocking { await choice.prepare(key) }
+        var host = FuzzHost()
         for record in commands {
-            if withPIN, record == [0xFF] || record == [0xFE] {
-                token = try pinToken(key, boundToRP: record == [0xFF])
+            if choice.pin, let first = record.first, first == 0xFF || first == 0xFE, record.count == 1 || first == 0xFF {
+                // FF [RP ID]: every permission, bound to the RP ID (example.org when none is
+                // given); FE: the permissions that need no RP ID.
+                let rpID = record.count > 1 ? String(decoding: record.dropFirst(), as: UTF8.self) : "example.org"
+                host.token = try pinToken(key, boundTo: first == 0xFF ? rpID : nil)
                 continue
             }
-            if withPIN, record == [0xFD] { continue }
-            var filled = try withClientPINFields(
-                withHMACSecretInputs(placeholders.filled(record), key), key)
-            if let token { filled = authorized(filled, token) }
+            if record == [0xFD] { continue }
+            if record == [0xFB] {
+                try runBlocking { await key.powerCycle() }
+                continue
+            }
+            // F9 / FA followed by a command: the host cancels it (see below).
+            let cancel = record.count > 1 && (record[0] == 0xF9 || record[0] == 0xFA) ? record[0] : nil
+            let completed = try withClientPINFields(
+                withHMACSecretInputs(host.filled(cancel != nil ? Array(record.dropFirst()) : record), key), key)
+            var filled = cappedBioTimeout(completed.command)
+            if let token = host.token { filled = authorized(filled, token) }
             let command = filled
-            let reply = try runBlocking { await key.handleCBOR(command) { _ in } }
-            placeholders.learn(from: reply, command: command.first)
+            let reply: [UInt8]
+            if let cancel, !command.isEmpty {
+                // The host cancels (CTAPHID_CANCEL) a request waiting for a touch or a finger:
+                // before it starts (F9), or 5 ms in (FA).
+                reply = try runCancelled(key, command, before: cancel == 0xF9, presence: choice.presence)
+            } else {
+                reply = try runBlocking { await key.handleCBOR(command) { _ in } }
+            }
+            host.learn(from: reply, command: command, secret: completed.secret)
             guard let status = reply.first else {
                 throw FuzzPropertyViolation(description: "an empty reply to a CTAP2 command")
             }
@@ -125,6 +152,144 @@ enum FuzzKeyFlavour: CaseIterable {
         captureTimeout: .milliseconds(50),
         samples: (try? ScriptedFingerprintSample.parse("good, too-fast, poor-quality,good,too-high,good,good"))
             ?? [])
+
+    /// The same sensor with a finger that does not come (a "timeout" sample) among them; the
+    /// harness caps the wait at 20 ms.
+    static let sensorWithTimeout = VirtualKey.FingerprintSensor(
+        captureTimeout: .milliseconds(20),
+        samples: (try? ScriptedFingerprintSample.parse("good,timeout,too-low,good,exists,good,good")) ?? [])
+}
+
+/// The key a `virtual-key` input runs against, picked by its first record: FC and a byte of
+/// flags, or FF, FE or FD alone (the CTAP 2.1 key with PIN "1234"); anything else is the CTAP
+/// 2.1 key without a PIN. Flags: 0x01 PIN "1234"; 0x02 FIDO_2_1_PRE (credentialMgmtPreview,
+/// bio enrollment as 0x40, legacy tokens); 0x04 enterprise attestation enabled for
+/// example.org, and FIDO_2_2 (hmac-secret-mc); 0x08 small limits (two discoverable credentials, two list entries, a 1024-byte
+/// message, per-credential counters, "none" attestation); 0x10 built-in UV without a sensor,
+/// self attestation, a forced PIN change and getNextAssertion / enumeration windows of 1 ns;
+/// 0x20 the user declines (with 0x40: touches after 1 ms); 0x40 the user never touches (2 ms
+/// timeout); 0x80 the wrong finger.
+struct FuzzKeyChoice: Hashable, Sendable {
+    var flags: UInt8
+    var consumesFirstRecord: Bool
+
+    init(firstRecord: [UInt8]?) {
+        if let record = firstRecord, record.count == 2, record[0] == 0xFC {
+            (flags, consumesFirstRecord) = (record[1], true)
+        } else if let record = firstRecord, [[0xFF], [0xFE], [0xFD]].contains(record) {
+            (flags, consumesFirstRecord) = (0x01, false)
+        } else {
+            (flags, consumesFirstRecord) = (0, false)
+        }
+    }
+
+    var pin: Bool { flags & 0x01 != 0 }
+
+    var configuration: VirtualKey.Configuration {
+        var c: VirtualKey.Configuration =
+            flags & 0x02 != 0
+            ? .ctap21Preview(pin: pin ? fuzzPIN : nil)
+            : .ctap21(
+                pin: pin ? fuzzPIN : nil, enterpriseAttestationEnabled: flags & 0x04 != 0,
+                builtInUV: flags & 0x10 != 0)
+        if flags & 0x10 == 0 {
+            c = c.withFingerprintSensor(
+                flags & 0x80 != 0 || flags & 0x02 != 0 ? FuzzKeyFlavour.sensorWithTimeout : FuzzKeyFlavour.sensor)
+        } else {
+            c.attestation = .selfAttestation
+            c.forcePINChange = pin
+            // Windows that close at once (the configuration takes no zero).
+            c.getNextAssertionWindow = .nanoseconds(1)
+            c.credentialManagementEnumerationWindow = .nanoseconds(1)
+        }
+        if flags & 0x04 != 0 {
+            c.enterpriseAttestationRPIDs = ["example.org"]
+            // A CTAP 2.2 key, whose default extensions add hmac-secret-mc.
+            c.versions.append("FIDO_2_2")
+        }
+        if flags & 0x08 != 0 {
+            c.maxDiscoverableCredentials = 2
+            c.maxCredentialCountInList = 2
+            c.maxMsgSize = 1024
+            c.signatureCounter = .perCredential
+            c.attestation = .none
+        }
+        if flags & 0x40 != 0 {
+            c.userPresenceTimeout = .milliseconds(2)
+            c.keepaliveInterval = .milliseconds(1)
+        }
+        return c
+    }
+
+    /// A key of this choice in its fixed starting state.
+    func freshKey() throws(FuzzPropertyViolation) -> VirtualKey {
+        if flags == 0 { return try freshVirtualKey(.ctap21) }
+        if flags == 0x01 { return try freshVirtualKey(.pin) }
+        let configuration = self.configuration
+        let path = fuzzStateFiles.withLock { files -> String? in
+            if let path = files[flags] { return path }
+            let path =
+                NSTemporaryDirectory() + "securitykey-fuzz-\(getpid())-virtual-key-\(String(flags, radix: 16)).state"
+            do {
+                _ = try VirtualKey(configuration: configuration, stateFile: path)
+            } catch {
+                // A combination the configuration refuses runs on the plain key (marked "").
+                guard (error as? VirtualKeyError)?.code == .invalidConfiguration else { return nil }
+                files[flags] = ""
+                return ""
+            }
+            files[flags] = path
+            return path
+        }
+        if path == "" { return try freshVirtualKey(pin ? .pin : .ctap21) }
+        guard let path,
+            let key = try? VirtualKey(
+                configuration: configuration, stateFile: path, stateFileAccess: .readOnly, logger: fuzzKeyLogger)
+        else {
+            throw FuzzPropertyViolation(description: "the virtual key (flags \(flags)) does not start")
+        }
+        return key
+    }
+
+    /// How the user answers touch requests on this choice's key.
+    var presence: UserPresencePolicy {
+        switch flags & 0x60 {
+        case 0x20: .deny
+        case 0x40: .never
+        case 0x60: .approveAfter(.milliseconds(1))
+        default: .approve
+        }
+    }
+
+    /// Sets the user's answers on `key`; a user who never touches only where the wait is short
+    /// (not on the plain key a refused combination falls back to).
+    func prepare(_ key: VirtualKey) async {
+        let shortWait = key.configuration.userPresenceTimeout <= .milliseconds(2)
+        if presence != .never || shortWait { await key.setUserPresence(presence) }
+        if flags & 0x80 != 0 { await key.setUserVerification(.mismatch) }
+    }
+}
+
+/// The state files of the ``FuzzKeyChoice`` keys made so far, by flags.
+private let fuzzStateFiles = Mutex<[UInt8: String]>([:])
+
+/// The fuzzed keys' logger: every level on, every message formatted and dropped, so the debug
+/// messages a key builds from hostile requests (what `-vv` shows) run too.
+let fuzzKeyLogger = Logger(label: "securitykey.fuzz.virtual-key") { _ in FormattingLogHandler() }
+
+/// A swift-log handler at trace level that formats each message with its metadata and drops it.
+private struct FormattingLogHandler: LogHandler {
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        _ = "\(event.level) \(event.message) \(metadata.merging(event.metadata ?? [:]) { $1 })"
+    }
 }
 
 /// The PIN of the ``FuzzKeyFlavour/pin`` key.
@@ -148,7 +313,7 @@ private let virtualKeyStateFiles: [FuzzKeyFlavour: String] = {
 func freshVirtualKey(_ flavour: FuzzKeyFlavour) throws(FuzzPropertyViolation) -> VirtualKey {
     guard let path = virtualKeyStateFiles[flavour],
         let key = try? VirtualKey(
-            configuration: flavour.configuration, stateFile: path, stateFileAccess: .readOnly)
+            configuration: flavour.configuration, stateFile: path, stateFileAccess: .readOnly, logger: fuzzKeyLogger)
     else {
         throw FuzzPropertyViolation(description: "the virtual key (\(flavour)) does not start")
     }
@@ -157,7 +322,7 @@ func freshVirtualKey(_ flavour: FuzzKeyFlavour) throws(FuzzPropertyViolation) ->
 
 /// A pinUvAuthToken obtained with the PIN through the host library: every permission the key
 /// grants, bound to example.org, or the permissions that need no RP ID, unbound.
-private func pinToken(_ key: VirtualKey, boundToRP: Bool) throws(FuzzPropertyViolation) -> PINUVAuthToken {
+private func pinToken(_ key: VirtualKey, boundTo rpID: String?) throws(FuzzPropertyViolation) -> PINUVAuthToken? {
     let token = try runBlocking { () async -> PINUVAuthToken? in
         let session = CTAP2Session(connection: InProcessConnection(handler: key, uri: "fuzz:virtual-key"))
         guard let info = try? await session.getInfo(),
@@ -167,23 +332,24 @@ private func pinToken(_ key: VirtualKey, boundToRP: Bool) throws(FuzzPropertyVio
             .credentialManagement, .bioEnrollment, .largeBlobWrite, .authenticatorConfiguration,
         ]
         return try? await pin.pinUVAuthToken(
-            pin: fuzzPIN, permissions: boundToRP ? unbound.union([.makeCredential, .getAssertion]) : unbound,
-            rpID: boundToRP ? "example.org" : nil)
+            pin: fuzzPIN, permissions: rpID != nil ? unbound.union([.makeCredential, .getAssertion]) : unbound,
+            rpID: rpID)
     }
-    guard let token else { throw FuzzPropertyViolation(description: "the virtual key gives no PIN token") }
     return token
 }
 
-/// The random identifiers the key returned last, put where a command has an empty one.
-private struct Placeholders {
+/// The host side of the `virtual-key` harness: the pinUvAuthToken it holds and the random
+/// identifiers the key returned last, put where a command has an empty one.
+private struct FuzzHost {
+    var token: PINUVAuthToken?
     var templateID: [UInt8]?
     var credentialID: [UInt8]?
 
-    mutating func learn(from reply: [UInt8], command: UInt8?) {
+    mutating func learn(from reply: [UInt8], command: [UInt8], secret: PINUVSharedSecret?) {
         guard reply.first == 0,
             let map = (try? CBORDecoder(options: .ctap2).decode(Array(reply.dropFirst())))?.mapValue
         else { return }
-        switch command.map(CTAP2Command.init(rawValue:)) {
+        switch command.first.map(CTAP2Command.init(rawValue:)) {
         case .bioEnrollment?, .bioEnrollmentPreview?:
             if let id = map[4]?.bytesValue { templateID = id }
         case .makeCredential?:
@@ -192,6 +358,19 @@ private struct Placeholders {
             {
                 credentialID = id
             }
+        case .clientPIN?:
+            // getPinToken (5), getPinUvAuthTokenUsingUvWithPermissions (6) or
+            // getPinUvAuthTokenUsingPinWithPermissions (9): keep the token, as a host does.
+            guard let secret, let encrypted = map[2]?.bytesValue, let token = try? secret.decrypt(encrypted),
+                let request = (try? CBORDecoder(options: .ctap2).decode(Array(command.dropFirst())))?.mapValue
+            else { return }
+            let permissions =
+                request[2]?.uint64Value == 5
+                ? [.makeCredential, .getAssertion]
+                : PINUVAuthTokenPermissions(rawValue: UInt8(truncatingIfNeeded: request[9]?.uint64Value ?? 0))
+            self.token = PINUVAuthToken(
+                token: token, pinUVAuthProtocol: secret.pinUVAuthProtocol, permissions: permissions,
+                rpID: request[10]?.stringValue)
         default: break
         }
     }
@@ -247,7 +426,7 @@ private func withHMACSecretInputs(_ command: [UInt8], _ key: VirtualKey) throws(
     var changed = false
     for name in ["hmac-secret", "hmac-secret-mc"] {
         guard let input = extensions[.textString(name)]?.mapValue, input[3]?.bytesValue == [],
-            let salts = input[2]?.bytesValue, salts.count == 32 || salts.count == 64
+            let salts = input[2]?.bytesValue, !salts.isEmpty, salts.count % 16 == 0, salts.count <= 96
         else { continue }
         let secret = try runBlocking { () async -> PINUVSharedSecret? in
             let session = CTAP2Session(connection: InProcessConnection(handler: key, uri: "fuzz:hmac-secret"))
@@ -257,12 +436,14 @@ private func withHMACSecretInputs(_ command: [UInt8], _ key: VirtualKey) throws(
             else { return nil }
             return try? await pin.sharedSecret()
         }
-        guard let secret,
-            let rebuilt = try? HMACSecretInput(
-                salt1: Array(salts[0..<32]), salt2: salts.count == 64 ? Array(salts[32...]) : nil,
-                sharedSecret: secret)
+        // Built by hand rather than with HMACSecretInput, which takes only 32-byte salts: the
+        // key's own length check is part of what is fuzzed.
+        guard let secret, let saltEnc = try? secret.encrypt(salts), let saltAuth = try? secret.authenticate(saltEnc)
         else { continue }
-        extensions[.textString(name)] = .map(rebuilt.cbor)
+        extensions[.textString(name)] = .map([
+            1: .map(secret.platformKeyAgreement), 2: .byteString(saltEnc), 3: .byteString(saltAuth),
+            4: .unsigned(UInt64(secret.pinUVAuthProtocol.version)),
+        ])
         changed = true
     }
     guard changed else { return command }
@@ -277,12 +458,12 @@ private func withHMACSecretInputs(_ command: [UInt8], _ key: VirtualKey) throws(
 /// empty pinUvAuthParam (4) computed over newPinEnc (setPIN) or newPinEnc ‖ pinHashEnc
 /// (changePIN).
 private func withClientPINFields(_ command: [UInt8], _ key: VirtualKey) throws(FuzzPropertyViolation)
-    -> [UInt8]
+    -> (command: [UInt8], secret: PINUVSharedSecret?)
 {
     guard command.first == CTAP2Command.clientPIN.rawValue,
         var map = (try? CBORDecoder(options: .ctap2).decode(Array(command.dropFirst())))?.mapValue,
         map[3]?.bytesValue == []
-    else { return command }
+    else { return (command, nil) }
     let version = map[1]?.uint64Value ?? 2
     let secret = try runBlocking { () async -> PINUVSharedSecret? in
         let session = CTAP2Session(connection: InProcessConnection(handler: key, uri: "fuzz:client-pin"))
@@ -292,7 +473,7 @@ private func withClientPINFields(_ command: [UInt8], _ key: VirtualKey) throws(F
         else { return nil }
         return try? await pin.sharedSecret()
     }
-    guard let secret else { return command }
+    guard let secret else { return (command, nil) }
     map[3] = .map(secret.platformKeyAgreement)
     var newPINEnc: [UInt8] = []
     if let plain = map[5]?.bytesValue {
@@ -314,7 +495,20 @@ private func withClientPINFields(_ command: [UInt8], _ key: VirtualKey) throws(F
         default: break
         }
     }
-    return [CTAP2Command.clientPIN.rawValue] + CBOREncoder.encode(.map(map))
+    return ([CTAP2Command.clientPIN.rawValue] + CBOREncoder.encode(.map(map)), secret)
+}
+
+/// `command` (bioEnrollment) with a timeoutMilliseconds over 20 lowered to 20: a capture with
+/// no finger waits that long, and the fuzzer's choice (up to minutes) would stall it.
+private func cappedBioTimeout(_ command: [UInt8]) -> [UInt8] {
+    guard let code = command.first,
+        code == CTAP2Command.bioEnrollment.rawValue || code == CTAP2Command.bioEnrollmentPreview.rawValue,
+        var map = (try? CBORDecoder(options: .ctap2).decode(Array(command.dropFirst())))?.mapValue,
+        var parameters = map[3]?.mapValue, let timeout = parameters[3]?.uint64Value, timeout > 20
+    else { return command }
+    parameters[3] = .unsigned(20)
+    map[3] = .map(parameters)
+    return [code] + CBOREncoder.encode(.map(map))
 }
 
 /// `command` with an empty pinUvAuthParam replaced by the right one for its message.
@@ -359,4 +553,37 @@ private func authorized(_ command: [UInt8], _ token: PINUVAuthToken) -> [UInt8] 
     map[keys.param] = .byteString(param)
     map[keys.protocol] = .unsigned(UInt64(token.pinUVAuthProtocol.version))
     return [code] + CBOREncoder.encode(.map(map))
+}
+
+/// Runs `command` on `key` as a host that cancels it: the user never touches the key while it
+/// runs, and the request's task is cancelled before it starts (`before`) or 5 ms in; then the
+/// user answers with `presence` again.
+///
+/// Like ``runBlocking(_:)``, the one other place a fuzz target starts a task: the cancellation
+/// is what a transport does when CTAPHID_CANCEL arrives.
+private func runCancelled(
+    _ key: VirtualKey, _ command: [UInt8], before: Bool, presence: UserPresencePolicy
+) throws(FuzzPropertyViolation) -> [UInt8] {
+    let result = Mutex<[UInt8]?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    let started = DispatchSemaphore(value: 0)
+    let task = Task.detached {
+        await key.setUserPresence(.never)
+        if before { withUnsafeCurrentTask { $0?.cancel() } }
+        started.signal()
+        let reply = await key.handleCBOR(command) { _ in }
+        await key.setUserPresence(presence)
+        result.withLock { $0 = reply }
+        done.signal()
+    }
+    started.wait()
+    if !before {
+        usleep(5000)
+        task.cancel()
+    }
+    done.wait()
+    guard let reply = result.withLock({ $0.take() }) else {
+        throw FuzzPropertyViolation(description: "a cancelled request finished without a reply")
+    }
+    return reply
 }
