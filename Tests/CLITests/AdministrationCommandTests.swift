@@ -49,24 +49,11 @@ import Testing
         /// Runs the CLI in a new session (setsid), so it has no controlling terminal to ask on
         /// even when the tests run from one.
         func runWithoutTerminal(_ arguments: [String], input: String) throws -> CLIRunner.Result {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
             // -w: setsid forks when the child already leads its process group; wait for the tool.
-            process.arguments = ["-w", CLIRunner.binary.path] + arguments + ["--device", device]
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            let out = Pipe(), err = Pipe(), inp = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            process.standardInput = inp
-            try process.run()
-            inp.fileHandleForWriting.write(Data(input.utf8))
-            try inp.fileHandleForWriting.close()
-            let outData = out.fileHandleForReading.readDataToEndOfFile()
-            let errData = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return CLIRunner.Result(
-                status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                stderr: String(decoding: errData, as: UTF8.self))
+            try CLIRunner.run(
+                executable: URL(fileURLWithPath: "/usr/bin/setsid"),
+                ["-w", CLIRunner.binary.path] + arguments + ["--device", device], input: input,
+                environment: environment)
         }
 
         /// Runs a command that must succeed and print a JSON object.
