@@ -1,6 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import Synchronization
 import Transport
 
 /// CTAPHID reports carried one per UDP datagram, as firmware emulators do.
@@ -21,7 +22,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     /// The local port the socket is bound to.
     public let localPort: UInt16
     // Written only on the loop's thread (or before the pipe is shared).
-    private var socket: Int32
+    fileprivate private(set) var socket: Int32
     // The device's addresses, one once it answered; written only on the loop's thread.
     private var peers: [UDPSocketAddress]
     /// The receive buffer, used only on the loop's thread (a datagram over 2048 bytes is cut,
@@ -30,6 +31,9 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     /// exclusivity check and a uniqueness check per datagram.
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
     private let loop: UDPIOLoop
+    // The wait every transfer uses unless another transfer holds it (then it makes its own).
+    private lazy var ownWait = UDPTransferWait(pipe: self)
+    private let ownWaitInUse = Atomic<Bool>(false)
 
     /// Binds the local port and aims the socket at the device, on the calling thread. Only for
     /// IPv4 and IPv6 literals, which need no lookup; ``open(endpoint:deadline:)`` takes names.
@@ -94,31 +98,32 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
 
     /// Sends `reports`, then reads datagrams from the device until `complete` says the message
     /// is whole, `limit`, or `timeout`, in one trip to the I/O thread, which waits on this
-    /// socket along with every other pipe's.
+    /// socket along with every other pipe's. The pipe's own wait record is reused, so the trip
+    /// allocates nothing of its own; a second transfer at the same time gets a fresh one.
     public func transfer(
         sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
         until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]] {
-        let received = Received()
-        return try await loop.wait(
-            deadline: .now + timeout, skipIfCancelled: true,
-            start: { () throws(TransportError) -> Int32 in
-                try self.send(reports)
-                return self.socket
-            },
-            step: { () throws(TransportError) -> [[UInt8]]? in
-                while received.reports.count < limit, let report = try self.receive() {
-                    received.reports.append(report)
-                    if complete(report) { return received.reports }
-                }
-                return received.reports.count < limit ? nil : received.reports
-            },
-            expired: { received.reports })
+        let owned = ownWaitInUse.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+        let wait = owned ? ownWait : UDPTransferWait(pipe: self)
+        defer { if owned { ownWaitInUse.store(false, ordering: .releasing) } }
+        wait.prepare(sending: reports, deadline: .now + timeout, limit: limit, until: complete)
+        let loop = self.loop
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                wait.continuation = continuation
+                loop.start(wait)
+            }
+        } onCancel: {
+            wait.cancelled.store(true, ordering: .releasing)
+            loop.wake()
+        }
+        return try wait.takeResult().get()
     }
 
     /// Sends each report as one datagram to the device (to each of its addresses until one
     /// answered). Runs on the I/O thread.
-    private func send(_ reports: [[UInt8]]) throws(TransportError) {
+    fileprivate func send(_ reports: [[UInt8]]) throws(TransportError) {
         let fd = socket
         guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
         for report in reports {
@@ -138,7 +143,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
 
     /// One datagram from the device if the socket holds one, without waiting; nil when it holds
     /// none. Datagrams from other addresses are dropped. Runs on the I/O thread.
-    private func receive() throws(TransportError) -> [UInt8]? {
+    fileprivate func receive() throws(TransportError) -> [UInt8]? {
         let fd = socket
         guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
         // A flood from elsewhere must not hold the I/O thread, which every pipe shares: after a
@@ -176,9 +181,96 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     }
 }
 
-/// The reports one transfer has read so far; used only on the I/O thread.
-private final class Received: @unchecked Sendable {
-    var reports: [[UInt8]] = []
+/// One transfer of a ``UDPReportPipe`` through the shared loop: what it sends, what it has read,
+/// and the caller to resume. The caller fills it in before it starts the wait and reads the
+/// result after it was resumed; between the two only the loop thread touches it.
+final class UDPTransferWait: UDPIOWait, @unchecked Sendable {
+    // The pipe outlives every transfer it runs, and a wait is in the loop only during one.
+    private unowned(unsafe) let pipe: UDPReportPipe
+    private var reports: [[UInt8]] = []
+    private var limit = 0
+    private var complete: (@Sendable ([UInt8]) -> Bool)?
+    private var received: [[UInt8]] = []
+    private var result: Result<[[UInt8]], TransportError> = .success([])
+    /// The caller, set before the wait is started.
+    var continuation: UnsafeContinuation<Void, Never>?
+    /// Set by the caller's cancellation handler.
+    let cancelled = Atomic<Bool>(false)
+    private(set) var deadline: ContinuousClock.Instant = .now
+    private(set) var socket: Int32 = -1
+
+    init(pipe: UDPReportPipe) {
+        self.pipe = pipe
+    }
+
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    /// Readies the wait for one transfer; before it is started.
+    func prepare(
+        sending reports: [[UInt8]], deadline: ContinuousClock.Instant, limit: Int,
+        until complete: @escaping @Sendable ([UInt8]) -> Bool
+    ) {
+        self.reports = reports
+        self.deadline = deadline
+        self.limit = limit
+        self.complete = complete
+        cancelled.store(false, ordering: .relaxed)
+    }
+
+    /// The transfer's outcome, once resumed; leaves the wait empty for the next one.
+    func takeResult() -> Result<[[UInt8]], TransportError> {
+        defer {
+            result = .success([])
+            complete = nil
+        }
+        return result
+    }
+
+    func begin() -> Bool {
+        if isCancelled {
+            finish(.failure(TransportError(.cancelled, "The operation was cancelled.")))
+            return false
+        }
+        let reports = self.reports
+        self.reports = []
+        do throws(TransportError) {
+            try pipe.send(reports)
+        } catch {
+            finish(.failure(error))
+            return false
+        }
+        socket = pipe.socket
+        return true
+    }
+
+    func readable() -> Bool {
+        do throws(TransportError) {
+            while received.count < limit, let report = try pipe.receive() {
+                received.append(report)
+                if complete?(report) ?? true {
+                    finish(.success(received))
+                    return true
+                }
+            }
+            guard received.count >= limit else { return false }
+            finish(.success(received))
+        } catch {
+            finish(.failure(error))
+        }
+        return true
+    }
+
+    func expire() {
+        finish(.success(received))
+    }
+
+    private func finish(_ outcome: Result<[[UInt8]], TransportError>) {
+        result = outcome
+        received = []
+        let continuation = self.continuation
+        self.continuation = nil
+        continuation?.resume()
+    }
 }
 
 extension UDPSocketAddress {
