@@ -260,8 +260,8 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
     }
 
     /// Sends `request`, then reads one complete message for `channel`, surfacing keepalives,
-    /// until `deadline`.
-    private static func receive(
+    /// until `deadline`. On the caller's executor (the connection's), like the pipe's transfer.
+    nonisolated(nonsending) private static func receive(
         pipe: any CTAPHIDReportPipe, sending request: [[UInt8]], channel: UInt32,
         deadline: Deadline, logger: Logger, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> CTAPHIDMessage {
@@ -295,7 +295,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
     }
 
     /// Runs CTAPHID_INIT on `channel` with a fresh nonce, ignoring anything but the matching answer.
-    private static func initialize(
+    nonisolated(nonsending) private static func initialize(
         pipe: any CTAPHIDReportPipe, channel: UInt32, deadline: Deadline, logger: Logger
     ) async throws(TransportError) -> CTAPHIDInitResponse {
         var random = SystemRandomNumberGenerator()

@@ -22,8 +22,10 @@ public protocol CTAPHIDReportPipe: Sendable {
     /// on the pipe's own thread where it has one) returns true, `limit` reports came, or
     /// `timeout` passed; returns the reports read, none when nothing arrived in time. Pipes with
     /// an I/O thread do all of it in one trip there, so a request and its whole reply cost one
-    /// thread hop; the default uses ``write(reports:)`` and ``read(timeout:)``.
-    func transfer(
+    /// thread hop; the default uses ``write(reports:)`` and ``read(timeout:)``. It runs on the
+    /// caller's executor (`nonisolated(nonsending)`), so a call from an actor does not hop to
+    /// the global executor and back around the trip.
+    nonisolated(nonsending) func transfer(
         sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
         until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]]
@@ -47,7 +49,7 @@ extension CTAPHIDReportPipe {
 
     /// ``write(reports:)``, then reports from ``read(timeout:)`` until `complete` says so,
     /// `limit`, or `timeout`.
-    public func transfer(
+    nonisolated(nonsending) public func transfer(
         sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
         until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]] {

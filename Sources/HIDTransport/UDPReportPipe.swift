@@ -100,7 +100,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     /// is whole, `limit`, or `timeout`, in one trip to the I/O thread, which waits on this
     /// socket along with every other pipe's. The pipe's own wait record is reused, so the trip
     /// allocates nothing of its own; a second transfer at the same time gets a fresh one.
-    public func transfer(
+    nonisolated(nonsending) public func transfer(
         sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
         until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]] {
@@ -146,19 +146,24 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     fileprivate func receive() throws(TransportError) -> [UInt8]? {
         let fd = socket
         guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
+        // Read once: each read of a class property is a run-time exclusivity check.
+        let peers = self.peers
+        let connected = peers.count == 1
         // A flood from elsewhere must not hold the I/O thread, which every pipe shares: after a
         // bounded number of foreign datagrams the wait goes back to `poll` and its deadline.
         for _ in 0..<Self.foreignDatagramsPerWake {
             guard
                 let (count, source) = try UDPSocket.receive(
-                    fd, into: scratch, connected: peers.count == 1, endpoint: endpoint)
+                    fd, into: scratch, connected: connected, endpoint: endpoint)
             else {
                 return nil
             }
+            // Compared with the C address as received: building a `UDPSocketAddress` (an array)
+            // for every datagram cost an allocation per report.
             guard let peer = peers.first(where: { $0.matches(source) }) else { continue }
-            if peers.count > 1 {
+            if !connected {
                 // The first address that answers is the device; aim only there from now on.
-                peers = [peer]
+                self.peers = [peer]
                 try UDPSocket.connect(fd, to: peer, endpoint: endpoint)
             }
             return Array(UnsafeRawBufferPointer(rebasing: scratch[..<count]))
@@ -244,15 +249,27 @@ final class UDPTransferWait: UDPIOWait, @unchecked Sendable {
     }
 
     func readable() -> Bool {
+        // Taken into a local and put back once: each use of a class property is a run-time
+        // exclusivity check, and this runs per datagram.
+        var received = self.received
+        self.received = []
+        let complete = self.complete
+        let limit = self.limit
         do throws(TransportError) {
             while received.count < limit, let report = try pipe.receive() {
+                // Room for a whole reply at once (a makeCredential reply is 17 reports) instead
+                // of growing the list five times.
+                if received.isEmpty { received.reserveCapacity(min(limit, 32)) }
                 received.append(report)
                 if complete?(report) ?? true {
                     finish(.success(received))
                     return true
                 }
             }
-            guard received.count >= limit else { return false }
+            guard received.count >= limit else {
+                self.received = received
+                return false
+            }
             finish(.success(received))
         } catch {
             finish(.failure(error))
@@ -278,6 +295,19 @@ extension UDPSocketAddress {
     /// this address has one).
     func matches(_ source: UDPSocketAddress) -> Bool {
         address == source.address && port == source.port && (scope == 0 || scope == source.scope)
+    }
+
+    /// ``matches(_:)`` for a source as `recvfrom` gave it, without converting it first.
+    func matches(_ source: sockaddr_in6) -> Bool {
+        guard port == UInt16(bigEndian: source.sin6_port), scope == 0 || scope == source.sin6_scope_id,
+            address.count == 16
+        else { return false }
+        return withUnsafeBytes(of: source.sin6_addr) { bytes in
+            address.withUnsafeBytes { own in
+                guard let theirs = bytes.baseAddress, let ours = own.baseAddress else { return false }
+                return memcmp(theirs, ours, 16) == 0
+            }
+        }
     }
 }
 
@@ -424,7 +454,7 @@ struct UDPSocket: Sendable {
     /// nothing to take. On a connected socket a refused port means the device is gone.
     static func receive(
         _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, connected: Bool, endpoint: UDPEndpoint
-    ) throws(TransportError) -> (Int, UDPSocketAddress)? {
+    ) throws(TransportError) -> (Int, sockaddr_in6)? {
         var source = sockaddr_in6()
         var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
         let received = withUnsafeMutablePointer(to: &source) {
@@ -447,6 +477,6 @@ struct UDPSocket: Sendable {
         guard Int(length) >= MemoryLayout<sockaddr_in6>.size, Int32(source.sin6_family) == AF_INET6,
             received <= buffer.count
         else { return nil }
-        return (received, UDPSocketAddress(ipv6: source))
+        return (received, source)
     }
 }

@@ -21,7 +21,12 @@ public actor CTAP2Session {
     /// The timeout of each command when the call does not give one.
     public let defaultTimeout: Duration
     /// The last getInfo response, once ``getInfo(deadline:)`` has run.
-    public private(set) var info: AuthenticatorInfo?
+    public private(set) var info: AuthenticatorInfo? {
+        didSet { maxMessageSize = info?.maxMsgSize.map { Int(clamping: $0) } }
+    }
+    // The getInfo reply's maxMsgSize, kept apart so that each command reads one integer
+    // instead of copying the whole getInfo reply out of ``info``.
+    private var maxMessageSize: Int?
 
     private let logger: Logger
     private var busy = false
@@ -53,7 +58,9 @@ public actor CTAP2Session {
     ) async throws(CTAP2Error) -> Request.Response {
         let body = try await transact(try request.encoded(), deadline: deadline, keepalive: keepalive)
         let response = try request.decodeResponse(body)
-        if let info = response as? AuthenticatorInfo { self.info = info }
+        if Request.Response.self == AuthenticatorInfo.self, let info = response as? AuthenticatorInfo {
+            self.info = info
+        }
         return response
     }
 
@@ -117,7 +124,7 @@ public actor CTAP2Session {
             throw .invalidRequest("A CTAP2 message needs at least a command byte.")
         }
         let command = CTAP2Command(rawValue: commandByte)
-        let requestLimit = info?.maxMsgSize.map { Int(clamping: $0) } ?? Self.defaultMaxMessageSize
+        let requestLimit = maxMessageSize ?? Self.defaultMaxMessageSize
         guard message.count <= requestLimit else {
             throw .messageTooLarge(
                 "The \(command) request is \(message.count) bytes; the authenticator accepts at most \(requestLimit)."
@@ -148,7 +155,7 @@ public actor CTAP2Session {
         guard let statusByte = reply.first else {
             throw CTAP2Error.malformed("The authenticator answered \(command) with an empty message.")
         }
-        let replyLimit = info?.maxMsgSize.map { Int(clamping: $0) } ?? Self.unknownReplyLimit
+        let replyLimit = maxMessageSize ?? Self.unknownReplyLimit
         guard reply.count <= replyLimit else {
             throw .messageTooLarge(
                 "The \(command) reply is \(reply.count) bytes, more than the authenticator's maxMsgSize of \(replyLimit)."
