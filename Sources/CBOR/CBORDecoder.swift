@@ -260,11 +260,23 @@ extension CBORDecoder {
         }
 
         static func text(_ utf8: ArraySlice<UInt8>, at offset: Int) throws(CBORError) -> String {
-            // Validating from a buffer takes the standard library's fast path.
-            guard let text = utf8.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) else {
+            // `String(validating:as:)` is generic and unspecialised in the standard library (it
+            // looked up type metadata for every string: most of a getInfo reply's decoding time).
+            // `String(decoding:as:)` from a buffer is its non-generic fast path; it replaces
+            // invalid sequences with U+FFFD, so the text is valid exactly when its bytes are the
+            // input's (a repaired string always differs from its input).
+            let valid = utf8.withUnsafeBufferPointer { input -> String? in
+                let text = String(decoding: input, as: UTF8.self)
+                let same =
+                    text.utf8.withContiguousStorageIfAvailable { output in
+                        output.count == input.count && output.elementsEqual(input)
+                    } ?? text.utf8.elementsEqual(input)
+                return same ? text : nil
+            }
+            guard let valid else {
                 throw CBORError(.invalidUTF8, at: offset, "A CBOR text string is not valid UTF-8.")
             }
-            return text
+            return valid
         }
 
         func checkDepth(_ depth: Int, at offset: Int) throws(CBORError) {
