@@ -268,15 +268,33 @@ extension CBORDecoder {
             let valid = utf8.withUnsafeBufferPointer { input -> String? in
                 let text = String(decoding: input, as: UTF8.self)
                 let same =
-                    text.utf8.withContiguousStorageIfAvailable { output in
-                        output.count == input.count && output.elementsEqual(input)
-                    } ?? text.utf8.elementsEqual(input)
+                    text.utf8.withContiguousStorageIfAvailable { sameBytes($0, input) }
+                    ?? text.utf8.elementsEqual(input)
                 return same ? text : nil
             }
             guard let valid else {
                 throw CBORError(.invalidUTF8, at: offset, "A CBOR text string is not valid UTF-8.")
             }
             return valid
+        }
+
+        /// Whether two buffers hold the same bytes, compared eight at a time.
+        static func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard a.count == b.count else { return false }
+            let (x, y) = (UnsafeRawBufferPointer(a), UnsafeRawBufferPointer(b))
+            var index = 0
+            while index + 8 <= x.count {
+                guard
+                    x.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                        == y.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                else { return false }
+                index += 8
+            }
+            while index < x.count {
+                guard x[index] == y[index] else { return false }
+                index += 1
+            }
+            return true
         }
 
         func checkDepth(_ depth: Int, at offset: Int) throws(CBORError) {
