@@ -195,9 +195,13 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         var backoff: Duration = .milliseconds(10)
         var sawBusy = false
         logger.debug("CTAPHID request", metadata: ["command": "\(command)", "uri": "\(descriptor.uri)"])
+        // Asked once: each `trace` call asks the log handler for its level again.
+        let tracing = logger.logLevel <= .trace
         while true {
             try Self.checkCancellation()
-            for report in reports { logger.trace("CTAPHID out", metadata: ["report": "\(hex(report))"]) }
+            if tracing {
+                for report in reports { logger.trace("CTAPHID out", metadata: ["report": "\(hex(report))"]) }
+            }
             let reply: CTAPHIDMessage
             do {
                 reply = try await Self.receive(
@@ -266,6 +270,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         deadline: Deadline, logger: Logger, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> CTAPHIDMessage {
         let receiver = CTAPHIDReceiver(channel: channel, reportSize: pipe.reportSize)
+        let tracing = logger.logLevel <= .trace
         var unsent = request
         while true {
             try checkCancellation()
@@ -279,7 +284,9 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
                 sending: unsent, readingFor: min(readSlice, remaining), limit: Int(CTAPHIDPacket.maxSequence) + 2,
                 until: { receiver.accept($0) })
             unsent = []
-            for report in reports { logger.trace("CTAPHID in", metadata: ["report": "\(hex(report))"]) }
+            if tracing {
+                for report in reports { logger.trace("CTAPHID in", metadata: ["report": "\(hex(report))"]) }
+            }
             switch receiver.take() {
             case nil: continue
             case .failure(let error): throw TransportError(.malformedResponse, error.message, underlying: error)
