@@ -280,13 +280,14 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
             }
             // The reports are assembled as they arrive, on the pipe's thread where it has one, so
             // a whole message comes back in one trip.
-            let reports = try await pipe.transfer(
+            // Each report is handed over where the pipe received it and logged there when tracing.
+            _ = try await pipe.transfer(
                 sending: unsent, readingFor: min(readSlice, remaining), limit: Int(CTAPHIDPacket.maxSequence) + 2,
-                until: { receiver.accept($0) })
+                accepting: { report in
+                    if tracing { logger.trace("CTAPHID in", metadata: ["report": "\(hex(Array(report)))"]) }
+                    return receiver.accept(report)
+                })
             unsent = []
-            if tracing {
-                for report in reports { logger.trace("CTAPHID in", metadata: ["report": "\(hex(report))"]) }
-            }
             switch receiver.take() {
             case nil: continue
             case .failure(let error): throw TransportError(.malformedResponse, error.message, underlying: error)
@@ -384,10 +385,10 @@ final class CTAPHIDReceiver: Sendable {
     }
 
     /// Feeds one report; true once a message is complete or the reports broke the protocol.
-    func accept(_ report: [UInt8]) -> Bool {
+    func accept(_ report: UnsafeRawBufferPointer) -> Bool {
         state.withLock { state in
             do throws(CTAPHIDError) {
-                if case .complete(let message) = try state.assembler.append(report) {
+                if case .complete(let message) = try state.assembler.append(bytes: report) {
                     state.ready = .success(message)
                     return true
                 }

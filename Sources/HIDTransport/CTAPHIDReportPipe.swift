@@ -30,6 +30,15 @@ public protocol CTAPHIDReportPipe: Sendable {
         until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]]
 
+    /// ``transfer(sending:readingFor:limit:until:)`` for a caller that needs each report only
+    /// while `accept` runs (called on the pipe's own thread where it has one): a pipe with a
+    /// receive buffer hands the report over in place, with no array per report. Returns how
+    /// many reports were read; the default goes through the array-returning transfer.
+    nonisolated(nonsending) func transfer(
+        sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
+        accepting accept: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
+    ) async throws(TransportError) -> Int
+
     /// Releases the device.
     func close() async
 
@@ -61,6 +70,19 @@ extension CTAPHIDReportPipe {
             if complete(report) { break }
         }
         return reports
+    }
+}
+
+extension CTAPHIDReportPipe {
+    /// ``transfer(sending:readingFor:limit:until:)``, each report handed to `accept` as bytes.
+    nonisolated(nonsending) public func transfer(
+        sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
+        accepting accept: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
+    ) async throws(TransportError) -> Int {
+        try await transfer(
+            sending: reports, readingFor: timeout, limit: limit,
+            until: { report in report.withUnsafeBytes { accept($0) } }
+        ).count
     }
 }
 

@@ -98,16 +98,36 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
 
     /// Sends `reports`, then reads datagrams from the device until `complete` says the message
     /// is whole, `limit`, or `timeout`, in one trip to the I/O thread, which waits on this
-    /// socket along with every other pipe's. The pipe's own wait record is reused, so the trip
-    /// allocates nothing of its own; a second transfer at the same time gets a fresh one.
+    /// socket along with every other pipe's. Each report becomes an array here; the CTAPHID
+    /// connection uses ``transfer(sending:readingFor:limit:accepting:)``, which makes none.
     nonisolated(nonsending) public func transfer(
         sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
         until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]] {
+        let collected = CollectedReports()
+        _ = try await transfer(
+            sending: reports, readingFor: timeout, limit: limit,
+            accepting: { bytes in
+                let report = Array(bytes)
+                collected.reports.append(report)
+                return complete(report)
+            })
+        return collected.reports
+    }
+
+    /// Sends `reports`, then hands each datagram from the device to `accept`, in the receive
+    /// buffer, until `accept` says the message is whole, `limit`, or `timeout`; in one trip to
+    /// the I/O thread, which waits on this socket along with every other pipe's. The pipe's own
+    /// wait record is reused, so the trip allocates nothing of its own (a second transfer at
+    /// the same time gets a fresh one), and no report is copied into an array.
+    nonisolated(nonsending) public func transfer(
+        sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
+        accepting accept: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
+    ) async throws(TransportError) -> Int {
         let owned = ownWaitInUse.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
         let wait = owned ? ownWait : UDPTransferWait(pipe: self)
         defer { if owned { ownWaitInUse.store(false, ordering: .releasing) } }
-        wait.prepare(sending: reports, deadline: .now + timeout, limit: limit, until: complete)
+        wait.prepare(sending: reports, deadline: .now + timeout, limit: limit, accepting: accept)
         let loop = self.loop
         await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
@@ -141,9 +161,10 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
         }
     }
 
-    /// One datagram from the device if the socket holds one, without waiting; nil when it holds
-    /// none. Datagrams from other addresses are dropped. Runs on the I/O thread.
-    fileprivate func receive() throws(TransportError) -> [UInt8]? {
+    /// One datagram from the device if the socket holds one, without waiting, in the receive
+    /// buffer (valid until the next call); nil when it holds none. Datagrams from other
+    /// addresses are dropped. Runs on the I/O thread.
+    fileprivate func receive() throws(TransportError) -> UnsafeRawBufferPointer? {
         let fd = socket
         guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
         // Read once: each read of a class property is a run-time exclusivity check.
@@ -166,7 +187,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
                 self.peers = [peer]
                 try UDPSocket.connect(fd, to: peer, endpoint: endpoint)
             }
-            return Array(UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+            return UnsafeRawBufferPointer(rebasing: scratch[..<count])
         }
         return nil
     }
@@ -194,9 +215,9 @@ final class UDPTransferWait: UDPIOWait, @unchecked Sendable {
     private unowned(unsafe) let pipe: UDPReportPipe
     private var reports: [[UInt8]] = []
     private var limit = 0
-    private var complete: (@Sendable ([UInt8]) -> Bool)?
-    private var received: [[UInt8]] = []
-    private var result: Result<[[UInt8]], TransportError> = .success([])
+    private var accept: (@Sendable (UnsafeRawBufferPointer) -> Bool)?
+    private var count = 0
+    private var result: Result<Int, TransportError> = .success(0)
     /// The caller, set before the wait is started.
     var continuation: UnsafeContinuation<Void, Never>?
     /// Set by the caller's cancellation handler.
@@ -213,20 +234,21 @@ final class UDPTransferWait: UDPIOWait, @unchecked Sendable {
     /// Readies the wait for one transfer; before it is started.
     func prepare(
         sending reports: [[UInt8]], deadline: ContinuousClock.Instant, limit: Int,
-        until complete: @escaping @Sendable ([UInt8]) -> Bool
+        accepting accept: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
     ) {
         self.reports = reports
         self.deadline = deadline
         self.limit = limit
-        self.complete = complete
+        self.accept = accept
         cancelled.store(false, ordering: .relaxed)
     }
 
-    /// The transfer's outcome, once resumed; leaves the wait empty for the next one.
-    func takeResult() -> Result<[[UInt8]], TransportError> {
+    /// How many reports the transfer read, or its failure, once resumed; leaves the wait empty
+    /// for the next one.
+    func takeResult() -> Result<Int, TransportError> {
         defer {
-            result = .success([])
-            complete = nil
+            result = .success(0)
+            accept = nil
         }
         return result
     }
@@ -249,28 +271,24 @@ final class UDPTransferWait: UDPIOWait, @unchecked Sendable {
     }
 
     func readable() -> Bool {
-        // Taken into a local and put back once: each use of a class property is a run-time
-        // exclusivity check, and this runs per datagram.
-        var received = self.received
-        self.received = []
-        let complete = self.complete
+        // Read into locals once: each use of a class property is a run-time exclusivity check,
+        // and this runs per datagram.
+        var count = self.count
+        let accept = self.accept
         let limit = self.limit
         do throws(TransportError) {
-            while received.count < limit, let report = try pipe.receive() {
-                // Room for a whole reply at once (a makeCredential reply is 17 reports) instead
-                // of growing the list five times.
-                if received.isEmpty { received.reserveCapacity(min(limit, 32)) }
-                received.append(report)
-                if complete?(report) ?? true {
-                    finish(.success(received))
+            while count < limit, let report = try pipe.receive() {
+                count += 1
+                if accept?(report) ?? true {
+                    finish(.success(count))
                     return true
                 }
             }
-            guard received.count >= limit else {
-                self.received = received
+            guard count >= limit else {
+                self.count = count
                 return false
             }
-            finish(.success(received))
+            finish(.success(count))
         } catch {
             finish(.failure(error))
         }
@@ -278,16 +296,22 @@ final class UDPTransferWait: UDPIOWait, @unchecked Sendable {
     }
 
     func expire() {
-        finish(.success(received))
+        finish(.success(count))
     }
 
-    private func finish(_ outcome: Result<[[UInt8]], TransportError>) {
+    private func finish(_ outcome: Result<Int, TransportError>) {
         result = outcome
-        received = []
+        count = 0
         let continuation = self.continuation
         self.continuation = nil
         continuation?.resume()
     }
+}
+
+/// The reports an array-returning transfer collects; written on the I/O thread, read by the
+/// caller after it was resumed.
+private final class CollectedReports: @unchecked Sendable {
+    var reports: [[UInt8]] = []
 }
 
 extension UDPSocketAddress {
