@@ -134,7 +134,8 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         _ command: CTAPHIDCommand, payload: [UInt8], deadline: Deadline,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> [UInt8] {
-        await acquire()
+        // The free case without a call to an async function (a frame and an executor check).
+        if inTransaction { await acquire() } else { inTransaction = true }
         defer { release() }
         guard !closed else { throw TransportError(.closed, "The security key connection was closed.") }
         guard !Task.isCancelled else { throw TransportError(.cancelled, "The operation was cancelled.") }

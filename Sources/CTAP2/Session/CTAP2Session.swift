@@ -131,7 +131,8 @@ public actor CTAP2Session {
             )
         }
 
-        await acquire()
+        // The free case without a call to an async function (a frame and an executor check).
+        if busy { await acquire() } else { busy = true }
         defer { release() }
         if Task.isCancelled {
             throw .cancelled("The \(command) request was cancelled before it was sent.")
@@ -164,7 +165,10 @@ public actor CTAP2Session {
         let status = CTAPStatus(rawValue: statusByte)
         logger.debug("CTAP2 reply", metadata: ["command": "\(command)", "status": "\(status)"])
         guard status == .ok else { throw .authenticator(status) }
-        return Array(reply.dropFirst())
+        // In place (the reply is ours alone): a copy would allocate a second buffer.
+        var body = reply
+        body.removeFirst()
+        return body
     }
 
     func acquire() async {
