@@ -260,11 +260,41 @@ extension CBORDecoder {
         }
 
         static func text(_ utf8: ArraySlice<UInt8>, at offset: Int) throws(CBORError) -> String {
-            // Validating from a buffer takes the standard library's fast path.
-            guard let text = utf8.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) else {
+            // `String(validating:as:)` is generic and unspecialised in the standard library (it
+            // looked up type metadata for every string: most of a getInfo reply's decoding time).
+            // `String(decoding:as:)` from a buffer is its non-generic fast path; it replaces
+            // invalid sequences with U+FFFD, so the text is valid exactly when its bytes are the
+            // input's (a repaired string always differs from its input).
+            let valid = utf8.withUnsafeBufferPointer { input -> String? in
+                let text = String(decoding: input, as: UTF8.self)
+                let same =
+                    text.utf8.withContiguousStorageIfAvailable { sameBytes($0, input) }
+                    ?? text.utf8.elementsEqual(input)
+                return same ? text : nil
+            }
+            guard let valid else {
                 throw CBORError(.invalidUTF8, at: offset, "A CBOR text string is not valid UTF-8.")
             }
-            return text
+            return valid
+        }
+
+        /// Whether two buffers hold the same bytes, compared eight at a time.
+        static func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard a.count == b.count else { return false }
+            let (x, y) = (UnsafeRawBufferPointer(a), UnsafeRawBufferPointer(b))
+            var index = 0
+            while index + 8 <= x.count {
+                guard
+                    x.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                        == y.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                else { return false }
+                index += 8
+            }
+            while index < x.count {
+                guard x[index] == y[index] else { return false }
+                index += 1
+            }
+            return true
         }
 
         func checkDepth(_ depth: Int, at offset: Int) throws(CBORError) {

@@ -33,7 +33,13 @@ public enum CBOREncoder {
             for item in items { append(item, to: &out) }
         case .map(let map):
             appendHead(major: 5, argument: UInt64(map.count), to: &out)
-            for entry in map.entries.sorted(by: { keyPrecedes($0.key, $1.key) }) {
+            let entries = map.entries
+            // Maps are mostly built in key order (every CTAP2 request is): then they are
+            // written as they are, without sorting a copy of the entries first.
+            let inOrder = entries.indices.dropFirst().allSatisfy {
+                !keyPrecedes(entries[$0].key, entries[$0 - 1].key)
+            }
+            for entry in inOrder ? entries : entries.sorted(by: { keyPrecedes($0.key, $1.key) }) {
                 append(entry.key, to: &out)
                 append(entry.value, to: &out)
             }

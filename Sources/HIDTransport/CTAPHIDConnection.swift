@@ -134,7 +134,8 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         _ command: CTAPHIDCommand, payload: [UInt8], deadline: Deadline,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> [UInt8] {
-        await acquire()
+        // The free case without a call to an async function (a frame and an executor check).
+        if inTransaction { await acquire() } else { inTransaction = true }
         defer { release() }
         guard !closed else { throw TransportError(.closed, "The security key connection was closed.") }
         guard !Task.isCancelled else { throw TransportError(.cancelled, "The operation was cancelled.") }
@@ -195,9 +196,13 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         var backoff: Duration = .milliseconds(10)
         var sawBusy = false
         logger.debug("CTAPHID request", metadata: ["command": "\(command)", "uri": "\(descriptor.uri)"])
+        // Asked once: each `trace` call asks the log handler for its level again.
+        let tracing = logger.logLevel <= .trace
         while true {
             try Self.checkCancellation()
-            for report in reports { logger.trace("CTAPHID out", metadata: ["report": "\(hex(report))"]) }
+            if tracing {
+                for report in reports { logger.trace("CTAPHID out", metadata: ["report": "\(hex(report))"]) }
+            }
             let reply: CTAPHIDMessage
             do {
                 reply = try await Self.receive(
@@ -260,12 +265,13 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
     }
 
     /// Sends `request`, then reads one complete message for `channel`, surfacing keepalives,
-    /// until `deadline`.
-    private static func receive(
+    /// until `deadline`. On the caller's executor (the connection's), like the pipe's transfer.
+    nonisolated(nonsending) private static func receive(
         pipe: any CTAPHIDReportPipe, sending request: [[UInt8]], channel: UInt32,
         deadline: Deadline, logger: Logger, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(TransportError) -> CTAPHIDMessage {
         let receiver = CTAPHIDReceiver(channel: channel, reportSize: pipe.reportSize)
+        let tracing = logger.logLevel <= .trace
         var unsent = request
         while true {
             try checkCancellation()
@@ -275,11 +281,14 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
             }
             // The reports are assembled as they arrive, on the pipe's thread where it has one, so
             // a whole message comes back in one trip.
-            let reports = try await pipe.transfer(
+            // Each report is handed over where the pipe received it and logged there when tracing.
+            _ = try await pipe.transfer(
                 sending: unsent, readingFor: min(readSlice, remaining), limit: Int(CTAPHIDPacket.maxSequence) + 2,
-                until: { receiver.accept($0) })
+                accepting: { report in
+                    if tracing { logger.trace("CTAPHID in", metadata: ["report": "\(hex(Array(report)))"]) }
+                    return receiver.accept(report)
+                })
             unsent = []
-            for report in reports { logger.trace("CTAPHID in", metadata: ["report": "\(hex(report))"]) }
             switch receiver.take() {
             case nil: continue
             case .failure(let error): throw TransportError(.malformedResponse, error.message, underlying: error)
@@ -295,7 +304,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
     }
 
     /// Runs CTAPHID_INIT on `channel` with a fresh nonce, ignoring anything but the matching answer.
-    private static func initialize(
+    nonisolated(nonsending) private static func initialize(
         pipe: any CTAPHIDReportPipe, channel: UInt32, deadline: Deadline, logger: Logger
     ) async throws(TransportError) -> CTAPHIDInitResponse {
         var random = SystemRandomNumberGenerator()
@@ -377,10 +386,10 @@ final class CTAPHIDReceiver: Sendable {
     }
 
     /// Feeds one report; true once a message is complete or the reports broke the protocol.
-    func accept(_ report: [UInt8]) -> Bool {
+    func accept(_ report: UnsafeRawBufferPointer) -> Bool {
         state.withLock { state in
             do throws(CTAPHIDError) {
-                if case .complete(let message) = try state.assembler.append(report) {
+                if case .complete(let message) = try state.assembler.append(bytes: report) {
                     state.ready = .success(message)
                     return true
                 }

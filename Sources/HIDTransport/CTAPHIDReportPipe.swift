@@ -22,11 +22,22 @@ public protocol CTAPHIDReportPipe: Sendable {
     /// on the pipe's own thread where it has one) returns true, `limit` reports came, or
     /// `timeout` passed; returns the reports read, none when nothing arrived in time. Pipes with
     /// an I/O thread do all of it in one trip there, so a request and its whole reply cost one
-    /// thread hop; the default uses ``write(reports:)`` and ``read(timeout:)``.
-    func transfer(
+    /// thread hop; the default uses ``write(reports:)`` and ``read(timeout:)``. It runs on the
+    /// caller's executor (`nonisolated(nonsending)`), so a call from an actor does not hop to
+    /// the global executor and back around the trip.
+    nonisolated(nonsending) func transfer(
         sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
         until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]]
+
+    /// ``transfer(sending:readingFor:limit:until:)`` for a caller that needs each report only
+    /// while `accept` runs (called on the pipe's own thread where it has one): a pipe with a
+    /// receive buffer hands the report over in place, with no array per report. Returns how
+    /// many reports were read; the default goes through the array-returning transfer.
+    nonisolated(nonsending) func transfer(
+        sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
+        accepting accept: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
+    ) async throws(TransportError) -> Int
 
     /// Releases the device.
     func close() async
@@ -47,7 +58,7 @@ extension CTAPHIDReportPipe {
 
     /// ``write(reports:)``, then reports from ``read(timeout:)`` until `complete` says so,
     /// `limit`, or `timeout`.
-    public func transfer(
+    nonisolated(nonsending) public func transfer(
         sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
         until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]] {
@@ -59,6 +70,19 @@ extension CTAPHIDReportPipe {
             if complete(report) { break }
         }
         return reports
+    }
+}
+
+extension CTAPHIDReportPipe {
+    /// ``transfer(sending:readingFor:limit:until:)``, each report handed to `accept` as bytes.
+    nonisolated(nonsending) public func transfer(
+        sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
+        accepting accept: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
+    ) async throws(TransportError) -> Int {
+        try await transfer(
+            sending: reports, readingFor: timeout, limit: limit,
+            until: { report in report.withUnsafeBytes { accept($0) } }
+        ).count
     }
 }
 

@@ -5,6 +5,27 @@ import Foundation
 import Synchronization
 import Transport
 
+/// A wait for datagrams on one socket, run by ``UDPIOLoop``: the loop calls ``begin()`` once,
+/// ``readable()`` each time the socket may hold a datagram, and ``expire()`` at the deadline, on
+/// cancellation or when the socket is closed. All three run on the loop thread.
+///
+/// A wait is an object its owner keeps and starts again for every exchange (a UDP pipe has one),
+/// so an exchange costs the loop no allocation: no record, no closures.
+protocol UDPIOWait: AnyObject, Sendable {
+    /// When the wait ends with what it has; set before it is started.
+    var deadline: ContinuousClock.Instant { get }
+    /// Whether the waiting task was cancelled; read by the loop, set from any thread.
+    var isCancelled: Bool { get }
+    /// The socket to watch; valid once ``begin()`` returned true.
+    var socket: Int32 { get }
+    /// Starts the wait (sends what goes out first); false when it already resumed its caller.
+    func begin() -> Bool
+    /// The socket is readable: true once the wait resumed its caller.
+    func readable() -> Bool
+    /// Deadline, cancellation or closed socket: resumes the caller with what the wait has.
+    func expire()
+}
+
 /// The one I/O thread every ``UDPReportPipe`` of the process shares: it runs the pipes' socket
 /// calls in the order they were asked for and waits (`poll`) on all their sockets at once.
 ///
@@ -14,6 +35,9 @@ import Transport
 /// looked up elsewhere (``UDPReportPipe/open(endpoint:deadline:)``), so no pipe can hold the
 /// others up. The thread starts with the first job and ends after ``lingering`` with nothing to
 /// do, so an idle process keeps no thread and no timer.
+///
+/// Waits (``UDPIOWait``) are objects their pipes reuse, and the loop's own lists and `poll` set
+/// keep their storage from one turn to the next: an exchange allocates nothing here.
 final class UDPIOLoop: @unchecked Sendable {
     /// The process's loop, or why its wake-up pipe could not be made.
     static let shared: Result<UDPIOLoop, TransportError> = Result { () throws(TransportError) in
@@ -23,31 +47,9 @@ final class UDPIOLoop: @unchecked Sendable {
     /// How long the thread waits for work before it ends (ms).
     static let lingering: Int32 = 1000
 
-    /// A wait for datagrams on one socket, until ``step`` says it is done or ``deadline``.
-    /// Touched only on the loop thread, except ``cancelled``.
-    final class Wait: @unchecked Sendable {
-        let socket: Int32
-        let deadline: ContinuousClock.Instant
-        /// Called when the socket is readable: true once the wait resumed its caller.
-        let step: () -> Bool
-        /// Called at the deadline, on cancellation or when the socket is closed: resumes the
-        /// caller with what the wait has.
-        let expire: () -> Void
-        let cancelled = Atomic<Bool>(false)
-
-        init(
-            socket: Int32, deadline: ContinuousClock.Instant, step: @escaping () -> Bool,
-            expire: @escaping () -> Void
-        ) {
-            self.socket = socket
-            self.deadline = deadline
-            self.step = step
-            self.expire = expire
-        }
-    }
-
     private struct Queue {
         var jobs: [@Sendable () -> Void] = []
+        var starting: [any UDPIOWait] = []
         var threadRunning = false
         var wakePending = false
     }
@@ -56,7 +58,7 @@ final class UDPIOLoop: @unchecked Sendable {
     private let wakeRead: Int32
     private let wakeWrite: Int32
     // Only on the loop thread.
-    private var waits: [Wait] = []
+    private var waits: [any UDPIOWait] = []
 
     private init() throws(TransportError) {
         var ends: [Int32] = [-1, -1]
@@ -76,12 +78,40 @@ final class UDPIOLoop: @unchecked Sendable {
     func submit(_ job: @escaping @Sendable () -> Void) {
         let (start, wake) = queue.withLock { queue -> (Bool, Bool) in
             queue.jobs.append(job)
-            let start = !queue.threadRunning
-            queue.threadRunning = true
-            let wake = !start && !queue.wakePending
-            if wake { queue.wakePending = true }
-            return (start, wake)
+            return Self.claimThread(&queue)
         }
+        kick(start: start, wake: wake)
+    }
+
+    /// Hands `wait` to the loop thread, which begins it and then watches its socket.
+    func start(_ wait: any UDPIOWait) {
+        let (start, wake) = queue.withLock { queue -> (Bool, Bool) in
+            queue.starting.append(wait)
+            return Self.claimThread(&queue)
+        }
+        kick(start: start, wake: wake)
+    }
+
+    /// Wakes the loop thread if it runs (a wait was cancelled: it looks at the flags again).
+    func wake() {
+        let wake = queue.withLock { queue -> Bool in
+            guard queue.threadRunning, !queue.wakePending else { return false }
+            queue.wakePending = true
+            return true
+        }
+        kick(start: false, wake: wake)
+    }
+
+    /// Whether to start the thread, or else to wake it; with the queue locked.
+    private static func claimThread(_ queue: inout Queue) -> (start: Bool, wake: Bool) {
+        let start = !queue.threadRunning
+        queue.threadRunning = true
+        let wake = !start && !queue.wakePending
+        if wake { queue.wakePending = true }
+        return (start, wake)
+    }
+
+    private func kick(start: Bool, wake: Bool) {
         if start {
             let thread = Thread { [self] in self.loop() }
             thread.name = "udp i/o"
@@ -102,62 +132,6 @@ final class UDPIOLoop: @unchecked Sendable {
         return try result.get()
     }
 
-    /// Runs `start` on the loop thread; when it returns a socket, waits for datagrams on it and
-    /// calls `step` each time one may be there, until `step` returns a value, or `deadline` or
-    /// the calling task's cancellation, which return `expired()`. With `skipIfCancelled`, a task
-    /// cancelled before `start` ran fails with `cancelled` and `start` does not run.
-    func wait<T: Sendable>(
-        deadline: ContinuousClock.Instant, skipIfCancelled: Bool,
-        start: @escaping @Sendable () throws(TransportError) -> Int32,
-        step: @escaping @Sendable () throws(TransportError) -> T?,
-        expired: @escaping @Sendable () -> T
-    ) async throws(TransportError) -> T {
-        let box = Mutex<Wait?>(nil)
-        let cancelled = Atomic<Bool>(false)
-        let result: Result<T, TransportError> = await withTaskCancellationHandler {
-            await withCheckedContinuation {
-                (continuation: CheckedContinuation<Result<T, TransportError>, Never>) in
-                submit { [self] in
-                    if skipIfCancelled && cancelled.load(ordering: .acquiring) {
-                        continuation.resume(
-                            returning: .failure(TransportError(.cancelled, "The operation was cancelled.")))
-                        return
-                    }
-                    let socket: Int32
-                    do throws(TransportError) { socket = try start() } catch {
-                        continuation.resume(returning: .failure(error))
-                        return
-                    }
-                    let wait = Wait(
-                        socket: socket, deadline: deadline,
-                        step: {
-                            do throws(TransportError) {
-                                guard let value = try step() else { return false }
-                                continuation.resume(returning: .success(value))
-                            } catch {
-                                continuation.resume(returning: .failure(error))
-                            }
-                            return true
-                        },
-                        expire: { continuation.resume(returning: .success(expired())) })
-                    // Published before the flag is read, so a cancellation racing with this job
-                    // is seen by one side or the other.
-                    box.withLock { $0 = wait }
-                    if cancelled.load(ordering: .acquiring) {
-                        wait.cancelled.store(true, ordering: .releasing)
-                    }
-                    waits.append(wait)
-                }
-            }
-        } onCancel: {
-            cancelled.store(true, ordering: .releasing)
-            box.withLock { $0 }?.cancelled.store(true, ordering: .releasing)
-            // Wakes the loop, which then sees the flag.
-            submit {}
-        }
-        return try result.get()
-    }
-
     /// Ends the waits on `socket` with what they have; before the socket is closed. Loop thread.
     func expireWaits(on socket: Int32) {
         waits.removeAll { wait in
@@ -169,45 +143,67 @@ final class UDPIOLoop: @unchecked Sendable {
 
     private func loop() {
         var idle = false
+        // Swapped with the queue's lists each turn, so both keep their storage.
+        var jobs: [@Sendable () -> Void] = []
+        var starting: [any UDPIOWait] = []
+        var descriptors: [pollfd] = []
         while true {
-            let jobs: [@Sendable () -> Void]? = queue.withLock { queue in
+            let stop = queue.withLock { queue -> Bool in
                 queue.wakePending = false
-                if queue.jobs.isEmpty && waits.isEmpty && idle {
+                if queue.jobs.isEmpty && queue.starting.isEmpty && waits.isEmpty && idle {
                     queue.threadRunning = false
-                    return nil
+                    return true
                 }
-                defer { queue.jobs = [] }
-                return queue.jobs
+                swap(&queue.jobs, &jobs)
+                swap(&queue.starting, &starting)
+                return false
             }
-            guard let jobs else { return }
+            if stop { return }
+            let hadWork = !jobs.isEmpty || !starting.isEmpty
             for job in jobs { job() }
+            jobs.removeAll(keepingCapacity: true)
+            for wait in starting where wait.begin() { waits.append(wait) }
+            starting.removeAll(keepingCapacity: true)
+
             let now = ContinuousClock.now
-            waits.removeAll { wait in
-                guard wait.cancelled.load(ordering: .acquiring) || wait.deadline <= now else { return false }
-                wait.expire()
-                return true
+            var first: ContinuousClock.Instant?
+            descriptors.removeAll(keepingCapacity: true)
+            var kept = 0
+            for index in waits.indices {
+                let wait = waits[index]
+                if wait.isCancelled || wait.deadline <= now {
+                    wait.expire()
+                    continue
+                }
+                waits[kept] = wait
+                kept += 1
+                descriptors.append(pollfd(fd: wait.socket, events: Int16(POLLIN), revents: 0))
+                if first.map({ wait.deadline < $0 }) ?? true { first = wait.deadline }
             }
-            var descriptors = waits.map { pollfd(fd: $0.socket, events: Int16(POLLIN), revents: 0) }
+            waits.removeLast(waits.count - kept)
             descriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
             let timeout: Int32
-            if let first = waits.map(\.deadline).min() {
+            if let first {
                 // Rounded up, so the wait does not wake just before its deadline and spin.
                 timeout = Int32(clamping: (now.duration(to: first) + .microseconds(999)).wholeMilliseconds)
             } else {
-                timeout = jobs.isEmpty ? Self.lingering : 0
+                timeout = hadWork ? 0 : Self.lingering
             }
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
-            idle = ready == 0 && waits.isEmpty && jobs.isEmpty
+            idle = ready == 0 && waits.isEmpty && !hadWork
             guard ready > 0 else { continue }
             if descriptors[descriptors.count - 1].revents != 0 {
-                var drain = [UInt8](repeating: 0, count: 64)
-                while read(wakeRead, &drain, drain.count) > 0 {}
+                var drain: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+                while read(wakeRead, &drain, MemoryLayout.size(ofValue: drain)) > 0 {}
             }
-            var finished: Set<ObjectIdentifier> = []
-            for (index, descriptor) in descriptors.dropLast().enumerated() where descriptor.revents != 0 {
-                if waits[index].step() { finished.insert(ObjectIdentifier(waits[index])) }
+            kept = 0
+            for index in waits.indices {
+                let wait = waits[index]
+                if descriptors[index].revents != 0 && wait.readable() { continue }
+                waits[kept] = wait
+                kept += 1
             }
-            if !finished.isEmpty { waits.removeAll { finished.contains(ObjectIdentifier($0)) } }
+            waits.removeLast(waits.count - kept)
         }
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import Synchronization
 import Transport
 
 /// CTAPHID reports carried one per UDP datagram, as firmware emulators do.
@@ -21,7 +22,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     /// The local port the socket is bound to.
     public let localPort: UInt16
     // Written only on the loop's thread (or before the pipe is shared).
-    private var socket: Int32
+    fileprivate private(set) var socket: Int32
     // The device's addresses, one once it answered; written only on the loop's thread.
     private var peers: [UDPSocketAddress]
     /// The receive buffer, used only on the loop's thread (a datagram over 2048 bytes is cut,
@@ -30,6 +31,9 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     /// exclusivity check and a uniqueness check per datagram.
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
     private let loop: UDPIOLoop
+    // The wait every transfer uses unless another transfer holds it (then it makes its own).
+    private lazy var ownWait = UDPTransferWait(pipe: self)
+    private let ownWaitInUse = Atomic<Bool>(false)
 
     /// Binds the local port and aims the socket at the device, on the calling thread. Only for
     /// IPv4 and IPv6 literals, which need no lookup; ``open(endpoint:deadline:)`` takes names.
@@ -94,31 +98,52 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
 
     /// Sends `reports`, then reads datagrams from the device until `complete` says the message
     /// is whole, `limit`, or `timeout`, in one trip to the I/O thread, which waits on this
-    /// socket along with every other pipe's.
-    public func transfer(
+    /// socket along with every other pipe's. Each report becomes an array here; the CTAPHID
+    /// connection uses ``transfer(sending:readingFor:limit:accepting:)``, which makes none.
+    nonisolated(nonsending) public func transfer(
         sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
         until complete: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws(TransportError) -> [[UInt8]] {
-        let received = Received()
-        return try await loop.wait(
-            deadline: .now + timeout, skipIfCancelled: true,
-            start: { () throws(TransportError) -> Int32 in
-                try self.send(reports)
-                return self.socket
-            },
-            step: { () throws(TransportError) -> [[UInt8]]? in
-                while received.reports.count < limit, let report = try self.receive() {
-                    received.reports.append(report)
-                    if complete(report) { return received.reports }
-                }
-                return received.reports.count < limit ? nil : received.reports
-            },
-            expired: { received.reports })
+        let collected = CollectedReports()
+        _ = try await transfer(
+            sending: reports, readingFor: timeout, limit: limit,
+            accepting: { bytes in
+                let report = Array(bytes)
+                collected.reports.append(report)
+                return complete(report)
+            })
+        return collected.reports
+    }
+
+    /// Sends `reports`, then hands each datagram from the device to `accept`, in the receive
+    /// buffer, until `accept` says the message is whole, `limit`, or `timeout`; in one trip to
+    /// the I/O thread, which waits on this socket along with every other pipe's. The pipe's own
+    /// wait record is reused, so the trip allocates nothing of its own (a second transfer at
+    /// the same time gets a fresh one), and no report is copied into an array.
+    nonisolated(nonsending) public func transfer(
+        sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
+        accepting accept: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
+    ) async throws(TransportError) -> Int {
+        let owned = ownWaitInUse.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+        let wait = owned ? ownWait : UDPTransferWait(pipe: self)
+        defer { if owned { ownWaitInUse.store(false, ordering: .releasing) } }
+        wait.prepare(sending: reports, deadline: .now + timeout, limit: limit, accepting: accept)
+        let loop = self.loop
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                wait.continuation = continuation
+                loop.start(wait)
+            }
+        } onCancel: {
+            wait.cancelled.store(true, ordering: .releasing)
+            loop.wake()
+        }
+        return try wait.takeResult().get()
     }
 
     /// Sends each report as one datagram to the device (to each of its addresses until one
     /// answered). Runs on the I/O thread.
-    private func send(_ reports: [[UInt8]]) throws(TransportError) {
+    fileprivate func send(_ reports: [[UInt8]]) throws(TransportError) {
         let fd = socket
         guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
         for report in reports {
@@ -136,27 +161,33 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
         }
     }
 
-    /// One datagram from the device if the socket holds one, without waiting; nil when it holds
-    /// none. Datagrams from other addresses are dropped. Runs on the I/O thread.
-    private func receive() throws(TransportError) -> [UInt8]? {
+    /// One datagram from the device if the socket holds one, without waiting, in the receive
+    /// buffer (valid until the next call); nil when it holds none. Datagrams from other
+    /// addresses are dropped. Runs on the I/O thread.
+    fileprivate func receive() throws(TransportError) -> UnsafeRawBufferPointer? {
         let fd = socket
         guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
+        // Read once: each read of a class property is a run-time exclusivity check.
+        let peers = self.peers
+        let connected = peers.count == 1
         // A flood from elsewhere must not hold the I/O thread, which every pipe shares: after a
         // bounded number of foreign datagrams the wait goes back to `poll` and its deadline.
         for _ in 0..<Self.foreignDatagramsPerWake {
             guard
                 let (count, source) = try UDPSocket.receive(
-                    fd, into: scratch, connected: peers.count == 1, endpoint: endpoint)
+                    fd, into: scratch, connected: connected, endpoint: endpoint)
             else {
                 return nil
             }
+            // Compared with the C address as received: building a `UDPSocketAddress` (an array)
+            // for every datagram cost an allocation per report.
             guard let peer = peers.first(where: { $0.matches(source) }) else { continue }
-            if peers.count > 1 {
+            if !connected {
                 // The first address that answers is the device; aim only there from now on.
-                peers = [peer]
+                self.peers = [peer]
                 try UDPSocket.connect(fd, to: peer, endpoint: endpoint)
             }
-            return Array(UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+            return UnsafeRawBufferPointer(rebasing: scratch[..<count])
         }
         return nil
     }
@@ -176,8 +207,110 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     }
 }
 
-/// The reports one transfer has read so far; used only on the I/O thread.
-private final class Received: @unchecked Sendable {
+/// One transfer of a ``UDPReportPipe`` through the shared loop: what it sends, what it has read,
+/// and the caller to resume. The caller fills it in before it starts the wait and reads the
+/// result after it was resumed; between the two only the loop thread touches it.
+final class UDPTransferWait: UDPIOWait, @unchecked Sendable {
+    // The pipe outlives every transfer it runs, and a wait is in the loop only during one.
+    private unowned(unsafe) let pipe: UDPReportPipe
+    private var reports: [[UInt8]] = []
+    private var limit = 0
+    private var accept: (@Sendable (UnsafeRawBufferPointer) -> Bool)?
+    private var count = 0
+    private var result: Result<Int, TransportError> = .success(0)
+    /// The caller, set before the wait is started.
+    var continuation: UnsafeContinuation<Void, Never>?
+    /// Set by the caller's cancellation handler.
+    let cancelled = Atomic<Bool>(false)
+    private(set) var deadline: ContinuousClock.Instant = .now
+    private(set) var socket: Int32 = -1
+
+    init(pipe: UDPReportPipe) {
+        self.pipe = pipe
+    }
+
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    /// Readies the wait for one transfer; before it is started.
+    func prepare(
+        sending reports: [[UInt8]], deadline: ContinuousClock.Instant, limit: Int,
+        accepting accept: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
+    ) {
+        self.reports = reports
+        self.deadline = deadline
+        self.limit = limit
+        self.accept = accept
+        cancelled.store(false, ordering: .relaxed)
+    }
+
+    /// How many reports the transfer read, or its failure, once resumed; leaves the wait empty
+    /// for the next one.
+    func takeResult() -> Result<Int, TransportError> {
+        defer {
+            result = .success(0)
+            accept = nil
+        }
+        return result
+    }
+
+    func begin() -> Bool {
+        if isCancelled {
+            finish(.failure(TransportError(.cancelled, "The operation was cancelled.")))
+            return false
+        }
+        let reports = self.reports
+        self.reports = []
+        do throws(TransportError) {
+            try pipe.send(reports)
+        } catch {
+            finish(.failure(error))
+            return false
+        }
+        socket = pipe.socket
+        return true
+    }
+
+    func readable() -> Bool {
+        // Read into locals once: each use of a class property is a run-time exclusivity check,
+        // and this runs per datagram.
+        var count = self.count
+        let accept = self.accept
+        let limit = self.limit
+        do throws(TransportError) {
+            while count < limit, let report = try pipe.receive() {
+                count += 1
+                if accept?(report) ?? true {
+                    finish(.success(count))
+                    return true
+                }
+            }
+            guard count >= limit else {
+                self.count = count
+                return false
+            }
+            finish(.success(count))
+        } catch {
+            finish(.failure(error))
+        }
+        return true
+    }
+
+    func expire() {
+        finish(.success(count))
+    }
+
+    private func finish(_ outcome: Result<Int, TransportError>) {
+        result = outcome
+        count = 0
+        let continuation = self.continuation
+        self.continuation = nil
+        continuation?.resume()
+    }
+}
+
+/// The reports an array-returning transfer collects; written on the I/O thread, read by the
+/// caller after it was resumed.
+private final class CollectedReports: @unchecked Sendable {
     var reports: [[UInt8]] = []
 }
 
@@ -186,6 +319,19 @@ extension UDPSocketAddress {
     /// this address has one).
     func matches(_ source: UDPSocketAddress) -> Bool {
         address == source.address && port == source.port && (scope == 0 || scope == source.scope)
+    }
+
+    /// ``matches(_:)`` for a source as `recvfrom` gave it, without converting it first.
+    func matches(_ source: sockaddr_in6) -> Bool {
+        guard port == UInt16(bigEndian: source.sin6_port), scope == 0 || scope == source.sin6_scope_id,
+            address.count == 16
+        else { return false }
+        return withUnsafeBytes(of: source.sin6_addr) { bytes in
+            address.withUnsafeBytes { own in
+                guard let theirs = bytes.baseAddress, let ours = own.baseAddress else { return false }
+                return memcmp(theirs, ours, 16) == 0
+            }
+        }
     }
 }
 
@@ -332,7 +478,7 @@ struct UDPSocket: Sendable {
     /// nothing to take. On a connected socket a refused port means the device is gone.
     static func receive(
         _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, connected: Bool, endpoint: UDPEndpoint
-    ) throws(TransportError) -> (Int, UDPSocketAddress)? {
+    ) throws(TransportError) -> (Int, sockaddr_in6)? {
         var source = sockaddr_in6()
         var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
         let received = withUnsafeMutablePointer(to: &source) {
@@ -355,6 +501,6 @@ struct UDPSocket: Sendable {
         guard Int(length) >= MemoryLayout<sockaddr_in6>.size, Int32(source.sin6_family) == AF_INET6,
             received <= buffer.count
         else { return nil }
-        return (received, UDPSocketAddress(ipv6: source))
+        return (received, source)
     }
 }

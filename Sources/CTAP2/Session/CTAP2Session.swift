@@ -21,7 +21,12 @@ public actor CTAP2Session {
     /// The timeout of each command when the call does not give one.
     public let defaultTimeout: Duration
     /// The last getInfo response, once ``getInfo(deadline:)`` has run.
-    public private(set) var info: AuthenticatorInfo?
+    public private(set) var info: AuthenticatorInfo? {
+        didSet { maxMessageSize = info?.maxMsgSize.map { Int(clamping: $0) } }
+    }
+    // The getInfo reply's maxMsgSize, kept apart so that each command reads one integer
+    // instead of copying the whole getInfo reply out of ``info``.
+    private var maxMessageSize: Int?
 
     private let logger: Logger
     private var busy = false
@@ -53,7 +58,9 @@ public actor CTAP2Session {
     ) async throws(CTAP2Error) -> Request.Response {
         let body = try await transact(try request.encoded(), deadline: deadline, keepalive: keepalive)
         let response = try request.decodeResponse(body)
-        if let info = response as? AuthenticatorInfo { self.info = info }
+        if Request.Response.self == AuthenticatorInfo.self, let info = response as? AuthenticatorInfo {
+            self.info = info
+        }
         return response
     }
 
@@ -117,14 +124,15 @@ public actor CTAP2Session {
             throw .invalidRequest("A CTAP2 message needs at least a command byte.")
         }
         let command = CTAP2Command(rawValue: commandByte)
-        let requestLimit = info?.maxMsgSize.map { Int(clamping: $0) } ?? Self.defaultMaxMessageSize
+        let requestLimit = maxMessageSize ?? Self.defaultMaxMessageSize
         guard message.count <= requestLimit else {
             throw .messageTooLarge(
                 "The \(command) request is \(message.count) bytes; the authenticator accepts at most \(requestLimit)."
             )
         }
 
-        await acquire()
+        // The free case without a call to an async function (a frame and an executor check).
+        if busy { await acquire() } else { busy = true }
         defer { release() }
         if Task.isCancelled {
             throw .cancelled("The \(command) request was cancelled before it was sent.")
@@ -148,7 +156,7 @@ public actor CTAP2Session {
         guard let statusByte = reply.first else {
             throw CTAP2Error.malformed("The authenticator answered \(command) with an empty message.")
         }
-        let replyLimit = info?.maxMsgSize.map { Int(clamping: $0) } ?? Self.unknownReplyLimit
+        let replyLimit = maxMessageSize ?? Self.unknownReplyLimit
         guard reply.count <= replyLimit else {
             throw .messageTooLarge(
                 "The \(command) reply is \(reply.count) bytes, more than the authenticator's maxMsgSize of \(replyLimit)."
@@ -157,7 +165,10 @@ public actor CTAP2Session {
         let status = CTAPStatus(rawValue: statusByte)
         logger.debug("CTAP2 reply", metadata: ["command": "\(command)", "status": "\(status)"])
         guard status == .ok else { throw .authenticator(status) }
-        return Array(reply.dropFirst())
+        // In place (the reply is ours alone): a copy would allocate a second buffer.
+        var body = reply
+        body.removeFirst()
+        return body
     }
 
     func acquire() async {
