@@ -5,5 +5,5 @@ public enum SecurityKeyPackage {
     /// The version, `MAJOR.MINOR.PATCH` as semantic versioning orders it; the release tag is this
     /// string without a `v` (SwiftPM resolves `from:` requirements against such tags), and
     /// CHANGELOG.md has a section headed with it.
-    public static let version = "0.2.0"
+    public static let version = "0.3.0"
 }
