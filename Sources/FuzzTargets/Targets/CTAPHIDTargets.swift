@@ -40,6 +40,23 @@ extension FuzzTarget {
             }
             try expect(result == message, "a message does not survive reports(reportSize:) and assembly")
         }
+
+        // A key's report descriptor states its report size, so the size is hostile too: a second
+        // pass assembles the same bytes in reports of a size the input's first byte picks (1–16
+        // bytes, below the CTAPHID headers included). A refused report drops any partial message.
+        let small = Int(bytes[0]) % 16 + 1
+        var tiny = CTAPHIDMessageAssembler(channel: channel, reportSize: small)
+        for start in stride(from: 0, to: bytes.count, by: small) {
+            let report = Array(bytes[start..<min(start + small, bytes.count)])
+            let step = Result { () throws(CTAPHIDError) -> CTAPHIDMessageAssembler.Step in try tiny.append(report) }
+            switch step {
+            case .success(.complete): try expect(!tiny.isAssembling, "a completed message left a partial one")
+            case .failure: try expect(!tiny.isAssembling, "a refused report left its partial message")
+            default: break
+            }
+        }
+        tiny.reset()
+        try expect(!tiny.isAssembling, "reset left a partial message")
     }
 
     /// The device side of CTAPHID (the virtual key's state machine): any report sequence, with
