@@ -237,52 +237,46 @@ public final class BusConnection: @unchecked Sendable {
             + UInt64(max(0, timeout.components.attoseconds / 1_000_000_000_000))
         let result: Result<BusReply, BusError> = await withCheckedContinuation { continuation in
             let pending = PendingCall(continuation, connection: self)
-            let accepted = jobs.withLock { state -> Bool in
-                guard !state.stopping else { return false }
-                state.queue.append { bus in
-                    func failed(_ function: String, _ r: Int32) {
-                        pending.resolve(
-                            .failure(
-                                BusError(
-                                    function: function, errno: -r,
-                                    "Cannot call \(member): \(String(cString: strerror(-r))).")))
-                    }
-                    var message: OpaquePointer?
-                    var r = sd_bus_message_new_method_call(
-                        bus, &message, destination, path, interface, member)
-                    guard r >= 0, let message else { return failed("sd_bus_message_new_method_call", r) }
-                    defer { sd_bus_message_unref(message) }
-                    for value in values where r >= 0 { r = Self.append(value, to: message) }
-                    guard r >= 0 else { return failed("sd_bus_message_append", r) }
-                    let box = Unmanaged.passRetained(pending)
-                    r = sd_bus_call_async(
-                        bus, nil, message,
-                        { reply, userdata, _ in
-                            guard let userdata else { return 0 }
-                            let pending = Unmanaged<PendingCall>.fromOpaque(userdata).takeRetainedValue()
-                            guard let reply else {
-                                pending.resolve(
-                                    .failure(BusError(function: "sd_bus_call_async", errno: EIO, "No reply."))
-                                )
-                                return 0
-                            }
-                            pending.resolve(pending.connection.readReply(reply))
-                            return 0
-                        }, box.toOpaque(), microseconds)
-                    guard r >= 0 else {
-                        box.release()
-                        return failed("sd_bus_call_async", r)
-                    }
-                    self.pendingCalls[ObjectIdentifier(pending)] = pending
-                    var serial: UInt64 = 0
-                    _ = sd_bus_message_get_cookie(message, &serial)
-                    sent(serial)
+            let accepted = enqueue { bus in
+                func failed(_ function: String, _ r: Int32) {
+                    pending.resolve(
+                        .failure(
+                            BusError(
+                                function: function, errno: -r,
+                                "Cannot call \(member): \(String(cString: strerror(-r))).")))
                 }
-                return true
+                var message: OpaquePointer?
+                var r = sd_bus_message_new_method_call(
+                    bus, &message, destination, path, interface, member)
+                guard r >= 0, let message else { return failed("sd_bus_message_new_method_call", r) }
+                defer { sd_bus_message_unref(message) }
+                for value in values where r >= 0 { r = Self.append(value, to: message) }
+                guard r >= 0 else { return failed("sd_bus_message_append", r) }
+                let box = Unmanaged.passRetained(pending)
+                r = sd_bus_call_async(
+                    bus, nil, message,
+                    { reply, userdata, _ in
+                        guard let userdata else { return 0 }
+                        let pending = Unmanaged<PendingCall>.fromOpaque(userdata).takeRetainedValue()
+                        guard let reply else {
+                            pending.resolve(
+                                .failure(BusError(function: "sd_bus_call_async", errno: EIO, "No reply."))
+                            )
+                            return 0
+                        }
+                        pending.resolve(pending.connection.readReply(reply))
+                        return 0
+                    }, box.toOpaque(), microseconds)
+                guard r >= 0 else {
+                    box.release()
+                    return failed("sd_bus_call_async", r)
+                }
+                self.pendingCalls[ObjectIdentifier(pending)] = pending
+                var serial: UInt64 = 0
+                _ = sd_bus_message_get_cookie(message, &serial)
+                sent(serial)
             }
-            if accepted {
-                wake()
-            } else {
+            if !accepted {
                 continuation.resume(
                     returning: .failure(
                         BusError(function: "sd_bus_call_async", errno: ENOTCONN, "The connection is closed."))
@@ -296,34 +290,28 @@ public final class BusConnection: @unchecked Sendable {
     /// (`sd_bus_match_signal`); signals addressed to this connection alone arrive too.
     public func watchSignals(path: String, interface: String) async throws(BusError) {
         let result: Result<Void, BusError> = await withCheckedContinuation { continuation in
-            let accepted = jobs.withLock { state -> Bool in
-                guard !state.stopping else { return false }
-                state.queue.append { bus in
-                    let userdata = Unmanaged.passUnretained(self).toOpaque()
-                    var slot: OpaquePointer?
-                    let r = sd_bus_match_signal(
-                        bus, &slot, nil, path, interface, nil,
-                        { message, userdata, _ in
-                            guard let message, let userdata else { return 0 }
-                            Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue()
-                                .receivedSignal(
-                                    message)
-                            return 0
-                        }, userdata)
-                    if r >= 0, let slot { self.slots.append(slot) }
-                    continuation.resume(
-                        returning: r >= 0
-                            ? .success(())
-                            : .failure(
-                                BusError(
-                                    function: "sd_bus_match_signal", errno: -r,
-                                    "Cannot watch \(interface) signals.")))
-                }
-                return true
+            let accepted = enqueue { bus in
+                let userdata = Unmanaged.passUnretained(self).toOpaque()
+                var slot: OpaquePointer?
+                let r = sd_bus_match_signal(
+                    bus, &slot, nil, path, interface, nil,
+                    { message, userdata, _ in
+                        guard let message, let userdata else { return 0 }
+                        Unmanaged<BusConnection>.fromOpaque(userdata).takeUnretainedValue()
+                            .receivedSignal(
+                                message)
+                        return 0
+                    }, userdata)
+                if r >= 0, let slot { self.slots.append(slot) }
+                continuation.resume(
+                    returning: r >= 0
+                        ? .success(())
+                        : .failure(
+                            BusError(
+                                function: "sd_bus_match_signal", errno: -r,
+                                "Cannot watch \(interface) signals.")))
             }
-            if accepted {
-                wake()
-            } else {
+            if !accepted {
                 continuation.resume(
                     returning: .failure(
                         BusError(
@@ -333,14 +321,17 @@ public final class BusConnection: @unchecked Sendable {
         try result.get()
     }
 
-    /// Runs `job` on the bus thread with the bus (dropped once the connection is closed).
-    func enqueue(_ job: @escaping @Sendable (OpaquePointer) -> Void) {
+    /// Runs `job` on the bus thread with the bus; false (and `job` dropped) once the connection
+    /// is closing.
+    @discardableResult
+    func enqueue(_ job: @escaping @Sendable (OpaquePointer) -> Void) -> Bool {
         let accepted = jobs.withLock { state -> Bool in
             guard !state.stopping else { return false }
             state.queue.append(job)
             return true
         }
         if accepted { wake() }
+        return accepted
     }
 
     func wake() {
