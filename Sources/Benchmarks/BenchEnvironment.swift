@@ -63,9 +63,15 @@ struct BenchEnvironment {
 
     /// A free UDP port on 127.0.0.1 (the kernel picks one; it is released at once for the key to bind).
     static func freeUDPPort() throws(BenchError) -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let socket = try boundLoopbackUDPSocket()
+        close(socket.fd)
+        return socket.port
+    }
+
+    /// A UDP socket bound to 127.0.0.1 on a port the kernel picks, and that port.
+    static func boundLoopbackUDPSocket() throws(BenchError) -> (fd: Int32, port: UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw BenchError(.system, "Cannot create a UDP socket (errno \(errno)).") }
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -74,12 +80,20 @@ struct BenchEnvironment {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
         }
-        guard bound == 0 else { throw BenchError(.system, "Cannot bind a UDP socket (errno \(errno)).") }
+        guard bound == 0 else {
+            let code = errno
+            close(fd)
+            throw BenchError(.system, "Cannot bind a UDP socket (errno \(code)).")
+        }
         let named = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        guard named == 0 else { throw BenchError(.system, "getsockname failed (errno \(errno)).") }
-        return UInt16(bigEndian: address.sin_port)
+        guard named == 0 else {
+            let code = errno
+            close(fd)
+            throw BenchError(.system, "getsockname failed (errno \(code)).")
+        }
+        return (fd, UInt16(bigEndian: address.sin_port))
     }
 }
 

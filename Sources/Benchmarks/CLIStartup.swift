@@ -190,25 +190,7 @@ final class UDPListener {
     let port: UInt16
 
     init() throws(BenchError) {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw BenchError(.system, "Cannot create a UDP socket (errno \(errno)).") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard bound == 0, named == 0 else {
-            Glibc.close(fd)
-            throw BenchError(.system, "Cannot bind a UDP listener (errno \(errno)).")
-        }
-        self.fd = fd
-        port = UInt16(bigEndian: address.sin_port)
+        (fd, port) = try BenchEnvironment.boundLoopbackUDPSocket()
     }
 
     /// Whether a datagram arrived within `milliseconds`.
