@@ -2,6 +2,7 @@
     import Glibc
 #endif
 import Foundation
+import Transport
 
 /// Where the orchestrator finds the programs it starts.
 struct BenchEnvironment {
@@ -70,30 +71,18 @@ struct BenchEnvironment {
 
     /// A UDP socket bound to 127.0.0.1 on a port the kernel picks, and that port.
     static func boundLoopbackUDPSocket() throws(BenchError) -> (fd: Int32, port: UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw BenchError(.system, "Cannot create a UDP socket (errno \(errno)).") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        do throws(TransportError) {
+            let socket = try UDPSocket.open()
+            do throws(TransportError) {
+                try socket.bind(to: .ipv4Loopback)
+                return (socket.descriptor, try socket.boundPort())
+            } catch {
+                socket.close()
+                throw error
+            }
+        } catch {
+            throw BenchError(.system, error.message)
         }
-        guard bound == 0 else {
-            let code = errno
-            close(fd)
-            throw BenchError(.system, "Cannot bind a UDP socket (errno \(code)).")
-        }
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else {
-            let code = errno
-            close(fd)
-            throw BenchError(.system, "getsockname failed (errno \(code)).")
-        }
-        return (fd, UInt16(bigEndian: address.sin_port))
     }
 }
 

@@ -55,23 +55,12 @@ final class UDPIOLoop: @unchecked Sendable {
     }
 
     private let queue = Mutex(Queue())
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let wakePipe: WakePipe
     // Only on the loop thread.
     private var waits: [any UDPIOWait] = []
 
     private init() throws(TransportError) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            throw TransportError(
-                .system, "Could not create the UDP I/O thread's wake-up pipe (errno \(errno)).")
-        }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-        }
-        wakeRead = ends[0]
-        wakeWrite = ends[1]
+        wakePipe = try WakePipe()
     }
 
     /// Queues `job` for the loop thread, starting the thread if it is not running.
@@ -117,8 +106,7 @@ final class UDPIOLoop: @unchecked Sendable {
             thread.name = "udp i/o"
             thread.start()
         } else if wake {
-            var byte: UInt8 = 1
-            _ = write(wakeWrite, &byte, 1)
+            wakePipe.raise()
         }
     }
 
@@ -181,7 +169,7 @@ final class UDPIOLoop: @unchecked Sendable {
                 if first.map({ wait.deadline < $0 }) ?? true { first = wait.deadline }
             }
             waits.removeLast(waits.count - kept)
-            descriptors.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: wakePipe.readEnd, events: Int16(POLLIN), revents: 0))
             let timeout: Int32
             if let first {
                 // Rounded up, so the wait does not wake just before its deadline and spin.
@@ -192,10 +180,7 @@ final class UDPIOLoop: @unchecked Sendable {
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
             idle = ready == 0 && waits.isEmpty && !hadWork
             guard ready > 0 else { continue }
-            if descriptors[descriptors.count - 1].revents != 0 {
-                var drain: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-                while read(wakeRead, &drain, MemoryLayout.size(ofValue: drain)) > 0 {}
-            }
+            if descriptors[descriptors.count - 1].revents != 0 { wakePipe.drain() }
             kept = 0
             for index in waits.indices {
                 let wait = waits[index]

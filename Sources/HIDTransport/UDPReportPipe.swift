@@ -21,8 +21,8 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     public let endpoint: UDPEndpoint
     /// The local port the socket is bound to.
     public let localPort: UInt16
-    // Written only on the loop's thread (or before the pipe is shared).
-    fileprivate private(set) var socket: Int32
+    // Written only on the loop's thread (or before the pipe is shared); nil once closed.
+    fileprivate private(set) var socket: UDPSocket?
     // The device's addresses, one once it answered; written only on the loop's thread.
     private var peers: [UDPSocketAddress]
     /// The receive buffer, used only on the loop's thread (a datagram over 2048 bytes is cut,
@@ -44,13 +44,13 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
                 "'\(endpoint.host)' is a host name; open the UDP endpoint asynchronously to look it up.")
         }
         let loop = try UDPIOLoop.shared.get()
-        let socket = try UDPSocket.open(endpoint: endpoint, deadline: .after(.seconds(1)))
+        let socket = try Self.openSocket(endpoint: endpoint, deadline: .after(.seconds(1)))
         self.init(endpoint: endpoint, socket: socket, loop: loop)
     }
 
-    private init(endpoint: UDPEndpoint, socket: UDPSocket, loop: UDPIOLoop) {
+    private init(endpoint: UDPEndpoint, socket: OpenedSocket, loop: UDPIOLoop) {
         self.endpoint = endpoint
-        self.socket = socket.descriptor
+        self.socket = socket.socket
         self.peers = socket.peers
         self.localPort = socket.localPort
         self.loop = loop
@@ -65,19 +65,19 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
         let loop = try UDPIOLoop.shared.get()
         if UDPEndpoint.isIPv4Literal(endpoint.host) || UDPEndpoint.isIPv6Literal(endpoint.host) {
             if Task.isCancelled { throw TransportError(.cancelled, "The operation was cancelled.") }
-            let socket = try UDPSocket.open(endpoint: endpoint, deadline: deadline)
+            let socket = try openSocket(endpoint: endpoint, deadline: deadline)
             return UDPReportPipe(endpoint: endpoint, socket: socket, loop: loop)
         }
         let thread = BlockingIOThread(name: "udp \(endpoint.uriHost):\(endpoint.port)")
         defer { thread.shutdown() }
         let socket = try await thread.run(skipIfCancelled: true) { () throws(TransportError) in
-            try UDPSocket.open(endpoint: endpoint, deadline: deadline)
+            try openSocket(endpoint: endpoint, deadline: deadline)
         }
         return UDPReportPipe(endpoint: endpoint, socket: socket, loop: loop)
     }
 
     deinit {
-        if socket >= 0 { Glibc.close(socket) }
+        socket?.close()
         scratch.deallocate()
     }
 
@@ -144,17 +144,17 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     /// Sends each report as one datagram to the device (to each of its addresses until one
     /// answered). Runs on the I/O thread.
     fileprivate func send(_ reports: [[UInt8]]) throws(TransportError) {
-        let fd = socket
-        guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
+        guard let socket else { throw TransportError(.closed, "The UDP device connection was closed.") }
         for report in reports {
             var delivered = false
             var failure: TransportError?
             for peer in peers {
                 do throws(TransportError) {
-                    try UDPSocket.send(fd, report, to: peers.count == 1 ? nil : peer, endpoint: endpoint)
+                    // Connected to its one peer, the socket sends without naming it.
+                    try socket.send(report, to: peers.count == 1 ? nil : peer.sockaddr)
                     delivered = true
                 } catch {
-                    failure = error
+                    failure = TransportError(error.code, "\(endpoint.uri): \(error.message)", underlying: error)
                 }
             }
             if !delivered, let failure { throw failure }
@@ -165,27 +165,30 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     /// buffer (valid until the next call); nil when it holds none. Datagrams from other
     /// addresses are dropped. Runs on the I/O thread.
     fileprivate func receive() throws(TransportError) -> UnsafeRawBufferPointer? {
-        let fd = socket
-        guard fd >= 0 else { throw TransportError(.closed, "The UDP device connection was closed.") }
+        guard let socket else { throw TransportError(.closed, "The UDP device connection was closed.") }
         // Read once: each read of a class property is a run-time exclusivity check.
         let peers = self.peers
         let connected = peers.count == 1
         // A flood from elsewhere must not hold the I/O thread, which every pipe shares: after a
         // bounded number of foreign datagrams the wait goes back to `poll` and its deadline.
         for _ in 0..<Self.foreignDatagramsPerWake {
-            guard
-                let (count, source) = try UDPSocket.receive(
-                    fd, into: scratch, connected: connected, endpoint: endpoint)
-            else {
-                return nil
+            let datagram: (count: Int, source: sockaddr_in6)?
+            do throws(TransportError) {
+                datagram = try socket.receive(into: scratch)
+            } catch where error.code == .noDevice {
+                // Unconnected sockets never see this; a connected one learned of an ICMP port
+                // unreachable: nothing listens at the device's address any more.
+                guard connected else { return nil }
+                throw TransportError(.noDevice, "Nothing answers at \(endpoint.uri); the device is gone.")
             }
+            guard let (count, source) = datagram else { return nil }
             // Compared with the C address as received: building a `UDPSocketAddress` (an array)
             // for every datagram cost an allocation per report.
             guard let peer = peers.first(where: { $0.matches(source) }) else { continue }
             if !connected {
                 // The first address that answers is the device; aim only there from now on.
                 self.peers = [peer]
-                try UDPSocket.connect(fd, to: peer, endpoint: endpoint)
+                try Self.connect(socket, to: peer, endpoint: endpoint)
             }
             return UnsafeRawBufferPointer(rebasing: scratch[..<count])
         }
@@ -198,10 +201,10 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     /// Closes the socket, on the I/O thread, after ending any wait on it.
     public func close() async {
         _ = try? await loop.run { () throws(TransportError) in
-            if self.socket >= 0 {
-                self.loop.expireWaits(on: self.socket)
-                Glibc.close(self.socket)
-                self.socket = -1
+            if let socket = self.socket {
+                self.loop.expireWaits(on: socket.descriptor)
+                socket.close()
+                self.socket = nil
             }
         }
     }
@@ -266,7 +269,7 @@ final class UDPTransferWait: UDPIOWait, @unchecked Sendable {
             finish(.failure(error))
             return false
         }
-        socket = pipe.socket
+        socket = pipe.socket?.descriptor ?? -1
         return true
     }
 
@@ -335,17 +338,20 @@ extension UDPSocketAddress {
     }
 }
 
-/// The UDP pipe's socket calls, one wrapper per system call, each mapping `errno` to a
-/// ``TransportError`` in one place.
-struct UDPSocket: Sendable {
-    var descriptor: Int32
-    var peers: [UDPSocketAddress]
-    var localPort: UInt16
+extension UDPReportPipe {
+    /// A socket the pipe opened, the device's addresses and the local port.
+    fileprivate struct OpenedSocket: Sendable {
+        var socket: UDPSocket
+        var peers: [UDPSocketAddress]
+        var localPort: UInt16
+    }
 
-    /// Resolves the device, creates the dual-stack socket, binds the local port (the preferred
+    /// Resolves the device, opens the dual-stack socket, binds the local port (the preferred
     /// 7112 falling back to any free port, unless the endpoint forces one) and, with one
     /// address, connects it. No `SO_REUSEADDR`/`SO_REUSEPORT`: two processes never share a port.
-    static func open(endpoint: UDPEndpoint, deadline: Deadline) throws(TransportError) -> UDPSocket {
+    fileprivate static func openSocket(endpoint: UDPEndpoint, deadline: Deadline) throws(TransportError)
+        -> OpenedSocket
+    {
         let peers = try UDPResolver.resolve(host: endpoint.host, port: endpoint.port, deadline: deadline)
         // Listen on loopback only when the device is there, so the port is not open to the network.
         let local: UDPSocketAddress
@@ -356,151 +362,45 @@ struct UDPSocket: Sendable {
         } else {
             local = .any
         }
-        let fd = try makeSocket()
+        let socket = try UDPSocket.open()
         do throws(TransportError) {
             let port: UInt16
             if let forced = endpoint.localPort {
-                try bind(fd, to: local.with(port: forced))
+                do throws(TransportError) {
+                    try socket.bind(to: local.with(port: forced))
+                } catch where error.code == .busy {
+                    throw TransportError(
+                        .busy, "Local UDP port \(forced) is in use; add ?local=0 to the URI to use any free port.",
+                        underlying: error)
+                }
                 port = forced
             } else {
                 do throws(TransportError) {
-                    try bind(fd, to: local.with(port: UDPEndpoint.defaultLocalPort))
+                    try socket.bind(to: local.with(port: UDPEndpoint.defaultLocalPort))
                     port = UDPEndpoint.defaultLocalPort
-                } catch  where error.code == .busy {
+                } catch where error.code == .busy {
                     // Another host process has 7112: keys that answer the sender still work.
-                    try bind(fd, to: local.with(port: 0))
+                    try socket.bind(to: local.with(port: 0))
                     port = 0
                 }
             }
-            let bound = port == 0 ? try boundPort(fd) : port
-            if peers.count == 1 { try connect(fd, to: peers[0], endpoint: endpoint) }
-            return UDPSocket(descriptor: fd, peers: peers, localPort: bound)
+            let bound = port == 0 ? try socket.boundPort() : port
+            if peers.count == 1 { try connect(socket, to: peers[0], endpoint: endpoint) }
+            return OpenedSocket(socket: socket, peers: peers, localPort: bound)
         } catch {
-            Glibc.close(fd)
+            socket.close()
             throw error
         }
     }
 
-    /// `socket(AF_INET6, SOCK_DGRAM)` with `IPV6_V6ONLY` off, so IPv4 peers work too.
-    static func makeSocket() throws(TransportError) -> Int32 {
-        let fd = Glibc.socket(AF_INET6, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else {
-            throw TransportError(.system, "Could not create a UDP socket (errno \(errno)).")
-        }
-        var off: Int32 = 0
-        guard setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size)) == 0
-        else {
-            let code = errno
-            Glibc.close(fd)
-            throw TransportError(.system, "Could not make the UDP socket dual-stack (errno \(code)).")
-        }
-        return fd
-    }
-
-    /// `bind`; a port in use is ``TransportError/Code/busy``.
-    static func bind(_ fd: Int32, to address: UDPSocketAddress) throws(TransportError) {
-        var raw = address.sockaddr
-        let rc = withUnsafePointer(to: &raw) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-            }
-        }
-        guard rc == 0 else {
-            let code = errno
-            if code == EADDRINUSE {
-                throw TransportError(
-                    .busy,
-                    "Local UDP port \(address.port) is in use; add ?local=0 to the URI to use any free port.")
-            }
-            throw TransportError(.system, "Could not bind local UDP port \(address.port) (errno \(code)).")
-        }
-    }
-
-    /// `getsockname`: the port the kernel picked.
-    static func boundPort(_ fd: Int32) throws(TransportError) -> UInt16 {
-        var raw = sockaddr_in6()
-        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        let rc = withUnsafeMutablePointer(to: &raw) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard rc == 0 else {
-            throw TransportError(.system, "Could not read the local UDP address (errno \(errno)).")
-        }
-        return UInt16(bigEndian: raw.sin6_port)
-    }
-
-    /// `connect`: only `peer` may send to the socket from now on.
-    static func connect(_ fd: Int32, to peer: UDPSocketAddress, endpoint: UDPEndpoint) throws(TransportError)
-    {
-        var raw = peer.sockaddr
-        let rc = withUnsafePointer(to: &raw) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-            }
-        }
-        guard rc == 0 else {
-            let code = errno
-            if code == ENETUNREACH || code == EHOSTUNREACH || code == EADDRNOTAVAIL {
-                throw TransportError(
-                    .noDevice, "\(endpoint.uri) cannot be reached from here (errno \(code)).")
-            }
-            throw TransportError(.system, "Could not aim the UDP socket at \(endpoint.uri) (errno \(code)).")
-        }
-    }
-
-    /// `sendto` (or `send` on the connected socket when `peer` is nil): one whole datagram.
-    static func send(_ fd: Int32, _ report: [UInt8], to peer: UDPSocketAddress?, endpoint: UDPEndpoint)
+    /// Aims `socket` at `peer` only, with the endpoint's URI in the error.
+    fileprivate static func connect(_ socket: UDPSocket, to peer: UDPSocketAddress, endpoint: UDPEndpoint)
         throws(TransportError)
     {
-        while true {
-            let sent = report.withUnsafeBytes { bytes in
-                guard let peer else { return Glibc.send(fd, bytes.baseAddress, bytes.count, 0) }
-                var raw = peer.sockaddr
-                return withUnsafePointer(to: &raw) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(
-                            fd, bytes.baseAddress, bytes.count, 0, $0,
-                            socklen_t(MemoryLayout<sockaddr_in6>.size))
-                    }
-                }
-            }
-            if sent == report.count { return }
-            let code = errno
-            if sent < 0 && code == EINTR { continue }
-            if sent < 0 && (code == ECONNREFUSED || code == ENETUNREACH || code == EHOSTUNREACH) {
-                throw TransportError(.noDevice, "Nothing answers at \(endpoint.uri) (errno \(code)).")
-            }
-            throw TransportError(.system, "Could not send to the UDP device \(endpoint.uri) (errno \(code)).")
+        do throws(TransportError) {
+            try socket.connect(to: peer)
+        } catch {
+            throw TransportError(error.code, "\(endpoint.uri): \(error.message)", underlying: error)
         }
-    }
-
-    /// `recvfrom` without blocking: the datagram's length and source, or nil when there was
-    /// nothing to take. On a connected socket a refused port means the device is gone.
-    static func receive(
-        _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, connected: Bool, endpoint: UDPEndpoint
-    ) throws(TransportError) -> (Int, sockaddr_in6)? {
-        var source = sockaddr_in6()
-        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        let received = withUnsafeMutablePointer(to: &source) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                recvfrom(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT), $0, &length)
-            }
-        }
-        guard received >= 0 else {
-            let code = errno
-            if code == EINTR || code == EAGAIN { return nil }
-            if code == ECONNREFUSED {
-                // Unconnected sockets never see this; a connected one learned of an ICMP port
-                // unreachable: nothing listens at the device's address any more.
-                guard connected else { return nil }
-                throw TransportError(.noDevice, "Nothing answers at \(endpoint.uri); the device is gone.")
-            }
-            throw TransportError(.system, "Reading from the UDP device failed (errno \(code)).")
-        }
-        // A dual-stack socket reports every source as sockaddr_in6; anything shorter is refused.
-        guard Int(length) >= MemoryLayout<sockaddr_in6>.size, Int32(source.sin6_family) == AF_INET6,
-            received <= buffer.count
-        else { return nil }
-        return (received, source)
     }
 }

@@ -51,7 +51,7 @@ public final class UDPCTAPHIDServer: Sendable {
 
     /// The port the server listens on.
     public let port: UInt16
-    fileprivate let socket: Int32
+    fileprivate let socket: UDPSocket
     // One IPv6 socket for both families: IPv4 peers appear as v4-mapped addresses.
     fileprivate let engine: CTAPHIDServerEngine<sockaddr_in6>
     private let logger: Logger
@@ -68,50 +68,20 @@ public final class UDPCTAPHIDServer: Sendable {
         handler: any CTAPMessageHandler, configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "securitykey.virtual.udp")
     ) throws(TransportError) {
-        var address = sockaddr_in6()
-        address.sin6_family = sa_family_t(AF_INET6)
-        address.sin6_port = configuration.port.bigEndian
-        var ipv4 = in_addr()
-        if inet_pton(AF_INET, configuration.host, &ipv4) == 1 {
-            // ::ffff:a.b.c.d, the IPv4 address on the dual-stack socket (RFC 4291 §2.5.5.2).
-            withUnsafeMutableBytes(of: &address.sin6_addr) { bytes in
-                bytes[10] = 0xFF
-                bytes[11] = 0xFF
-                withUnsafeBytes(of: ipv4.s_addr) { for i in 0..<4 { bytes[12 + i] = $0[i] } }
-            }
-        } else if inet_pton(AF_INET6, configuration.host, &address.sin6_addr) != 1 {
+        guard let address = UDPSocketAddress(numericHost: configuration.host, port: configuration.port) else {
             throw TransportError(.invalidURI, "'\(configuration.host)' is not an IPv4 or IPv6 address.")
         }
-        let fd = Glibc.socket(AF_INET6, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else {
-            throw TransportError(.system, "Could not create a UDP socket (errno \(errno)).")
-        }
-        var off: Int32 = 0
-        guard setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size)) == 0
-        else {
-            let code = errno
-            Glibc.close(fd)
-            throw TransportError(.system, "Could not make the UDP socket dual-stack (errno \(code)).")
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-            }
-        }
-        guard bound == 0 else {
-            let code = errno
-            Glibc.close(fd)
+        let socket = try UDPSocket.open()
+        do throws(TransportError) {
+            try socket.bind(to: address)
+            port = try socket.boundPort()
+        } catch {
+            socket.close()
             throw TransportError(
-                code == EADDRINUSE ? .busy : .system,
-                "Could not listen on UDP \(configuration.host):\(configuration.port) (errno \(code)).")
+                error.code, "Could not listen on UDP \(configuration.host):\(configuration.port): \(error.message)",
+                underlying: error)
         }
-        var actual = sockaddr_in6()
-        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = UInt16(bigEndian: actual.sin6_port)
-        socket = fd
+        self.socket = socket
         self.logger = logger
         let info = CTAPHIDInitResponse(
             nonce: [], channel: 0, majorVersion: configuration.deviceVersion.major,
@@ -125,21 +95,14 @@ public final class UDPCTAPHIDServer: Sendable {
         ) { report, peer in
             var destination = peer
             if let replyPort { destination.sin6_port = replyPort.bigEndian }
-            // Non-blocking: a full socket buffer drops the report, as a lossy link would.
-            _ = report.withUnsafeBytes { bytes in
-                withUnsafePointer(to: &destination) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(
-                            fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0,
-                            socklen_t(MemoryLayout<sockaddr_in6>.size))
-                    }
-                }
-            }
+            // A full socket buffer drops the report, as a lossy link would; a host that went
+            // away is not the server's failure.
+            _ = try? socket.send(report, to: destination, dropIfFull: true)
         }
     }
 
     deinit {
-        Glibc.close(socket)
+        socket.close()
     }
 
     /// Serves until the calling task is cancelled.
@@ -222,10 +185,10 @@ public final class UDPCTAPHIDServer: Sendable {
 
     /// Waits (`poll`) up to `timeout` ms (-1: no limit) until a socket has a datagram or `wake`
     /// is raised, then takes what the ready sockets hold (`recvfrom`). Runs on the I/O thread.
-    fileprivate static func receive(_ sockets: [Int32], wake: Int32, timeout: Int32) throws(TransportError)
+    fileprivate static func receive(_ sockets: [UDPSocket], wake: Int32, timeout: Int32) throws(TransportError)
         -> [Datagram]
     {
-        var descriptors = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var descriptors = sockets.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
         descriptors.append(pollfd(fd: wake, events: Int16(POLLIN), revents: 0))
         let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
         if ready < 0 {
@@ -237,70 +200,28 @@ public final class UDPCTAPHIDServer: Sendable {
         var buffer = [UInt8](repeating: 0, count: 2048)
         for (index, descriptor) in descriptors.dropLast().enumerated() where descriptor.revents != 0 {
             for _ in 0..<batchPerSocket {
-                guard let (report, peer) = try receiveOne(descriptor.fd, buffer: &buffer) else { break }
+                guard let (report, peer) = try receiveOne(sockets[index], buffer: &buffer) else { break }
                 received.append(Datagram(index: index, report: report, peer: peer))
             }
         }
         return received
     }
 
-    /// One datagram (`recvfrom` without blocking), or nil when the socket holds none.
-    private static func receiveOne(_ socket: Int32, buffer: inout [UInt8]) throws(TransportError)
+    /// One datagram (``UDPSocket/receive(into:)``), or nil when the socket holds none.
+    private static func receiveOne(_ socket: UDPSocket, buffer: inout [UInt8]) throws(TransportError)
         -> (report: [UInt8], peer: sockaddr_in6)?
     {
         while true {
-            var peer = sockaddr_in6()
-            var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            let count = buffer.withUnsafeMutableBytes { bytes in
-                withUnsafeMutablePointer(to: &peer) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        recvfrom(socket, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
-                    }
-                }
-            }
-            guard count >= 0 else {
-                if errno == EAGAIN || errno == EINTR { return nil }
+            do throws(TransportError) {
+                let datagram = try buffer.withUnsafeMutableBytes { bytes in
+                    Result { () throws(TransportError) in try socket.receive(into: bytes) }
+                }.get()
+                guard let (count, peer) = datagram else { return nil }
+                return (Array(buffer.prefix(count)), peer)
+            } catch where error.code == .noDevice {
                 // An ICMP port unreachable left by a host that went away: not ours to report.
-                if errno == ECONNREFUSED { continue }
-                throw TransportError(.system, "Reading the UDP socket failed (errno \(errno)).")
+                continue
             }
-            // Every source on the dual-stack socket is a full sockaddr_in6; drop anything else.
-            guard Int(length) >= MemoryLayout<sockaddr_in6>.size, Int32(peer.sin6_family) == AF_INET6,
-                count <= buffer.count
-            else { continue }
-            return (Array(buffer.prefix(count)), peer)
         }
-    }
-}
-
-/// A pipe whose read end `poll` watches, so that cancelling a serving task wakes its I/O thread
-/// at once instead of on a timer. It is raised once and never drained: the serving loop ends.
-/// Closed when the last job that polls it is gone.
-private final class WakePipe: Sendable {
-    let readEnd: Int32
-    private let writeEnd: Int32
-
-    init() throws(TransportError) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            throw TransportError(.system, "Could not create the server's wake-up pipe (errno \(errno)).")
-        }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-        }
-        readEnd = ends[0]
-        writeEnd = ends[1]
-    }
-
-    /// Makes the read end readable (a full pipe is readable already).
-    func raise() {
-        var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)
-    }
-
-    deinit {
-        Glibc.close(readEnd)
-        Glibc.close(writeEnd)
     }
 }
