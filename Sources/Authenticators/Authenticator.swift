@@ -5,7 +5,7 @@ import Synchronization
 import Transport
 
 /// One open authenticator: its CTAP2 session, what getInfo said as types, and how it is
-/// reached. The provider API and the CLI (and the planned daemon) talk to keys through this handle.
+/// reached. The provider API, the CLI and securitykeyd talk to keys through this handle.
 ///
 /// Commands run one at a time (the session queues them); every call takes a ``Deadline`` that
 /// is passed unchanged down to the transport's read slices.

@@ -50,7 +50,8 @@ public enum AuthenticatorActivity: Hashable, Sendable {
 }
 
 /// The user, as the device layer sees them: answers PIN prompts and hears what an operation
-/// waits for. The provider API and the CLI each implement it once (the planned daemon will too).
+/// waits for. The provider API and the CLI each implement it once; securitykeyd reaches the user
+/// through the provider API's.
 public protocol AuthenticatorInteraction: Sendable {
     /// Whether ``pin(_:)`` can reach a person; when false, operations that need a PIN fail
     /// with ``AuthenticatorError/Code/notInteractive`` instead of asking.
