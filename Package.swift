@@ -52,10 +52,13 @@ let package = Package(
         .systemLibrary(name: "CSDBus", path: "Sources/CSDBus", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
 
+        // MARK: Internal helpers (not a product, not an API): the one base64, hex and random source
+        .target(name: "_SecurityKeyInternals", swiftSettings: strict),
+
         // MARK: Pure values, no I/O
-        .target(name: "CBOR", swiftSettings: strict),
+        .target(name: "CBOR", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
         .target(name: "CTAPHID", swiftSettings: strict),
-        .target(name: "ISO7816", swiftSettings: strict),
+        .target(name: "ISO7816", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
 
         // MARK: The seam between protocol and wire
         .target(name: "Transport", swiftSettings: strict),
@@ -64,7 +67,7 @@ let package = Package(
         .target(
             name: "CTAP2",
             dependencies: [
-                "CBOR", "Transport", "CZlib",
+                "_SecurityKeyInternals", "CBOR", "Transport", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -76,7 +79,7 @@ let package = Package(
         .target(
             name: "WebAuthnVerification",
             dependencies: [
-                "CBOR", "CTAP2",
+                "_SecurityKeyInternals", "CBOR", "CTAP2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -88,14 +91,14 @@ let package = Package(
         .target(
             name: "HIDTransport",
             dependencies: [
-                "CTAPHID", "Transport", "CHIDAPI", "CUDev",
+                "_SecurityKeyInternals", "CTAPHID", "Transport", "CHIDAPI", "CUDev",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .target(
             name: "NFCTransport",
             dependencies: [
-                "ISO7816", "Transport", "CPCSCLite",
+                "_SecurityKeyInternals", "ISO7816", "Transport", "CPCSCLite",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -104,7 +107,7 @@ let package = Package(
         .target(
             name: "VirtualAuthenticator",
             dependencies: [
-                "CBOR", "CTAPHID", "ISO7816", "Transport",
+                "_SecurityKeyInternals", "CBOR", "CTAPHID", "ISO7816", "Transport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -117,7 +120,7 @@ let package = Package(
         .target(
             name: "Authenticators",
             dependencies: [
-                "CBOR", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                "_SecurityKeyInternals", "CBOR", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -126,7 +129,8 @@ let package = Package(
         .target(
             name: "SecurityKeys",
             dependencies: [
-                "Authenticators", "CBOR", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                "_SecurityKeyInternals", "Authenticators", "CBOR", "CTAP2", "Transport", "HIDTransport",
+                "NFCTransport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -139,7 +143,8 @@ let package = Package(
         .executableTarget(
             name: "securitykeyd",
             dependencies: [
-                "SDBus", "SecurityKeys", "Authenticators", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                "_SecurityKeyInternals", "SDBus", "SecurityKeys", "Authenticators", "CTAP2", "Transport",
+                "HIDTransport", "NFCTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -147,7 +152,8 @@ let package = Package(
         .executableTarget(
             name: "securitykey",
             dependencies: [
-                "Authenticators", "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport", "VirtualAuthenticator",
+                "_SecurityKeyInternals", "Authenticators", "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport",
+                "VirtualAuthenticator",
                 "NFCTransport", "HIDTransport", "WebAuthnVerification", "SDBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -170,8 +176,8 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "CBOR", "CTAPHID", "ISO7816", "CTAP2", "WebAuthnVerification", "VirtualAuthenticator",
-                "SecurityKeys",
+                "_SecurityKeyInternals", "CBOR", "CTAPHID", "ISO7816", "CTAP2", "WebAuthnVerification",
+                "VirtualAuthenticator", "SecurityKeys",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -185,6 +191,7 @@ let package = Package(
         // Running child processes (the CLI, python-fido2, busctl) with both outputs read and a
         // time limit, shared by the test targets (not a product).
         .target(name: "TestProcesses", path: "Tests/TestProcesses", swiftSettings: strict),
+        .testTarget(name: "SecurityKeyInternalsTests", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
         .testTarget(name: "CBORTests", dependencies: ["CBOR"],
                     exclude: ["PythonFido2"],
                     resources: [.copy("Regressions")], swiftSettings: strict),
@@ -197,14 +204,14 @@ let package = Package(
         .testTarget(name: "NFCTransportTests", dependencies: ["NFCTransport", "ISO7816", "Transport"],
                     swiftSettings: strict),
         .testTarget(name: "CTAP2Tests", dependencies: [
-            "VectorFiles", "TestProcesses",
+            "VectorFiles", "TestProcesses", "_SecurityKeyInternals",
             "CTAP2", "CBOR", "Transport",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "WebAuthnVerificationTests", dependencies: [
-            "VectorFiles",
+            "VectorFiles", "_SecurityKeyInternals",
             "WebAuthnVerification", "CTAP2", "CBOR",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
@@ -216,8 +223,8 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "Authenticators", "CTAP2", "CBOR", "Transport", "VirtualAuthenticator", "SecurityKeys", "NFCTransport", "HIDTransport",
-            "WebAuthnVerification",
+            "_SecurityKeyInternals", "Authenticators", "CTAP2", "CBOR", "Transport", "VirtualAuthenticator", "SecurityKeys",
+            "NFCTransport", "HIDTransport", "WebAuthnVerification",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
@@ -233,7 +240,7 @@ let package = Package(
         .testTarget(name: "DaemonTests", dependencies: ["securitykeyd", "securitykey", "TestProcesses"], exclude: ["Python"],
                     swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [
-            "SecurityKeys", "TestProcesses",
+            "_SecurityKeyInternals", "SecurityKeys", "TestProcesses",
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
     ]

@@ -63,6 +63,7 @@ TARGETS = {
                       "Sources/SecurityKeys/WebAuthnJSON/PublicKeyCredentialCreationOptionsJSON.swift",
                       "Sources/SecurityKeys/WebAuthnJSON/PublicKeyCredentialRequestOptionsJSON.swift",
                       "Sources/SecurityKeys/WebAuthnJSON/WebAuthnExtensionInputsJSON.swift"],
+    "base64": ["Sources/_SecurityKeyInternals/Base64.swift"],
 }
 
 # Vector kinds that seed each target directly.
@@ -860,6 +861,12 @@ def seeds(root):
     yield "ctaphid-host", ping + struct.pack(">IB", 7, 0)[:5]
     yield "ctaphid-host", struct.pack(">IBH", 7, 0x81, 1) + b"\x01" * 57 + b"\x00\x00\x00\x07\x81\x00"
     for r in client_data_seeds(): yield "client-data", r
+    # RFC 4648 §10's vectors in both alphabets, padded and not, and a few texts no encoder writes.
+    for plain in (b"", b"f", b"fo", b"foo", b"foob", b"fooba", b"foobar", bytes(range(256))):
+        for text in (base64.b64encode(plain), base64.urlsafe_b64encode(plain)):
+            yield "base64", text
+            yield "base64", text.rstrip(b"=")
+    for text in (b"Zh", b"Zm9=", b"Zg=", b"Zg===", b"Zm9v\n", b"-_8", b"+/8="): yield "base64", text
     for r in iso7816_seeds(): yield "iso7816", r
     yield "attestation-object", b"\x00" * 32 + cbor({"fmt": "none", "authData": b"\x00" * 37})
     for r in attestation_variants(attestation_pairs): yield "attestation-object", r

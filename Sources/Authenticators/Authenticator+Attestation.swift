@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CTAP2
 import Transport
 
@@ -41,11 +42,11 @@ extension Authenticator {
     private func attestationSample(
         interaction: (any AuthenticatorInteraction)?, deadline: Deadline
     ) async throws(AuthenticatorError) -> AttestationSample {
-        let rpID = "attest-\(RandomBytes.hex(8)).invalid"
-        let clientDataHash = RandomBytes.make(32)
+        let rpID = "attest-\(Hex.encode(SystemRandom.bytes(8))).invalid"
+        let clientDataHash = SystemRandom.bytes(32)
         var request = MakeCredentialRequest(
             clientDataHash: clientDataHash, rp: RelyingPartyEntity(id: rpID, name: "securitykey attestation check"),
-            user: UserEntity(id: RandomBytes.make(16), name: "attestation-check"),
+            user: UserEntity(id: SystemRandom.bytes(16), name: "attestation-check"),
             pubKeyCredParams: [.es256, .edDSA, .rs256].map { PublicKeyCredentialParameters(algorithm: $0) },
             options: CommandOptions(residentKey: false))
         let pinSet = info.options.isEnabled(.clientPIN)

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CTAP2
 import Logging
 import Transport
@@ -203,8 +204,8 @@ public struct FleetInventory: Sendable {
         _ authenticator: Authenticator, info: AuthenticatorInfo, deadline: Deadline, into health: inout FleetHealth
     ) async {
         let request = GetAssertionRequest(
-            rpID: "fleet-\(RandomBytes.hex(8)).invalid", clientDataHash: RandomBytes.make(32),
-            allowList: [PublicKeyCredentialDescriptor(id: RandomBytes.make(32))],
+            rpID: "fleet-\(Hex.encode(SystemRandom.bytes(8))).invalid", clientDataHash: SystemRandom.bytes(32),
+            allowList: [PublicKeyCredentialDescriptor(id: SystemRandom.bytes(32))],
             options: CommandOptions(userPresence: false))
         let clock = ContinuousClock()
         let start = clock.now

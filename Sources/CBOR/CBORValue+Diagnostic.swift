@@ -1,3 +1,5 @@
+import _SecurityKeyInternals
+
 /// RFC 8949 §8 diagnostic notation, for people and for tests.
 extension CBORValue: CustomStringConvertible {
     /// The value in RFC 8949 §8 diagnostic notation, for example `{1: h'0102', "a": [-1, 1.5]}`.

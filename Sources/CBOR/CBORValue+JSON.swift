@@ -1,3 +1,5 @@
+import _SecurityKeyInternals
+
 /// A JSON rendering of CBOR for command-line output (RFC 8259 text; not RFC 8949 §6.1's
 /// lossy conversion, nor a format meant to be read back).
 extension CBORValue {
@@ -53,7 +55,7 @@ extension CBORValue {
             if options.byteStrings == .hex {
                 Self.appendHex(bytes, to: &out)
             } else {
-                Self.appendBase64URL(bytes, to: &out)
+                out += Base64URL.encode(bytes)
             }
             out += "\""
         case .textString(let text):
@@ -123,20 +125,5 @@ extension CBORValue {
         }
         out += newline(level)
         out += close
-    }
-
-    static func appendBase64URL(_ bytes: [UInt8], to out: inout String) {
-        let alphabet: [Character] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-        var i = 0
-        while i < bytes.count {
-            let chunk = min(3, bytes.count - i)
-            var group = UInt32(bytes[i]) << 16
-            if chunk > 1 { group |= UInt32(bytes[i + 1]) << 8 }
-            if chunk > 2 { group |= UInt32(bytes[i + 2]) }
-            for j in 0...chunk {
-                out.append(alphabet[Int((group >> UInt32(18 - 6 * j)) & 0x3F)])
-            }
-            i += 3
-        }
     }
 }

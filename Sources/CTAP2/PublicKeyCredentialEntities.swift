@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CBOR
 
 /// A COSE algorithm identifier (IANA "COSE Algorithms" registry; WebAuthn §5.8.5).

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Crypto
 import _CryptoExtras
 import Foundation
@@ -95,7 +96,7 @@ public enum SignaturePublicKey: Sendable {
 
     /// The SubjectPublicKeyInfo as a PEM `PUBLIC KEY` block (RFC 7468 §13).
     public var pemRepresentation: String {
-        let b64 = Data(spkiDERRepresentation).base64EncodedString()
+        let b64 = Base64.encode(spkiDERRepresentation)
         var lines = ["-----BEGIN PUBLIC KEY-----"]
         var rest = Substring(b64)
         while !rest.isEmpty {

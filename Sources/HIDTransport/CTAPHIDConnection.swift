@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CTAPHID
 import Logging
 import Synchronization
@@ -52,7 +53,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
             )
             logger.debug(
                 "CTAPHID channel allocated",
-                metadata: ["uri": "\(descriptor.uri)", "cid": "\(hex(info.channel))"])
+                metadata: ["uri": "\(descriptor.uri)", "cid": "\(Hex.encode(info.channel))"])
             return CTAPHIDConnection(pipe: pipe, descriptor: descriptor, info: info, logger: logger)
         } catch {
             await pipe.close()
@@ -201,7 +202,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         while true {
             try Self.checkCancellation()
             if tracing {
-                for report in reports { logger.trace("CTAPHID out", metadata: ["report": "\(hex(report))"]) }
+                for report in reports { logger.trace("CTAPHID out", metadata: ["report": "\(Hex.encode(report))"]) }
             }
             let reply: CTAPHIDMessage
             do {
@@ -285,7 +286,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
             _ = try await pipe.transfer(
                 sending: unsent, readingFor: min(readSlice, remaining), limit: Int(CTAPHIDPacket.maxSequence) + 2,
                 accepting: { report in
-                    if tracing { logger.trace("CTAPHID in", metadata: ["report": "\(hex(Array(report)))"]) }
+                    if tracing { logger.trace("CTAPHID in", metadata: ["report": "\(Hex.encode(report))"]) }
                     return receiver.accept(report)
                 })
             unsent = []
@@ -307,10 +308,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
     nonisolated(nonsending) private static func initialize(
         pipe: any CTAPHIDReportPipe, channel: UInt32, deadline: Deadline, logger: Logger
     ) async throws(TransportError) -> CTAPHIDInitResponse {
-        var random = SystemRandomNumberGenerator()
-        let nonce = (0..<CTAPHIDInitResponse.nonceSize).map { _ in
-            UInt8.random(in: .min ... .max, using: &random)
-        }
+        let nonce = SystemRandom.bytes(CTAPHIDInitResponse.nonceSize)
         let request = CTAPHIDMessage(channel: channel, command: .initialize, payload: nonce)
         let reports: [[UInt8]]
         do {
@@ -337,7 +335,7 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
                     sending: unsent, readingFor: min(readSlice, remaining), limit: 1, until: { _ in true })
                 unsent = []
                 guard let report = read.first else { continue }
-                logger.trace("CTAPHID in", metadata: ["report": "\(hex(report))"])
+                logger.trace("CTAPHID in", metadata: ["report": "\(Hex.encode(report))"])
                 // Leftovers of an aborted exchange may still arrive: skip anything that is not
                 // the answer to this INIT rather than fail on it.
                 guard case .complete(let message)? = try? assembler.append(report) else { continue }
@@ -365,15 +363,6 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
             try await backOff(&backoff, deadline: deadline, logger: logger)
         }
     }
-}
-
-func hex(_ value: UInt32) -> String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
-}
-
-func hex(_ bytes: [UInt8]) -> String {
-    bytes.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
 }
 
 /// Assembles the reports of one channel as a pipe reads them, possibly on the pipe's own thread:

@@ -1,3 +1,5 @@
+import _SecurityKeyInternals
+
 /// A command APDU (ISO/IEC 7816-4 §5.1): a four-byte header, optional data, optional Le.
 public struct CommandAPDU: Hashable, Sendable, CustomStringConvertible {
     /// How Lc and Le are encoded (ISO/IEC 7816-4 §5.1).
@@ -181,11 +183,7 @@ public struct CommandAPDU: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        func hex(_ b: UInt8) -> String {
-            let s = String(b, radix: 16, uppercase: true)
-            return s.count == 1 ? "0" + s : s
-        }
-        var s = "\(hex(cla)) \(hex(ins)) \(hex(p1)) \(hex(p2)) Lc=\(data.count)"
+        var s = Hex.encode([cla, ins, p1, p2], uppercase: true, separator: " ") + " Lc=\(data.count)"
         if let le { s += " Le=\(le)" }
         return s
     }

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CPCSCLite
 import ISO7816
 import Logging
@@ -480,14 +481,14 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             throw TransportError(.messageTooLarge, error.message, underlying: error)
         }
         if logger.logLevel <= .trace {
-            logger.trace("APDU >", metadata: ["apdu": "\(hexString(bytes))"])
+            logger.trace("APDU >", metadata: ["apdu": "\(Hex.encode(bytes))"])
         }
         let raw: [UInt8]
         do { raw = try context.transmit(card, activeProtocol: activeProtocol, bytes) } catch {
             throw refine(error)
         }
         if logger.logLevel <= .trace {
-            logger.trace("APDU <", metadata: ["apdu": "\(hexString(raw))"])
+            logger.trace("APDU <", metadata: ["apdu": "\(Hex.encode(raw))"])
         }
         let response: ResponseAPDU
         do { response = try ResponseAPDU(bytes: raw) } catch {
@@ -579,13 +580,3 @@ extension CommandAPDU {
     }
 }
 
-func hexString(_ bytes: [UInt8]) -> String {
-    let digits: [Character] = Array("0123456789abcdef")
-    var s = ""
-    s.reserveCapacity(bytes.count * 2)
-    for b in bytes {
-        s.append(digits[Int(b >> 4)])
-        s.append(digits[Int(b & 0x0F)])
-    }
-    return s
-}

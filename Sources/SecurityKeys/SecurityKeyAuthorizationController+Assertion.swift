@@ -115,7 +115,7 @@ extension SecurityKeyAuthorizationController {
                     credentialID: $0.credential?.id ?? [])
             }
             guard let index = await interaction.chooseAccount(accounts) else {
-                throw SecurityKeyError(.canceled, "The account choice was cancelled.")
+                throw SecurityKeyError(.cancelled, "The account choice was cancelled.")
             }
             guard responses.indices.contains(index) else {
                 throw SecurityKeyError(

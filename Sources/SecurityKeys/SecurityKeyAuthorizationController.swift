@@ -165,5 +165,5 @@ public final class SecurityKeyAuthorizationController: Sendable {
 
 /// Throws a timed-out error once `deadline` has passed.
 func checkDeadline(_ deadline: Deadline) throws(SecurityKeyError) {
-    if deadline.hasPassed { throw SecurityKeyError(.timedOut, "The request's deadline passed.") }
+    if deadline.hasPassed { throw SecurityKeyError(.timeout, "The request's deadline passed.") }
 }

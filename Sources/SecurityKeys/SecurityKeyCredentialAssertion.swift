@@ -1,3 +1,5 @@
+import _SecurityKeyInternals
+
 /// A sign-in, as AuthenticationServices' `ASAuthorizationSecurityKeyPublicKeyCredentialAssertion`
 /// carries it.
 public struct SecurityKeyCredentialAssertion: Hashable, Sendable {

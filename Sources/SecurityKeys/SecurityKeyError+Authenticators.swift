@@ -11,11 +11,11 @@ extension SecurityKeyError {
             SecurityKeyError(code, message ?? error.message, underlying: error)
         }
         switch error.code {
-        case .noDevice: self = make(.noKeyFound)
-        case .removed: self = make(.noKeyFound, "The security key was removed during the request.")
+        case .noDevice: self = make(.noDevice)
+        case .removed: self = make(.noDevice, "The security key was removed during the request.")
         case .permissionDenied: self = make(.permissionDenied)
-        case .timeout: self = make(.timedOut)
-        case .cancelled: self = make(.canceled)
+        case .timeout: self = make(.timeout)
+        case .cancelled: self = make(.cancelled)
         case .notInteractive: self = make(.notInteractive)
         case .pinBlocked: self = make(.pinBlocked)
         case .pinNotSet: self = make(.pinNotSet)

@@ -10,15 +10,15 @@ extension SecurityKeyError {
             SecurityKeyError(code, message ?? error.message, underlying: error)
         }
         switch error.code {
-        case .cancelled: self = make(.canceled, "The request was cancelled.")
+        case .cancelled: self = make(.cancelled, "The request was cancelled.")
         case .transport:
             let transport = error.underlying as? TransportError
             switch transport?.code {
-            case .timeout?: self = make(.timedOut, "The security key did not answer before the deadline.")
-            case .cancelled?: self = make(.canceled, "The request was cancelled.")
+            case .timeout?: self = make(.timeout, "The security key did not answer before the deadline.")
+            case .cancelled?: self = make(.cancelled, "The request was cancelled.")
             case .permissionDenied?: self = make(.permissionDenied)
             case .noDevice?, .closed?:
-                self = make(.noKeyFound, "The security key went away during the request.")
+                self = make(.noDevice, "The security key went away during the request.")
             default: self = make(.failed)
             }
         case .malformedResponse, .verificationFailed, .messageTooLarge, .invalidCertificate:
@@ -44,8 +44,8 @@ extension SecurityKeyError {
         case .noCredentials:
             self = make(.noCredentials, "This security key holds no credential for this site.")
         case .operationDenied: self = make(.operationDenied, "The request was declined on the security key.")
-        case .userActionTimeout: self = make(.timedOut, "The security key was not touched in time.")
-        case .keepaliveCancel: self = make(.canceled, "The request was cancelled.")
+        case .userActionTimeout: self = make(.timeout, "The security key was not touched in time.")
+        case .keepaliveCancel: self = make(.cancelled, "The request was cancelled.")
         case .unsupportedOption, .unsupportedExtension: self = make(.notHandled)
         default: self = make(.failed)
         }

@@ -1,7 +1,12 @@
+import CTAP2
+import Transport
+
 /// The one error type of the provider API: a stable code to switch on, a sentence for the
 /// user, and the underlying error where there is one.
 public struct SecurityKeyError: Error, Sendable, CustomStringConvertible {
-    /// Stable error codes, mirroring ASAuthorizationError where it fits.
+    /// Stable error codes, mirroring ASAuthorizationError where it fits. They share one
+    /// namespace with the layers below (Docs/Architecture.md, "Errors"): a condition those
+    /// layers name too is spelled as they spell it.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public var rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
@@ -13,7 +18,7 @@ public struct SecurityKeyError: Error, Sendable, CustomStringConvertible {
         /// A local file or setting the library needs is missing or unreadable.
         public static let configuration = Code(rawValue: "configuration")
         /// The caller cancelled the request (ASAuthorizationError.canceled).
-        public static let canceled = Code(rawValue: "canceled")
+        public static let cancelled = Code(rawValue: TransportError.Code.cancelled.rawValue)
         /// The request failed for a reason no other code describes (ASAuthorizationError.failed).
         public static let failed = Code(rawValue: "failed")
         /// The key's reply broke the protocol (ASAuthorizationError.invalidResponse).
@@ -28,31 +33,41 @@ public struct SecurityKeyError: Error, Sendable, CustomStringConvertible {
         /// (ASAuthorizationError.matchedExcludedCredential).
         public static let matchedExcludedCredential = Code(rawValue: "matched-excluded-credential")
         /// The key holds no credential the relying party accepts.
-        public static let noCredentials = Code(rawValue: "no-credentials")
+        public static let noCredentials = Code(rawValue: CTAP2Error.Code.noCredentials.rawValue)
         /// The request needs user verification and the key has no PIN set: set one first.
-        public static let pinNotSet = Code(rawValue: "pin-not-set")
+        public static let pinNotSet = Code(rawValue: CTAP2Error.Code.pinNotSet.rawValue)
         /// The key needs its PIN (or built-in UV) and none was given.
-        public static let pinRequired = Code(rawValue: "pin-required")
+        public static let pinRequired = Code(rawValue: CTAP2Error.Code.pinRequired.rawValue)
         /// The PIN was wrong.
-        public static let pinInvalid = Code(rawValue: "pin-invalid")
+        public static let pinInvalid = Code(rawValue: CTAP2Error.Code.pinInvalid.rawValue)
         /// Too many wrong PINs in a row: remove and re-insert the key.
-        public static let pinAuthBlocked = Code(rawValue: "pin-auth-blocked")
+        public static let pinAuthBlocked = Code(rawValue: CTAP2Error.Code.pinAuthBlocked.rawValue)
         /// No PIN attempts remain; only a reset makes the key usable again.
-        public static let pinBlocked = Code(rawValue: "pin-blocked")
+        public static let pinBlocked = Code(rawValue: CTAP2Error.Code.pinBlocked.rawValue)
         /// The key demands a PIN change before its PIN can be used.
-        public static let pinChangeRequired = Code(rawValue: "pin-change-required")
+        public static let pinChangeRequired = Code(rawValue: CTAP2Error.Code.pinChangeRequired.rawValue)
         /// Built-in user verification is blocked.
-        public static let uvBlocked = Code(rawValue: "uv-blocked")
+        public static let uvBlocked = Code(rawValue: CTAP2Error.Code.uvBlocked.rawValue)
         /// The user declined on the key.
-        public static let operationDenied = Code(rawValue: "operation-denied")
+        public static let operationDenied = Code(rawValue: CTAP2Error.Code.operationDenied.rawValue)
         /// The request's deadline passed.
-        public static let timedOut = Code(rawValue: "timed-out")
-        /// No security key was found before the deadline.
-        public static let noKeyFound = Code(rawValue: "no-key-found")
+        public static let timeout = Code(rawValue: TransportError.Code.timeout.rawValue)
+        /// No security key was found before the deadline, or the one in use went away.
+        public static let noDevice = Code(rawValue: TransportError.Code.noDevice.rawValue)
         /// A key's device node exists but this user may not open it.
-        public static let permissionDenied = Code(rawValue: "permission-denied")
+        public static let permissionDenied = Code(rawValue: TransportError.Code.permissionDenied.rawValue)
         /// The request is not valid as built (bad challenge, user ID, client data hash).
-        public static let invalidRequest = Code(rawValue: "invalid-request")
+        public static let invalidRequest = Code(rawValue: CTAP2Error.Code.invalidRequest.rawValue)
+
+        /// The former spelling of ``cancelled`` (code `canceled` until 0.3).
+        @available(*, deprecated, renamed: "cancelled")
+        public static var canceled: Code { .cancelled }
+        /// The former spelling of ``timeout`` (code `timed-out` until 0.3).
+        @available(*, deprecated, renamed: "timeout")
+        public static var timedOut: Code { .timeout }
+        /// The former spelling of ``noDevice`` (code `no-key-found` until 0.3).
+        @available(*, deprecated, renamed: "noDevice")
+        public static var noKeyFound: Code { .noDevice }
 
         public var description: String { rawValue }
     }

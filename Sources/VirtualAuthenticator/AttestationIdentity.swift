@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Crypto
 import Foundation
 import SwiftASN1
@@ -21,7 +22,7 @@ enum AttestationIdentity {
         let chain = try makeCertificates(
             aaguid: aaguid, attestationKey: attestationKey, enterpriseKey: enterpriseKey)
         var state = VirtualKeyState(
-            aaguid: aaguid, wrappingKey: randomBytes(32),
+            aaguid: aaguid, wrappingKey: SystemRandom.bytes(32),
             attestationKey: Array(attestationKey.rawRepresentation),
             attestationCertificate: chain.leaf, rootCertificate: chain.root,
             signatureCounter: 0, credentialCounters: [:], credentials: [], nextSequence: 0)
@@ -103,7 +104,7 @@ enum AttestationIdentity {
                 // An enterprise attestation identifies this one key (CTAP 2.1 §7.1): the
                 // common name carries a serial number no other key shares (the AAGUID is in
                 // the extension; WebAuthn §8.2.1 fixes the OU).
-                let serial = randomBytes(8).map { ($0 < 0x10 ? "0" : "") + String($0, radix: 16) }.joined()
+                let serial = Hex.encode(SystemRandom.bytes(8))
                 let enterpriseName = try DistinguishedName {
                     CountryName("US")
                     OrganizationName(organization)

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Crypto
 import CBOR
 
@@ -47,7 +48,7 @@ struct CredentialPrivateKey {
     static func generate(algorithm: COSEAlgorithm) -> (seed: [UInt8], key: CredentialPrivateKey)? {
         // A seed fails only when HKDF yields a scalar outside the curve order (p < 2^-32).
         for _ in 0..<8 {
-            let seed = randomBytes(seedLength)
+            let seed = SystemRandom.bytes(seedLength)
             if let key = CredentialPrivateKey(algorithm: algorithm, seed: seed) { return (seed, key) }
         }
         return nil
@@ -108,8 +109,3 @@ enum COSEKeyParameter {
     static let curveEd25519 = 6
 }
 
-/// Cryptographically secure random bytes.
-func randomBytes(_ count: Int) -> [UInt8] {
-    var generator = SystemRandomNumberGenerator()
-    return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-}

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CBOR
 import Crypto
 import _CryptoExtras
@@ -87,7 +88,7 @@ enum PINProtocol: UInt64, CaseIterable, Sendable, CustomStringConvertible {
             return try Self.cbc(encrypt: true, key: key, iv: [UInt8](repeating: 0, count: 16), plaintext)
         case .two:
             guard key.count == 64 else { throw Self.badSecret }
-            let iv = randomBytes(Self.aesBlock)
+            let iv = SystemRandom.bytes(Self.aesBlock)
             return iv + (try Self.cbc(encrypt: true, key: Array(key[32...]), iv: iv, plaintext))
         }
     }

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Crypto
 
 /// What a pinUvAuthToken allows (CTAP 2.1 §6.5.5.7 "permissions").
@@ -117,7 +118,7 @@ struct ClientPINSession {
         tokens = [:]
         for pinProtocol in PINProtocol.allCases {
             keyAgreementKeys[pinProtocol] = P256.KeyAgreement.PrivateKey()
-            tokens[pinProtocol] = randomBytes(PINProtocol.tokenLength)
+            tokens[pinProtocol] = SystemRandom.bytes(PINProtocol.tokenLength)
         }
     }
 
@@ -140,7 +141,7 @@ struct ClientPINSession {
     mutating func resetTokens() {
         for pinProtocol in PINProtocol.allCases {
             tokens[pinProtocol]?.zeroize()
-            tokens[pinProtocol] = randomBytes(PINProtocol.tokenLength)
+            tokens[pinProtocol] = SystemRandom.bytes(PINProtocol.tokenLength)
         }
         tokenState.stop()
     }

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CBOR
 import Transport
 
@@ -156,7 +157,7 @@ extension VirtualKey {
                 throw .rejected(.fingerprintDatabaseFull, "No room for another fingerprint.")
             }
             var id: [UInt8]
-            repeat { id = randomBytes(2) } while state.fingerprints.contains { $0.templateID == id }
+            repeat { id = SystemRandom.bytes(2) } while state.fingerprints.contains { $0.templateID == id }
             bioSession.pending = PendingFingerprintEnrollment(templateID: id, remaining: sensor.samplesRequired)
             var response = try await captureSample(sensor, timeout: timeout, keepalive: keepalive)
             response[.int(R.templateID)] = .byteString(id)

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CBOR
 import Crypto
 
@@ -20,7 +21,7 @@ struct CredRandoms: Sendable, Equatable {
     var withoutUV: [UInt8]
 
     static func random() -> CredRandoms {
-        CredRandoms(withUV: randomBytes(length), withoutUV: randomBytes(length))
+        CredRandoms(withUV: SystemRandom.bytes(length), withoutUV: SystemRandom.bytes(length))
     }
 }
 

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CBOR
 import Crypto
 
@@ -184,7 +185,7 @@ extension VirtualKey {
 
     /// Gives a new discoverable credential its random largeBlobKey and returns it.
     func makeLargeBlobKey(credentialID: [UInt8]) -> [UInt8] {
-        let key = randomBytes(32)
+        let key = SystemRandom.bytes(32)
         state.largeBlobKeys[credentialID] = key
         return key
     }

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CBOR
 import Transport
 
@@ -14,7 +15,7 @@ extension VirtualKey {
             throw .rejected(.notAllowed, "Reset is allowed only just after the key is plugged in.")
         }
         try await collectUserPresence(keepalive: keepalive)
-        state.wrappingKey = randomBytes(32)
+        state.wrappingKey = SystemRandom.bytes(32)
         state.credentials = []
         state.credentialCounters = [:]
         state.pinHash = nil

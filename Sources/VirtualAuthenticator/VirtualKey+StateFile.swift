@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Crypto
 
 // Loading a key's state file: a file on disk is untrusted bytes (another process, a CI
@@ -34,7 +35,7 @@ extension VirtualKey {
             throw VirtualKeyError(.stateFileIO, "The read-only state file \(file.path) does not exist.")
         } else {
             loaded = try AttestationIdentity.newState(
-                aaguid: configuration.aaguid ?? randomBytes(16),
+                aaguid: configuration.aaguid ?? SystemRandom.bytes(16),
                 enterpriseAttestation: configuration.supportsEnterpriseAttestation)
             try file?.write(loaded.encoded())
         }

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CTAP2
 
 /// An assertion response as a relying party receives it (WebAuthn §5.2.2
@@ -56,7 +57,7 @@ public struct AssertionVerifier: Sendable {
         if let registered = credential.id, let id = response.id, !sameCredentialID(id, registered) {
             throw WebAuthnVerificationError(
                 .credentialIDMismatch,
-                "The assertion was made with credential \(id), not the registered \(base64URL(registered)).")
+                "The assertion was made with credential \(id), not the registered \(Base64URL.encode(registered)).")
         }
         let message = authData.bytes + clientDataHash
         switch credential.publicKey {

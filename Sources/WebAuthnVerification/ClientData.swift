@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Crypto
 import Foundation
 
@@ -36,7 +37,7 @@ struct ClientData {
             throw WebAuthnVerificationError(
                 .clientDataTypeMismatch, "The client data's type is \(quoted("type")), not \(type).")
         }
-        if let challenge = policy.challenge, object["challenge"] as? String != base64URL(challenge) {
+        if let challenge = policy.challenge, object["challenge"] as? String != Base64URL.encode(challenge) {
             throw WebAuthnVerificationError(
                 .challengeMismatch, "The client data's challenge is not the expected one.")
         }
@@ -72,14 +73,6 @@ struct ClientData {
     private func expected(_ values: Set<String>) -> String {
         values.count == 1 ? values.first ?? "" : "one of " + values.sorted().joined(separator: ", ")
     }
-}
-
-/// Base64url without padding (RFC 4648 §5), as client data writes its challenge.
-func base64URL(_ bytes: [UInt8]) -> String {
-    Data(bytes).base64EncodedString()
-        .replacingOccurrences(of: "+", with: "-")
-        .replacingOccurrences(of: "/", with: "_")
-        .replacingOccurrences(of: "=", with: "")
 }
 
 extension ClientDataInput {

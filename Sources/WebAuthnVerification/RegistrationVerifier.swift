@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CTAP2
 import Crypto
 
@@ -149,5 +150,5 @@ func checkUser(
 
 /// Whether base64url `text` (padding allowed, as clients may send it) names `credentialID`.
 func sameCredentialID(_ text: String, _ credentialID: [UInt8]) -> Bool {
-    String(text.filter { $0 != "=" }) == base64URL(credentialID)
+    String(text.filter { $0 != "=" }) == Base64URL.encode(credentialID)
 }

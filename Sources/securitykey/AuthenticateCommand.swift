@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import ArgumentParser
 import CTAP2
 import SecurityKeys
@@ -37,7 +38,7 @@ struct AuthenticateCommand: ReportingCommand {
     }
 
     /// The request the relying party's `--options` describe, at `--origin`.
-    func optionsRequest() throws -> (SecurityKeyCredentialAssertionRequest, WebAuthnClientData)? {
+    func optionsRequest() throws -> (SecurityKeyCredentialAssertionRequest, SecurityKeyClientData)? {
         guard let document = try ceremony.optionsDocument() else { return nil }
         guard credential.isEmpty else {
             throw CLIError.usage("--options excludes --credential: the options name them.")
@@ -47,11 +48,11 @@ struct AuthenticateCommand: ReportingCommand {
         var request = try options.assertionRequest(origin: origin)
         if ceremony.uv { request.userVerificationPreference = .required }
         if options.timeoutMilliseconds == nil { request.timeout = global.timeoutDuration }
-        return (request, .origin(origin, challenge: options.challenge))
+        return (request, request.clientData)
     }
 
     /// The request the command-line flags describe.
-    func flagsRequest() throws -> (SecurityKeyCredentialAssertionRequest, WebAuthnClientData) {
+    func flagsRequest() throws -> (SecurityKeyCredentialAssertionRequest, SecurityKeyClientData) {
         var allow: [[UInt8]] = []
         for text in credential {
             guard let id = Base64URL.decode(text), !id.isEmpty else {
@@ -59,18 +60,18 @@ struct AuthenticateCommand: ReportingCommand {
             }
             allow.append(id)
         }
-        let clientData = try ceremony.clientData()
+        let (clientData, challenge) = try ceremony.clientData()
         var request = SecurityKeyCredentialProvider(relyingPartyIdentifier: ceremony.rp)
-            .createCredentialAssertionRequest(challenge: clientData.challenge)
+            .createCredentialAssertionRequest(challenge: challenge)
         request.allowedCredentials = allow.map { SecurityKeyCredentialDescriptor(credentialID: $0) }
         request.userVerificationPreference = ceremony.userVerification
-        request.clientData = ProviderCeremony.clientData(clientData)
+        request.clientData = clientData
         request.timeout = global.timeoutDuration
         try extensions.apply(to: &request)
         return (request, clientData)
     }
 
-    func authenticate(_ request: SecurityKeyCredentialAssertionRequest, clientData: WebAuthnClientData)
+    func authenticate(_ request: SecurityKeyCredentialAssertionRequest, clientData: SecurityKeyClientData)
         async throws
     {
         try daemon.check(device: global.device)

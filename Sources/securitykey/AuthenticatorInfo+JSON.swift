@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CBOR
 import CTAP2
 

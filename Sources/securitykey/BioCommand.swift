@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import ArgumentParser
 import Authenticators
 import CTAP2

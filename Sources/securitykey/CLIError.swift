@@ -143,14 +143,14 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
         let status: CLIExitStatus
         switch error.code {
         case .invalidOrigin, .invalidRelyingParty, .invalidRequest: status = .usage
-        case .canceled, .timedOut, .operationDenied: status = .cancelled
-        case .noKeyFound: status = .noDevice
+        case .cancelled, .timeout, .operationDenied: status = .cancelled
+        case .noDevice: status = .noDevice
         case .notHandled: status = .notSupported
         case .pinNotSet, .pinRequired, .pinInvalid, .pinAuthBlocked, .pinBlocked, .pinChangeRequired, .uvBlocked:
             status = .pinProblem
         default: status = .failure
         }
-        self.init(status, code: error.code == .canceled ? "cancelled" : error.code.rawValue, error.message)
+        self.init(status, code: error.code.rawValue, error.message)
     }
 
     /// A relying-party check that failed: signature and attestation problems keep their codes
@@ -187,7 +187,8 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
         case let e as SecurityKeyError: CLIError(e)
         case let e as AuthenticatorError: CLIError(e)
         case let e as VirtualKeyError: CLIError(e)
-        case is CancellationError: CLIError(.cancelled, code: "cancelled", "The operation was cancelled.")
+        case is CancellationError:
+            CLIError(.cancelled, code: TransportError.Code.cancelled.rawValue, "The operation was cancelled.")
         default: CLIError(.failure, code: "error", "\(error)")
         }
     }

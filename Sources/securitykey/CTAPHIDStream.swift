@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CBOR
 import CTAP2
 import CTAPHID
@@ -52,12 +53,12 @@ enum CTAPHIDStream {
             do {
                 step = try state.assembler.append(report)
             } catch {
-                problems.append(.string("Report \(index) on channel \(hex(cid)): \(error.message)"))
+                problems.append(.string("Report \(index) on channel \(Hex.encode(cid)): \(error.message)"))
                 if error.code == .unexpectedInitialization {
                     // The unfinished message was dropped (reported above); this report starts the next.
                     state.firstReport = index
                     do { step = try state.assembler.append(report) } catch {
-                        problems.append(.string("Report \(index) on channel \(hex(cid)): \(error.message)"))
+                        problems.append(.string("Report \(index) on channel \(Hex.encode(cid)): \(error.message)"))
                     }
                 }
             }
@@ -70,18 +71,13 @@ enum CTAPHIDStream {
         for (cid, state) in channels.sorted(by: { $0.value.firstReport < $1.value.firstReport })
         where state.assembler.isAssembling {
             problems.append(
-                .string("Channel \(hex(cid)): a message starting at report \(state.firstReport) is incomplete."))
+                .string("Channel \(Hex.encode(cid)): a message starting at report \(state.firstReport) is incomplete."))
         }
         return .object([
             ("reports", .integer(Int64(reportCount))),
             ("messages", .array(messages)),
             ("problems", .array(problems)),
         ])
-    }
-
-    private static func hex(_ cid: UInt32) -> String {
-        let s = String(cid, radix: 16)
-        return String(repeating: "0", count: 8 - s.count) + s
     }
 
     private static func describe(
@@ -126,7 +122,7 @@ enum CTAPHIDStream {
         default: decoded = nil
         }
         return .members([
-            ("channel", .string(hex(cid))),
+            ("channel", .string(Hex.encode(cid))),
             ("command", .string(commandName(command))),
             ("direction", .string(direction)),
             ("reports", .array([.integer(Int64(reports.lowerBound)), .integer(Int64(reports.upperBound))])),
@@ -144,7 +140,7 @@ enum CTAPHIDStream {
         let diagnostic: JSONValue? =
             body.isEmpty
             ? nil
-            : ((try? Decoder.lenient.decode(body)).map { .string($0.diagnosticNotation) }
+            : ((try? DecodeToJSON.lenient.decode(body)).map { .string($0.diagnosticNotation) }
                 ?? "(not valid CBOR)")
         if direction == "request" {
             return .members([
@@ -156,10 +152,10 @@ enum CTAPHIDStream {
         var structured: JSONValue?
         if status == .ok, !body.isEmpty {
             switch requestCommand.map({ CTAP2Command(rawValue: $0) }) {
-            case .some(.getInfo): structured = try? Decoder.decode(body, as: .getInfo)
-            case .some(.makeCredential): structured = try? Decoder.decode(body, as: .makeCredentialResponse)
+            case .some(.getInfo): structured = try? DecodeToJSON.decode(body, as: .getInfo)
+            case .some(.makeCredential): structured = try? DecodeToJSON.decode(body, as: .makeCredentialResponse)
             case .some(.getAssertion), .some(.getNextAssertion):
-                structured = try? Decoder.decode(body, as: .getAssertionResponse)
+                structured = try? DecodeToJSON.decode(body, as: .getAssertionResponse)
             default: structured = nil
             }
         }

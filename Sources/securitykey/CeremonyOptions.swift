@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Foundation
 import ArgumentParser
 import CTAP2
@@ -81,14 +82,15 @@ struct CeremonyOptions: ParsableArguments {
         return "https://\(relyingPartyIdentifier)"
     }
 
-    /// The client data: built by the provider from the origin (default https://RP, checked
-    /// against the RP ID there) and the challenge (random when absent), or the hash given.
-    func clientData() throws -> WebAuthnClientData {
+    /// The client data and the request's challenge: built by the provider from the origin
+    /// (default https://RP, checked against the RP ID there) and the challenge (random when
+    /// absent), or the hash given (the request then has no challenge of its own).
+    func clientData() throws -> (SecurityKeyClientData, challenge: [UInt8]) {
         if let clientDataHash {
             guard let hash = decodeBase64Any(clientDataHash), hash.count == 32 else {
                 throw CLIError.usage("--client-data-hash must be 32 bytes in base64 or base64url.")
             }
-            return .hash(hash)
+            return (.hash(hash), [])
         }
         let challengeBytes: [UInt8]
         if let challenge {
@@ -97,9 +99,9 @@ struct CeremonyOptions: ParsableArguments {
             }
             challengeBytes = bytes
         } else {
-            challengeBytes = randomBytes(32)
+            challengeBytes = SystemRandom.bytes(32)
         }
-        return .origin(origin ?? "https://\(rp)", challenge: challengeBytes)
+        return (.origin(origin ?? "https://\(rp)"), challengeBytes)
     }
 
     /// The provider's user verification preference: required with `--uv`, else only when the
@@ -110,17 +112,11 @@ struct CeremonyOptions: ParsableArguments {
     var pinReader: PINReader { PINReader(fromStandardInput: pinStdin) }
 }
 
-/// Cryptographically random bytes.
-func randomBytes(_ count: Int) -> [UInt8] {
-    var generator = SystemRandomNumberGenerator()
-    return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
-}
-
-/// Decodes standard base64 or base64url, padded or not.
+/// Decodes base64url or standard base64, padded or not, around white space.
 func decodeBase64Any(_ text: String) -> [UInt8]? {
-    Base64URL.decode(
-        text.trimmingCharacters(in: .whitespacesAndNewlines)
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_"))
+    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    return Base64.decode(trimmed, alphabet: .url, padding: .optional)
+        ?? Base64.decode(trimmed, alphabet: .standard, padding: .optional)
 }
 
 /// Parses `--alg` names: es256, es384, es512, eddsa, ed25519, rs256, ps256, or a COSE number.

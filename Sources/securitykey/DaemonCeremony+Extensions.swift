@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CTAP2
 import Crypto
 import SecurityKeys

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import ArgumentParser
 import Foundation
 import SDBus

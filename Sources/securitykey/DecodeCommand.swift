@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import ArgumentParser
 import CBOR
 import CTAP2
@@ -66,7 +67,7 @@ struct DecodeCommand: ReportingCommand {
 
     func execute() async throws {
         let bytes = try input()
-        let value = try Decoder.decode(bytes, as: kind)
+        let value = try DecodeToJSON.decode(bytes, as: kind)
         Console.json(value)
     }
 
@@ -95,8 +96,8 @@ struct DecodeCommand: ReportingCommand {
     }
 }
 
-/// The decoders behind `securitykey decode`, usable on their own.
-enum Decoder {
+/// The decoders behind `securitykey decode`, usable on their own: bytes of each kind to JSON.
+enum DecodeToJSON {
     static let lenient = CBORDecoder(options: .lenient)
 
     static func decode(_ bytes: [UInt8], as kind: DecodeKind?) throws -> JSONValue {

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import ArgumentParser
 import Authenticators
 import CTAP2
@@ -39,7 +40,7 @@ struct ListCommand: ReportingCommand {
         for key in keys {
             var line = "\(key.descriptor.uri)  [\(key.descriptor.transport)]"
             if let vid = key.descriptor.vendorID, let pid = key.descriptor.productID {
-                line += "  \(hex4(vid)):\(hex4(pid))"
+                line += "  \(Hex.encode(vid)):\(Hex.encode(pid))"
             }
             if let product = key.descriptor.product { line += "  \(product)" }
             if let info = key.info {
@@ -52,11 +53,6 @@ struct ListCommand: ReportingCommand {
             }
             Console.out(line)
         }
-    }
-
-    private func hex4(_ v: UInt16) -> String {
-        let s = String(v, radix: 16)
-        return String(repeating: "0", count: max(0, 4 - s.count)) + s
     }
 }
 

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Foundation
 import ArgumentParser
 import CBOR

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import ArgumentParser
 import CBOR
 import CTAP2
@@ -55,7 +56,7 @@ struct HMACSecretCommand: ReportingCommand {
             allow.append(id)
         }
         var request = SecurityKeyCredentialProvider(relyingPartyIdentifier: rp)
-            .createCredentialAssertionRequest(challenge: randomBytes(32))
+            .createCredentialAssertionRequest(challenge: SystemRandom.bytes(32))
         request.allowedCredentials = allow.map { SecurityKeyCredentialDescriptor(credentialID: $0) }
         // Without --uv, no verification even where the key could: the secret must not change
         // with whether a PIN happens to be set.
@@ -71,6 +72,7 @@ struct HMACSecretCommand: ReportingCommand {
                 .notSupported, code: "unsupported-extension",
                 "The security key returned no hmac-secret: it lacks the extension or the credential was made without --hmac-secret.")
         }
+        // Standard base64 with padding is what `fido2-assert` prints.
         func encode(_ bytes: [UInt8]) -> String { base64 ? Base64.encode(bytes) : Hex.encode(bytes) }
         var first = secret.output1.withUnsafeBytes { Array($0) }
         var second = secret.output2?.withUnsafeBytes { Array($0) }
@@ -83,15 +85,5 @@ struct HMACSecretCommand: ReportingCommand {
             return
         }
         Console.out(encode(first + (second ?? [])))
-    }
-}
-
-/// Standard base64 with padding (what `fido2-assert` prints).
-enum Base64 {
-    static func encode(_ bytes: [UInt8]) -> String {
-        var text = Base64URL.encode(bytes).replacingOccurrences(of: "-", with: "+")
-            .replacingOccurrences(of: "_", with: "/")
-        while text.count % 4 != 0 { text += "=" }
-        return text
     }
 }

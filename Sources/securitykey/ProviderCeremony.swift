@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Authenticators
 import CTAP2
 import Crypto
@@ -63,7 +64,7 @@ enum ProviderCeremony {
         case .success(let authorization): return authorization
         case .failure(let error):
             // A PIN prompt that could not be answered explains the cancellation better.
-            if error.code == .canceled, let reason = interaction.unanswered { throw reason }
+            if error.code == .cancelled, let reason = interaction.unanswered { throw reason }
             throw error
         }
     }
@@ -86,35 +87,9 @@ enum ProviderCeremony {
     }
 
     /// The client data hash that was signed: of the clientDataJSON, or the one given.
-    static func clientDataHash(json: [UInt8]?, input: WebAuthnClientData) -> [UInt8] {
-        json.map { Array(SHA256.hash(data: $0)) } ?? input.givenHash
-    }
-
-    /// The client data for `ceremony`: built from the origin and challenge, or the hash given.
-    static func clientData(_ input: WebAuthnClientData) -> SecurityKeyClientData {
-        switch input {
-        case .origin(let origin, _): .origin(origin)
-        case .hash(let hash): .hash(hash)
-        }
-    }
-}
-
-/// What `--client-data-hash`, `--origin` and `--challenge` say the client data is.
-enum WebAuthnClientData: Sendable {
-    /// Build clientDataJSON for this origin and challenge.
-    case origin(String, challenge: [UInt8])
-    /// Sign this client data hash; there is no clientDataJSON.
-    case hash([UInt8])
-
-    /// The hash given with `--client-data-hash` (empty when the provider builds the client data).
-    var givenHash: [UInt8] {
-        if case .hash(let hash) = self { return hash }
-        return []
-    }
-
-    /// The challenge to put in the request (the hash mode has none of its own).
-    var challenge: [UInt8] {
-        if case .origin(_, let challenge) = self { return challenge }
+    static func clientDataHash(json: [UInt8]?, input: SecurityKeyClientData) -> [UInt8] {
+        if let json { return Array(SHA256.hash(data: json)) }
+        if case .hash(let hash) = input { return hash }
         return []
     }
 }

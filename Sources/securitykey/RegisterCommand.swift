@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import ArgumentParser
 import CBOR
 import CTAP2
@@ -84,18 +85,18 @@ struct RegisterCommand: ReportingCommand {
     }
 
     /// The request the relying party's `--options` describe, at `--origin`.
-    func optionsRequest() throws -> (SecurityKeyCredentialRegistrationRequest, [UInt8], WebAuthnClientData)? {
+    func optionsRequest() throws -> (SecurityKeyCredentialRegistrationRequest, [UInt8], SecurityKeyClientData)? {
         guard let document = try ceremony.optionsDocument() else { return nil }
         let options = try PublicKeyCredentialCreationOptionsJSON(json: document)
         let origin = try ceremony.optionsOrigin(relyingPartyIdentifier: options.relyingPartyIdentifier)
         var request = try options.registrationRequest(origin: origin)
         if ceremony.uv { request.userVerificationPreference = .required }
         if options.timeoutMilliseconds == nil { request.timeout = global.timeoutDuration }
-        return (request, options.userID, .origin(origin, challenge: options.challenge))
+        return (request, options.userID, request.clientData)
     }
 
     /// The request the command-line flags describe.
-    func flagsRequest() throws -> (SecurityKeyCredentialRegistrationRequest, [UInt8], WebAuthnClientData) {
+    func flagsRequest() throws -> (SecurityKeyCredentialRegistrationRequest, [UInt8], SecurityKeyClientData) {
         let user = self.user ?? ""
         let algorithms = try
             (alg.isEmpty ? ["es256", "eddsa"] : alg.flatMap { $0.split(separator: ",").map(String.init) })
@@ -114,19 +115,19 @@ struct RegisterCommand: ReportingCommand {
             }
             userHandle = bytes
         } else {
-            userHandle = randomBytes(16)
+            userHandle = SystemRandom.bytes(16)
         }
-        let clientData = try ceremony.clientData()
+        let (clientData, challenge) = try ceremony.clientData()
         var request = SecurityKeyCredentialProvider(relyingPartyIdentifier: ceremony.rp)
             .createCredentialRegistrationRequest(
-                challenge: clientData.challenge, displayName: displayName ?? user, name: user,
+                challenge: challenge, displayName: displayName ?? user, name: user,
                 userID: userHandle)
         request.credentialParameters = algorithms.map { SecurityKeyAlgorithm(rawValue: $0.rawValue) }
         request.excludedCredentials = excludeIDs.map { SecurityKeyCredentialDescriptor(credentialID: $0) }
         request.residentKeyPreference = resident ? .required : .discouraged
         request.userVerificationPreference = ceremony.userVerification
         request.attestationPreference = AttestationConveyancePreference(rawValue: attestation)
-        request.clientData = ProviderCeremony.clientData(clientData)
+        request.clientData = clientData
         request.timeout = global.timeoutDuration
         try extensions.apply(to: &request)
         return (request, userHandle, clientData)
@@ -134,7 +135,7 @@ struct RegisterCommand: ReportingCommand {
 
     func register(
         _ request: SecurityKeyCredentialRegistrationRequest, userHandle: [UInt8],
-        clientData: WebAuthnClientData
+        clientData: SecurityKeyClientData
     ) async throws {
         try daemon.check(device: global.device)
         let registration =

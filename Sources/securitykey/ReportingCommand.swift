@@ -104,7 +104,7 @@ enum SignalCancellation {
                 throw error
             } catch let error as AuthenticatorError where error.code == .cancelled {
                 throw error
-            } catch let error as SecurityKeyError where error.code == .canceled {
+            } catch let error as SecurityKeyError where error.code == .cancelled {
                 throw error
             } catch {}
             throw CancellationError()

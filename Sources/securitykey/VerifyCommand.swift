@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import ArgumentParser
 import CTAP2
 import Foundation

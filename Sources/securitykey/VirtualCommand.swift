@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import ArgumentParser
 import CBOR
 import CTAP2

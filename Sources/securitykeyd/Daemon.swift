@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Foundation
 import Logging
 import SDBus

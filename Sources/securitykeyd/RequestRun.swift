@@ -118,7 +118,7 @@ struct RequestRun: Sendable {
                 }
             }
             var outcome: Result<String, SecurityKeyError> = .failure(
-                SecurityKeyError(.canceled, "The request was cancelled."))
+                SecurityKeyError(.cancelled, "The request was cancelled."))
             for await result in group {
                 if let result {
                     outcome = result

@@ -32,7 +32,9 @@ struct PackageVersionTests {
 
         let changelog = try String(
             contentsOf: Self.repository.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
-        let newest = changelog.split(separator: "\n").first { $0.hasPrefix("## ") }.map { $0.dropFirst(3) }
+        // The newest released section: changes not released yet collect under "## Unreleased".
+        let newest = changelog.split(separator: "\n").first { $0.hasPrefix("## ") && $0 != "## Unreleased" }
+            .map { $0.dropFirst(3) }
         #expect(newest.map(String.init) == version, "CHANGELOG.md's newest section is \(newest ?? "missing")")
 
         var documents = [Self.repository.appendingPathComponent("README.md")]

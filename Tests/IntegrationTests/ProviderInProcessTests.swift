@@ -136,7 +136,7 @@ struct ProviderInProcessTests {
                 provider.createCredentialRegistrationRequest(
                     challenge: challenge, displayName: "Dan", name: "dan", userID: [4]))
         }
-        #expect(out?.code == .canceled)
+        #expect(out?.code == .cancelled)
     }
 
     @Test func requiredVerificationWithoutPINSaysWhatToDo() async throws {
@@ -207,7 +207,7 @@ struct ProviderInProcessTests {
         let result = await task.result
         #expect(throws: SecurityKeyError.self) { try result.get() }
         #expect((try? result.get()) == nil)
-        if case .failure(let error as SecurityKeyError) = result { #expect(error.code == .canceled) }
+        if case .failure(let error as SecurityKeyError) = result { #expect(error.code == .cancelled) }
         #expect(key.cancels.withLock { $0 } == 1)
     }
 
@@ -218,7 +218,7 @@ struct ProviderInProcessTests {
         let error = await #expect(throws: SecurityKeyError.self) {
             try await controller.performAssertion(request)
         }
-        #expect(error?.code == .noKeyFound)
+        #expect(error?.code == .noDevice)
     }
 }
 

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CTAP2
 import Crypto
 import Foundation
@@ -149,12 +150,12 @@ import X509
         #expect(wrongType?.code == .clientDataTypeMismatch)
         // The credential ID the client reports must be the attested one, padded or not.
         var named = c.registration
-        named.id = base64URL(c.credentialID) + "="
+        named.id = Base64URL.encode(c.credentialID) + "="
         _ = try await RegistrationVerifier(
             policy: Self.policy(c.registrationChallenge, c.registrationClientData)
         )
         .verify(named)
-        named.id = base64URL(flipped(c.credentialID))
+        named.id = Base64URL.encode(flipped(c.credentialID))
         let wrongID = await #expect(throws: WebAuthnVerificationError.self) {
             try await RegistrationVerifier(
                 policy: Self.policy(c.registrationChallenge, c.registrationClientData)
@@ -293,7 +294,7 @@ import X509
         #expect(try Self.assertionError(c, noPresence)?.code == .userPresenceMissing)
         // Another credential's ID, or a tampered signature.
         var otherID = c.assertion
-        otherID.id = base64URL(flipped(c.credentialID))
+        otherID.id = Base64URL.encode(flipped(c.credentialID))
         #expect(try Self.assertionError(c, otherID)?.code == .credentialIDMismatch)
         var badSignature = c.assertion
         badSignature.signature = flipped(c.assertion.signature, at: c.assertion.signature.count - 1)

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Crypto
 import Foundation
 import _CryptoExtras
@@ -100,10 +101,7 @@ public struct PINUVAuthProtocolTwo: PINUVAuthProtocol {
     }
 
     public func encrypt(key: [UInt8], _ plaintext: [UInt8]) throws(CTAP2Error) -> [UInt8] {
-        var iv = [UInt8](repeating: 0, count: 16)
-        var generator = SystemRandomNumberGenerator()
-        for i in iv.indices { iv[i] = generator.next() }
-        return try encrypt(key: key, plaintext, iv: iv)
+        try encrypt(key: key, plaintext, iv: SystemRandom.bytes(16))
     }
 
     /// ``encrypt(key:_:)`` with a given IV (for known-answer tests).

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import SecurityKeys
 
 extension FuzzTarget {

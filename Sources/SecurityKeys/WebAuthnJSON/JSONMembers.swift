@@ -1,3 +1,5 @@
+import _SecurityKeyInternals
+
 /// Typed access to one JSON object's members, each error naming the member's path.
 struct JSONMembers {
     let path: String

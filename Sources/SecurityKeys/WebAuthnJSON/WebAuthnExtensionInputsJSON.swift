@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CTAP2
 
 /// The `extensions` member of WebAuthn JSON options (`AuthenticationExtensionsClientInputsJSON`,

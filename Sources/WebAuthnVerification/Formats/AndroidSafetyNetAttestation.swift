@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CBOR
 import CTAP2
 import Crypto
@@ -36,8 +37,9 @@ public struct SafetyNetResponse: Sendable {
         }
         let parts = jws.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw Self.malformed("is not a compact JWS of three parts") }
-        guard let headerBytes = base64URLDecode(parts[0]), let payloadBytes = base64URLDecode(parts[1]),
-            let signature = base64URLDecode(parts[2])
+        guard let headerBytes = Base64.decode(parts[0], alphabet: .url, padding: .optional),
+            let payloadBytes = Base64.decode(parts[1], alphabet: .url, padding: .optional),
+            let signature = Base64.decode(parts[2], alphabet: .url, padding: .optional)
         else { throw Self.malformed("has a part that is not base64url") }
         guard let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
             let payload = (try? JSONSerialization.jsonObject(with: Data(payloadBytes))) as? [String: Any]
@@ -48,9 +50,11 @@ public struct SafetyNetResponse: Sendable {
         }
         var certificates: [Certificate] = []
         for entry in x5c {
-            guard let der = Data(base64Encoded: entry) else { throw Self.malformed("x5c entry is not base64") }
+            guard let der = Base64.decode(entry, alphabet: .standard, padding: .required) else {
+                throw Self.malformed("x5c entry is not base64")
+            }
             do {
-                certificates.append(try Certificate(derEncoded: Array(der)))
+                certificates.append(try Certificate(derEncoded: der))
             } catch {
                 throw WebAuthnVerificationError(
                     .invalidCertificate, "A SafetyNet x5c certificate is not valid DER X.509.", underlying: error)
@@ -106,7 +110,7 @@ enum AndroidSafetyNetAttestation {
                 .malformedInput, "The android-safetynet attestation statement's ver is not a non-empty string.")
         }
         let response = try SafetyNetResponse(jws: try r.bytes("response"))
-        let expected = Data(SHA256.hash(data: authData.bytes + clientDataHash)).base64EncodedString()
+        let expected = Base64.encode(SHA256.hash(data: authData.bytes + clientDataHash))
         guard response.nonce == expected else {
             throw WebAuthnVerificationError(
                 .verificationFailed, "The SafetyNet nonce is not the hash of authData and clientDataHash.")
@@ -133,12 +137,4 @@ enum AndroidSafetyNetAttestation {
             rdn.contains { $0.type == .RDNAttributeType.commonName && String($0.value) == attestationHost }
         }
     }
-}
-
-/// Decodes base64url without padding (padding tolerated); `nil` on any other character.
-func base64URLDecode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
-    var s = String(decoding: text, as: UTF8.self)
-        .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    while s.count % 4 != 0 { s += "=" }
-    return Data(base64Encoded: s).map(Array.init)
 }

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CTAP2
 import Foundation
 import X509
@@ -95,7 +96,7 @@ public struct MetadataAttestationTrust: AttestationTrustPolicy {
         for report in entry.statusHistory(forFirmware: authenticatorVersion)
         where refusedStatuses.contains(report.status) {
             if let named = report.certificate {
-                guard let der = Base64Strict.decodeStandard(Array(named.utf8)),
+                guard let der = Base64.decode(named, alphabet: .standard, padding: .required),
                     trustPath.contains(where: { (try? $0.serializeAsPEM().derBytes) == der })
                 else { continue }
             }

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Crypto
 import Foundation
 import X509
@@ -71,9 +72,9 @@ struct JWSCompact {
         guard headerText.count <= Self.maximumHeaderSize else {
             throw Self.malformed("The metadata BLOB's JWS header is larger than 64 KiB.")
         }
-        guard let header = Base64Strict.decodeURL(headerText),
-            let payload = Base64Strict.decodeURL(payloadText),
-            let signature = Base64Strict.decodeURL(signatureText)
+        guard let header = Base64.decode(headerText, alphabet: .url, padding: .forbidden),
+            let payload = Base64.decode(payloadText, alphabet: .url, padding: .forbidden),
+            let signature = Base64.decode(signatureText, alphabet: .url, padding: .forbidden)
         else { throw Self.malformed("The metadata BLOB's JWS parts are not strict base64url.") }
         guard let object = try? JSONSerialization.jsonObject(with: Data(header)) as? [String: Any] else {
             throw Self.malformed("The metadata BLOB's JWS header is not a JSON object.")
@@ -87,7 +88,7 @@ struct JWSCompact {
         }
         var certificates: [Certificate] = []
         for entry in chain {
-            guard entry.utf8.count <= 32 << 10, let der = Base64Strict.decodeStandard(Array(entry.utf8)),
+            guard entry.utf8.count <= 32 << 10, let der = Base64.decode(entry, alphabet: .standard, padding: .required),
                 let certificate = try? Certificate(derEncoded: der)
             else { throw Self.malformed("An x5c entry of the JWS header is not a base64 DER certificate.") }
             certificates.append(certificate)

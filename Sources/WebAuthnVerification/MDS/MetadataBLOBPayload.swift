@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CTAP2
 import Foundation
 import X509
@@ -138,7 +139,7 @@ public struct MetadataBLOBPayloadEntry: Sendable, Hashable, Decodable {
     /// The model's attestation roots, decoded; entries that are not certificates are skipped.
     public var attestationRoots: [Certificate] {
         (metadataStatement?.attestationRootCertificates ?? []).compactMap { text in
-            Base64Strict.decodeStandard(Array(text.utf8)).flatMap { try? Certificate(derEncoded: $0) }
+            Base64.decode(text, alphabet: .standard, padding: .required).flatMap { try? Certificate(derEncoded: $0) }
         }
     }
 }

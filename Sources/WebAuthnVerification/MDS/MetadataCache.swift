@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Crypto
 import Foundation
 
@@ -80,7 +81,7 @@ public struct MetadataCache: Sendable {
                 .metadataMalformed, "These are not the bytes of the verified BLOB.")
         }
         let record = Record(
-            no: blob.payload.no, nextUpdate: blob.payload.nextUpdate, sha256: Self.hex(blob.sha256),
+            no: blob.payload.no, nextUpdate: blob.payload.nextUpdate, sha256: Hex.encode(blob.sha256),
             storedAt: Date(),
             verificationTime: blob.verificationTime, source: source)
         let encoder = JSONEncoder()
@@ -109,7 +110,7 @@ public struct MetadataCache: Sendable {
         }
         let bytes = [UInt8](data)
         let digest = Array(SHA256.hash(data: bytes))
-        guard Self.hex(digest) == record.sha256 else {
+        guard Hex.encode(digest) == record.sha256 else {
             throw Self.failure("The cached metadata BLOB does not match its record; run `mds update` again.")
         }
         let jws = try JWSCompact(bytes)
@@ -121,13 +122,6 @@ public struct MetadataCache: Sendable {
 
     private static func failure(_ message: String) -> WebAuthnVerificationError {
         WebAuthnVerificationError(.metadataCacheUnavailable, message)
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { b in
-            let h = String(b, radix: 16)
-            return h.count == 1 ? "0" + h : h
-        }.joined()
     }
 
     /// Writes a file beside its destination with mode 0600, syncs it, then renames it into place.

@@ -1,17 +1,29 @@
-/// Lower-case hexadecimal (base16, RFC 4648 §8) text of bytes, and its reverse: CBOR diagnostic
-/// notation's `h'…'`, and the form every module and the CLI show bytes in.
+/// Hexadecimal (base16, RFC 4648 §8) text of bytes, and its reverse: the package's one hex
+/// codec, for CBOR diagnostic notation's `h'…'`, trace logs, file names and the CLI.
 public enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
+    private static let lowerDigits = Array("0123456789abcdef".utf8)
+    private static let upperDigits = Array("0123456789ABCDEF".utf8)
 
-    /// Lower-case hex, two digits per byte.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    /// Two digits per byte, lower-case unless `uppercase`, with `separator` between bytes.
+    public static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false, separator: String = "")
+        -> String
+    {
+        let digits = uppercase ? upperDigits : lowerDigits
+        let separator = Array(separator.utf8)
         var out: [UInt8] = []
-        out.reserveCapacity(bytes.underestimatedCount * 2)
+        out.reserveCapacity(bytes.underestimatedCount * (2 + separator.count))
         for b in bytes {
+            if !separator.isEmpty, !out.isEmpty { out.append(contentsOf: separator) }
             out.append(digits[Int(b >> 4)])
             out.append(digits[Int(b & 0x0F)])
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// An unsigned integer in lower-case hex, zero-padded to its full width (8 digits for a
+    /// `UInt32` CTAPHID channel, 4 for a `UInt16` USB ID).
+    public static func encode<Value: FixedWidthInteger & UnsignedInteger>(_ value: Value) -> String {
+        encode(withUnsafeBytes(of: value.bigEndian) { Array($0) })
     }
 
     /// Decodes hex digits (either case); with `lenient`, whitespace and a leading `0x` are
