@@ -43,12 +43,7 @@ public struct UDPSocket: Sendable, Hashable {
 
     /// `bind`; a port in use is ``TransportError/Code/busy``.
     public func bind(to address: UDPSocketAddress) throws(TransportError) {
-        var raw = address.sockaddr
-        let rc = withUnsafePointer(to: &raw) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-            }
-        }
+        let rc = Self.withSockaddr(address.sockaddr) { Glibc.bind(descriptor, $0, $1) }
         guard rc == 0 else {
             let code = errno
             throw TransportError(
@@ -76,12 +71,7 @@ public struct UDPSocket: Sendable, Hashable {
     /// fails the next ``receive(into:)``. A peer the host has no route to is
     /// ``TransportError/Code/noDevice``.
     public func connect(to peer: UDPSocketAddress) throws(TransportError) {
-        var raw = peer.sockaddr
-        let rc = withUnsafePointer(to: &raw) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-            }
-        }
+        let rc = Self.withSockaddr(peer.sockaddr) { Glibc.connect(descriptor, $0, $1) }
         guard rc == 0 else {
             let code = errno
             if code == ENETUNREACH || code == EHOSTUNREACH || code == EADDRNOTAVAIL {
@@ -102,13 +92,9 @@ public struct UDPSocket: Sendable, Hashable {
         let flags = dropIfFull ? Int32(MSG_DONTWAIT) : 0
         while true {
             let sent = datagram.withUnsafeBytes { bytes in
-                guard var peer else { return Glibc.send(descriptor, bytes.baseAddress, bytes.count, flags) }
-                return withUnsafePointer(to: &peer) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(
-                            descriptor, bytes.baseAddress, bytes.count, flags, $0,
-                            socklen_t(MemoryLayout<sockaddr_in6>.size))
-                    }
+                guard let peer else { return Glibc.send(descriptor, bytes.baseAddress, bytes.count, flags) }
+                return Self.withSockaddr(peer) {
+                    sendto(descriptor, bytes.baseAddress, bytes.count, flags, $0, $1)
                 }
             }
             if sent == datagram.count { return true }
@@ -142,7 +128,8 @@ public struct UDPSocket: Sendable, Hashable {
                 let code = errno
                 if code == EINTR || code == EAGAIN || code == EWOULDBLOCK { return nil }
                 if code == ECONNREFUSED {
-                    throw TransportError(.noDevice, "Nothing answers at the UDP peer any more (errno \(code)).")
+                    throw TransportError(
+                        .noDevice, "Nothing answers at the UDP peer any more (errno \(code)).")
                 }
                 throw TransportError(.system, "Reading a UDP datagram failed (errno \(code)).")
             }
@@ -150,6 +137,18 @@ public struct UDPSocket: Sendable, Hashable {
                 continue
             }
             return (min(received, buffer.count), source)
+        }
+    }
+
+    /// `body` with `address` as the `sockaddr` pointer and length the socket calls take.
+    private static func withSockaddr<R>(
+        _ address: sockaddr_in6, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R
+    ) -> R {
+        var raw = address
+        return withUnsafePointer(to: &raw) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                body($0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+            }
         }
     }
 }

@@ -24,9 +24,9 @@ public enum Base64 {
     }
 
     /// The text of `bytes` in `alphabet`, with `=` padding when `padded`.
-    public static func encode(_ bytes: some Sequence<UInt8>, alphabet: Alphabet = .standard, padded: Bool = true)
-        -> String
-    {
+    public static func encode(
+        _ bytes: some Sequence<UInt8>, alphabet: Alphabet = .standard, padded: Bool = true
+    ) -> String {
         let ascii =
             bytes.withContiguousStorageIfAvailable { encodedASCII($0, alphabet: alphabet, padded: padded) }
             ?? Array(bytes).withUnsafeBufferPointer { encodedASCII($0, alphabet: alphabet, padded: padded) }
@@ -34,13 +34,17 @@ public enum Base64 {
     }
 
     /// The bytes `text` encodes, or nil when it is not `alphabet` with `padding` (see ``Base64``).
-    public static func decode(_ text: some Collection<UInt8>, alphabet: Alphabet, padding: Padding) -> [UInt8]? {
+    public static func decode(_ text: some Collection<UInt8>, alphabet: Alphabet, padding: Padding)
+        -> [UInt8]?
+    {
         if let decoded = text.withContiguousStorageIfAvailable({
             decode(buffer: $0, alphabet: alphabet, padding: padding)
         }) {
             return decoded
         }
-        return Array(text).withUnsafeBufferPointer { decode(buffer: $0, alphabet: alphabet, padding: padding) }
+        return Array(text).withUnsafeBufferPointer {
+            decode(buffer: $0, alphabet: alphabet, padding: padding)
+        }
     }
 
     /// ``decode(_:alphabet:padding:)`` of a string's UTF-8.
