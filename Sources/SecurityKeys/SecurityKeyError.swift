@@ -31,7 +31,7 @@ public struct SecurityKeyError: Error, Sendable, CustomStringConvertible {
         public static let notInteractive = Code(rawValue: "not-interactive")
         /// The key already holds one of the excluded credentials
         /// (ASAuthorizationError.matchedExcludedCredential).
-        public static let matchedExcludedCredential = Code(rawValue: "matched-excluded-credential")
+        public static let matchedExcludedCredential = Code(rawValue: CTAP2Error.Code.credentialExcluded.rawValue)
         /// The key holds no credential the relying party accepts.
         public static let noCredentials = Code(rawValue: CTAP2Error.Code.noCredentials.rawValue)
         /// The request needs user verification and the key has no PIN set: set one first.

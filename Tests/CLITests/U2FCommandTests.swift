@@ -104,7 +104,7 @@ import Testing
             "register", "--device", device, "--rp", "example.org", "--user", "alice", "--exclude", id, "--json",
         ])
         #expect(again.status != 0)
-        #expect((try? again.object()["error"] as? [String: Any])??["code"] as? String == "matched-excluded-credential")
+        #expect((try? again.object()["error"] as? [String: Any])??["code"] as? String == "credential-excluded")
         // The same credential under another RP is not this key's: no-credentials.
         let elsewhere = try run([
             "authenticate", "--device", device, "--rp", "example.com", "--credential", id, "--json",
