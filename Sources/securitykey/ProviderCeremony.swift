@@ -14,51 +14,35 @@ enum ProviderCeremony {
     /// touches among those present (every configured transport, as a browser does), printing
     /// the prompts on standard error and asking for the PIN on the terminal (or standard
     /// input) when the key needs it.
-    static func perform<Result: Sendable>(
-        global: GlobalOptions, pinReader: PINReader,
-        _ request: @escaping @Sendable (SecurityKeyAuthorizationController) async throws(SecurityKeyError) -> Result
-    ) async throws -> Result {
+    ///
+    /// One deadline covers it all, made here from the request's timeout (`--timeout`, or the
+    /// relying party's): opening the key, its one getInfo, and the ceremony on it.
+    static func perform(
+        _ request: SecurityKeyAuthorizationRequest, timeout: Duration, global: GlobalOptions, pinReader: PINReader
+    ) async throws -> SecurityKeyAuthorization {
+        let deadline = Deadline.after(timeout)
         let logger = global.makeLogger()
         let sources: [SecurityKeySource]
-        var connection: (any AuthenticatorConnection)?
+        var opened: Authenticator?
         if let uri = global.device {
-            let directory = try global.directory(logger: logger)
-            let key = try await directory.open(uri: uri, deadline: global.deadline())
-            connection = key.session.connection
-            sources = [.connection(key.session.connection)]
+            // Opened once: the controller uses this handle and its getInfo as they are.
+            let key = try await global.directory(logger: logger).open(uri: uri, deadline: deadline)
+            opened = key
+            sources = [.authenticator(key)]
         } else {
             sources = try global.directory(logger: logger).discoveries.map(SecurityKeySource.discovery)
         }
         let interaction = CLIInteraction(reader: pinReader)
         let controller = SecurityKeyAuthorizationController(
             sources: sources, interaction: interaction, logger: logger)
-        let outcome: Swift.Result<Result, SecurityKeyError> = await withTaskGroup(
-            of: Void.self
-        ) { group in
-            let prompt = TouchPrompt()
-            group.addTask {
-                var choosing = false
-                for await status in controller.statusUpdates {
-                    switch status {
-                    case .touchNeeded: prompt.keepalive(.userPresenceNeeded)
-                    case .waitingForKey: Console.err("Insert or tap a security key.")
-                    case .selectingKey(let count):
-                        if !choosing { Console.err("\(count) security keys found: touch the one to use.") }
-                        choosing = true
-                    case .keySelected(let uri):
-                        if choosing { Console.err("Using the security key at \(uri).") }
-                    default: break
-                    }
-                }
-            }
-            defer { group.cancelAll() }
-            do throws(SecurityKeyError) {
-                return .success(try await request(controller))
-            } catch {
-                return .failure(error)
-            }
+        let printer = StatusPrinter()
+        let outcome: Swift.Result<SecurityKeyAuthorization, SecurityKeyError>
+        do throws(SecurityKeyError) {
+            outcome = .success(try await controller.perform(request, deadline: deadline, onStatus: { printer.show($0) }))
+        } catch {
+            outcome = .failure(error)
         }
-        await connection?.close()
+        await opened?.close()
         switch outcome {
         case .success(let authorization): return authorization
         case .failure(let error):
@@ -67,6 +51,29 @@ enum ProviderCeremony {
             throw error
         }
     }
+
+    /// Registers through ``perform(_:timeout:global:pinReader:)``.
+    static func register(
+        _ request: SecurityKeyCredentialRegistrationRequest, global: GlobalOptions, pinReader: PINReader
+    ) async throws -> SecurityKeyCredentialRegistration {
+        let result = try await perform(
+            .registration(request), timeout: request.timeout, global: global, pinReader: pinReader)
+        guard case .registration(let registration) = result else { throw mismatched }
+        return registration
+    }
+
+    /// Signs in through ``perform(_:timeout:global:pinReader:)``.
+    static func authenticate(
+        _ request: SecurityKeyCredentialAssertionRequest, global: GlobalOptions, pinReader: PINReader
+    ) async throws -> SecurityKeyCredentialAssertion {
+        let result = try await perform(
+            .assertion(request), timeout: request.timeout, global: global, pinReader: pinReader)
+        guard case .assertion(let assertion) = result else { throw mismatched }
+        return assertion
+    }
+
+    /// The provider answered a request with the other kind of result (it never does).
+    static let mismatched = CLIError(.failure, code: "internal", "The provider answered with the wrong kind of result.")
 
     /// A WebAuthn L3 PublicKeyCredential JSON (RegistrationResponseJSON or
     /// AuthenticationResponseJSON): id, rawId, type, attachment, `response` (clientDataJSON first,
@@ -95,6 +102,27 @@ enum ProviderCeremony {
         switch input {
         case .origin(let origin, _): .origin(origin)
         case .hash(let hash): .hash(hash)
+        }
+    }
+}
+
+/// Prints what a request waits for on standard error: the touch prompt once, and the choice
+/// among several keys.
+final class StatusPrinter: Sendable {
+    private let prompt = TouchPrompt()
+    private let choosing = Atomic<Bool>(false)
+
+    func show(_ status: SecurityKeyStatus) {
+        switch status {
+        case .touchNeeded: prompt.keepalive(.userPresenceNeeded)
+        case .waitingForKey: Console.err("Insert or tap a security key.")
+        case .selectingKey(let count):
+            if !choosing.exchange(true, ordering: .relaxed) {
+                Console.err("\(count) security keys found: touch the one to use.")
+            }
+        case .keySelected(let uri):
+            if choosing.load(ordering: .relaxed) { Console.err("Using the security key at \(uri).") }
+        default: break
         }
     }
 }
