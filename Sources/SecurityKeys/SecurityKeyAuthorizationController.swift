@@ -9,6 +9,14 @@ public enum SecurityKeyAuthorizationRequest: Hashable, Sendable {
     case registration(SecurityKeyCredentialRegistrationRequest)
     /// Sign in with an existing credential.
     case assertion(SecurityKeyCredentialAssertionRequest)
+
+    /// How long the request may take (its `timeout`).
+    public var timeout: Duration {
+        switch self {
+        case .registration(let registration): registration.timeout
+        case .assertion(let assertion): assertion.timeout
+        }
+    }
 }
 
 /// What a performed request produced.

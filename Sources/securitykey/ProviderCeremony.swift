@@ -18,9 +18,9 @@ enum ProviderCeremony {
     /// One deadline covers it all, made here from the request's timeout (`--timeout`, or the
     /// relying party's): opening the key, its one getInfo, and the ceremony on it.
     static func perform(
-        _ request: SecurityKeyAuthorizationRequest, timeout: Duration, global: GlobalOptions, pinReader: PINReader
+        _ request: SecurityKeyAuthorizationRequest, global: GlobalOptions, pinReader: PINReader
     ) async throws -> SecurityKeyAuthorization {
-        let deadline = Deadline.after(timeout)
+        let deadline = Deadline.after(request.timeout)
         let logger = global.makeLogger()
         let sources: [SecurityKeySource]
         var opened: Authenticator?
@@ -52,22 +52,20 @@ enum ProviderCeremony {
         }
     }
 
-    /// Registers through ``perform(_:timeout:global:pinReader:)``.
+    /// Registers through ``perform(_:global:pinReader:)``.
     static func register(
         _ request: SecurityKeyCredentialRegistrationRequest, global: GlobalOptions, pinReader: PINReader
     ) async throws -> SecurityKeyCredentialRegistration {
-        let result = try await perform(
-            .registration(request), timeout: request.timeout, global: global, pinReader: pinReader)
+        let result = try await perform(.registration(request), global: global, pinReader: pinReader)
         guard case .registration(let registration) = result else { throw mismatched }
         return registration
     }
 
-    /// Signs in through ``perform(_:timeout:global:pinReader:)``.
+    /// Signs in through ``perform(_:global:pinReader:)``.
     static func authenticate(
         _ request: SecurityKeyCredentialAssertionRequest, global: GlobalOptions, pinReader: PINReader
     ) async throws -> SecurityKeyCredentialAssertion {
-        let result = try await perform(
-            .assertion(request), timeout: request.timeout, global: global, pinReader: pinReader)
+        let result = try await perform(.assertion(request), global: global, pinReader: pinReader)
         guard case .assertion(let assertion) = result else { throw mismatched }
         return assertion
     }

@@ -98,13 +98,8 @@ struct RequestRun: Sendable {
         let controller = SecurityKeyAuthorizationController(
             sources: keys.map { SecurityKeySource.connection($0.1) },
             interaction: RequestInteraction(daemon: daemon, id: id), logger: daemon.logger)
-        let request: SecurityKeyAuthorizationRequest
-        switch ceremony {
-        case .registration(let registration): request = .registration(registration)
-        case .assertion(let assertion): request = .assertion(assertion)
-        }
         do throws(SecurityKeyError) {
-            switch try await controller.perform(request, onStatus: { await self.report($0, claimed: claimed) }) {
+            switch try await controller.perform(ceremony, onStatus: { await self.report($0, claimed: claimed) }) {
             case .registration(let registration): return .success(registration.webAuthnJSON)
             case .assertion(let assertion): return .success(assertion.webAuthnJSON)
             }
