@@ -25,6 +25,18 @@ public enum SecurityKeyAuthorization: Hashable, Sendable {
     case registration(SecurityKeyCredentialRegistration)
     /// A sign-in.
     case assertion(SecurityKeyCredentialAssertion)
+
+    /// The new credential, when this is a registration.
+    public var registration: SecurityKeyCredentialRegistration? {
+        if case .registration(let registration) = self { return registration }
+        return nil
+    }
+
+    /// The sign-in, when this is an assertion.
+    public var assertion: SecurityKeyCredentialAssertion? {
+        if case .assertion(let assertion) = self { return assertion }
+        return nil
+    }
 }
 
 /// Receives a request's outcome, for callers who prefer callbacks (AuthenticationServices'

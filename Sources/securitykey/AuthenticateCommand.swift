@@ -77,7 +77,8 @@ struct AuthenticateCommand: ReportingCommand {
         let assertion =
             daemon.viaDaemon
             ? try await DaemonCeremony.authenticate(request, route: daemon, pinReader: ceremony.pinReader)
-            : try await ProviderCeremony.authenticate(request, global: global, pinReader: ceremony.pinReader)
+            : try await ProviderCeremony.perform(
+                .assertion(request), global: global, pinReader: ceremony.pinReader, \.assertion)
         // Parsed once, by the provider; only the daemon's answer arrives as bytes.
         let authData = try assertion.authenticatorData ?? AuthenticatorData(bytes: assertion.rawAuthenticatorData)
         let clientDataHash =

@@ -17,9 +17,10 @@ enum ProviderCeremony {
     ///
     /// One deadline covers it all, made here from the request's timeout (`--timeout`, or the
     /// relying party's): opening the key, its one getInfo, and the ceremony on it.
-    static func perform(
-        _ request: SecurityKeyAuthorizationRequest, global: GlobalOptions, pinReader: PINReader
-    ) async throws -> SecurityKeyAuthorization {
+    static func perform<Outcome>(
+        _ request: SecurityKeyAuthorizationRequest, global: GlobalOptions, pinReader: PINReader,
+        _ result: (SecurityKeyAuthorization) -> Outcome?
+    ) async throws -> Outcome {
         let deadline = Deadline.after(request.timeout)
         let logger = global.makeLogger()
         let sources: [SecurityKeySource]
@@ -44,7 +45,9 @@ enum ProviderCeremony {
         }
         await opened?.close()
         switch outcome {
-        case .success(let authorization): return authorization
+        case .success(let authorization):
+            guard let wanted = result(authorization) else { throw mismatched }
+            return wanted
         case .failure(let error):
             // A PIN prompt that could not be answered explains the cancellation better.
             if error.code == .canceled, let reason = interaction.unanswered { throw reason }
@@ -52,26 +55,9 @@ enum ProviderCeremony {
         }
     }
 
-    /// Registers through ``perform(_:global:pinReader:)``.
-    static func register(
-        _ request: SecurityKeyCredentialRegistrationRequest, global: GlobalOptions, pinReader: PINReader
-    ) async throws -> SecurityKeyCredentialRegistration {
-        let result = try await perform(.registration(request), global: global, pinReader: pinReader)
-        guard case .registration(let registration) = result else { throw mismatched }
-        return registration
-    }
-
-    /// Signs in through ``perform(_:global:pinReader:)``.
-    static func authenticate(
-        _ request: SecurityKeyCredentialAssertionRequest, global: GlobalOptions, pinReader: PINReader
-    ) async throws -> SecurityKeyCredentialAssertion {
-        let result = try await perform(.assertion(request), global: global, pinReader: pinReader)
-        guard case .assertion(let assertion) = result else { throw mismatched }
-        return assertion
-    }
-
     /// The provider answered a request with the other kind of result (it never does).
-    static let mismatched = CLIError(.failure, code: "internal", "The provider answered with the wrong kind of result.")
+    static let mismatched = CLIError(
+        .failure, code: "invalid-response", "The provider answered with the wrong kind of result.")
 
     /// A WebAuthn L3 PublicKeyCredential JSON (RegistrationResponseJSON or
     /// AuthenticationResponseJSON): id, rawId, type, attachment, `response` (clientDataJSON first,

@@ -140,7 +140,8 @@ struct RegisterCommand: ReportingCommand {
         let registration =
             daemon.viaDaemon
             ? try await DaemonCeremony.register(request, route: daemon, pinReader: ceremony.pinReader)
-            : try await ProviderCeremony.register(request, global: global, pinReader: ceremony.pinReader)
+            : try await ProviderCeremony.perform(
+                .registration(request), global: global, pinReader: ceremony.pinReader, \.registration)
         // Parsed once, by the provider; only the daemon's answer arrives as bytes.
         let attestationObject =
             try registration.attestationObject ?? AttestationObject(cbor: registration.rawAttestationObject)
