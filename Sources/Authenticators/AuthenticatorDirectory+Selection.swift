@@ -33,7 +33,8 @@ extension AuthenticatorDirectory {
     }
 
     private func choose(
-        among initial: [Authenticator], borrowed: Set<String>, denied: AuthenticatorError?, deadline: Deadline,
+        among initial: [Authenticator], borrowed: Set<String>, denied: AuthenticatorError?,
+        deadline: Deadline,
         interaction: (any AuthenticatorInteraction)?
     ) async -> Result<Authenticator, AuthenticatorError> {
         let (inputs, feed) = AsyncStream<Input>.makeStream()
@@ -136,7 +137,9 @@ extension AuthenticatorDirectory {
                     }
                     logger.debug("key left the choice", metadata: ["device": "\(uri)", "code": "\(error.code)"])
                     if !Task.isCancelled { interaction?.activity(.deviceLeft(deviceURI: uri, error: error)) }
-                    if let gone = candidates.removeValue(forKey: uri), !borrowed.contains(uri) { await gone.close() }
+                    if let gone = candidates.removeValue(forKey: uri), !borrowed.contains(uri) {
+                        await gone.close()
+                    }
                     lastError = error
                     if error.code == .cancelled, Task.isCancelled {
                         outcome = .failure(.cancelled())

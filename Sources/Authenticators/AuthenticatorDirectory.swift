@@ -158,7 +158,9 @@ public struct AuthenticatorDirectory: Sendable {
     /// Opens a connection to the device at `uri` without a CTAP2 session (no getInfo), for a
     /// caller that keeps what it learnt of the key elsewhere; waits at most until `deadline`
     /// for another program to let go of the device.
-    public func connect(uri: String, deadline: Deadline) async throws(AuthenticatorError) -> any AuthenticatorConnection {
+    public func connect(uri: String, deadline: Deadline) async throws(AuthenticatorError)
+        -> any AuthenticatorConnection
+    {
         let discovery = try discovery(for: uri)
         do { return try await discovery.open(uri: uri, deadline: deadline) } catch {
             throw AuthenticatorError(error, deviceURI: uri)

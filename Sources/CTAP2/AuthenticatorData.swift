@@ -96,7 +96,8 @@ public struct AuthenticatorData: Hashable, Sendable {
     /// (``AAGUID/zero`` removes attestation, WebAuthn L3 §5.1.3 step 21), bytes and parsed
     /// value alike; nil when it holds no attested credential data.
     public func replacingAAGUID(with aaguid: AAGUID) -> AuthenticatorData? {
-        // rpIdHash (32) ‖ flags (1) ‖ signCount (4) ‖ AAGUID (16) ‖ ...: the parse checked the length.
+        // rpIdHash (32) ‖ flags (1) ‖ signCount (4) ‖ AAGUID (16) ‖ ...: the parse checked the
+        // length.
         guard let credential = attestedCredentialData else { return nil }
         var replaced = bytes
         replaced.replaceSubrange(37..<53, with: aaguid.bytes)

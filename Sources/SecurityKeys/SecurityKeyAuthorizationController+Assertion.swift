@@ -10,7 +10,9 @@ extension SecurityKeyAuthorizationController {
     /// CTAP 2.2 §6.2).
     /// - Parameter deadline: when the request must be done (default: its `timeout` from now); a
     ///   caller that already spent part of the time (opening the key) passes the deadline it made.
-    public func performAssertion(_ request: SecurityKeyCredentialAssertionRequest, deadline: Deadline? = nil)
+    public func performAssertion(
+        _ request: SecurityKeyCredentialAssertionRequest, deadline: Deadline? = nil
+    )
         async throws(SecurityKeyError)
         -> SecurityKeyCredentialAssertion
     {

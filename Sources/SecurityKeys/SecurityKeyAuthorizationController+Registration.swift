@@ -7,7 +7,9 @@ extension SecurityKeyAuthorizationController {
     /// Registers a new credential (WebAuthn L3 §5.1.3 for a roaming authenticator; CTAP 2.2 §6.1).
     /// - Parameter deadline: when the request must be done (default: its `timeout` from now); a
     ///   caller that already spent part of the time (opening the key) passes the deadline it made.
-    public func performRegistration(_ request: SecurityKeyCredentialRegistrationRequest, deadline: Deadline? = nil)
+    public func performRegistration(
+        _ request: SecurityKeyCredentialRegistrationRequest, deadline: Deadline? = nil
+    )
         async throws(SecurityKeyError)
         -> SecurityKeyCredentialRegistration
     {

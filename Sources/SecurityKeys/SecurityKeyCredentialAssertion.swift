@@ -27,7 +27,7 @@ public struct SecurityKeyCredentialAssertion: Hashable, Sendable {
     /// `largeBlob`: the blob read, or whether the write succeeded, when asked.
     public var largeBlob: SecurityKeyLargeBlobAssertionOutput?
     /// The authenticator data as parsed from the key's reply (nil for a result made from
-    /// bytes with ``init(credentialID:rawAuthenticatorData:signature:userID:rawClientDataJSON:appID:deviceURI:)``).
+    /// bytes with the public initializer).
     public var authenticatorData: AuthenticatorData?
     /// The client data hash the key signed (nil for a result made from bytes alone).
     public var clientDataHash: [UInt8]?

@@ -53,8 +53,8 @@ public struct SecurityKeyCredentialRegistration: Hashable, Sendable {
 
     /// The result of the key's parsed reply: the attestation object kept parsed, beside its bytes.
     init(
-        attestationObject: AttestationObject, credentialID: [UInt8], clientData: (json: [UInt8]?, hash: [UInt8]),
-        transports: [SecurityKeyTransport], deviceURI: String
+        attestationObject: AttestationObject, credentialID: [UInt8],
+        clientData: (json: [UInt8]?, hash: [UInt8]), transports: [SecurityKeyTransport], deviceURI: String
     ) {
         self.init(
             credentialID: credentialID, rawAttestationObject: attestationObject.cborEncoded,

@@ -80,7 +80,8 @@ struct AuthenticateCommand: ReportingCommand {
             : try await ProviderCeremony.perform(
                 .assertion(request), global: global, pinReader: ceremony.pinReader, \.assertion)
         // Parsed once, by the provider; only the daemon's answer arrives as bytes.
-        let authData = try assertion.authenticatorData ?? AuthenticatorData(bytes: assertion.rawAuthenticatorData)
+        let authData =
+            try assertion.authenticatorData ?? AuthenticatorData(bytes: assertion.rawAuthenticatorData)
         let clientDataHash =
             assertion.clientDataHash
             ?? ProviderCeremony.clientDataHash(json: assertion.rawClientDataJSON, input: clientData)

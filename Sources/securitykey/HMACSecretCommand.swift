@@ -64,7 +64,8 @@ struct HMACSecretCommand: ReportingCommand {
             salt1: try parseSalt(salt, option: "--salt"), salt2: try salt2.map { try parseSalt($0, option: "--salt2") })
         request.timeout = global.timeoutDuration
         let assertion = try await ProviderCeremony.perform(
-            .assertion(request), global: global, pinReader: PINReader(fromStandardInput: pinStdin), \.assertion)
+            .assertion(request), global: global, pinReader: PINReader(fromStandardInput: pinStdin),
+            \.assertion)
         guard let secret = assertion.hmacGetSecret else {
             throw CLIError(
                 .notSupported, code: "unsupported-extension",

@@ -39,7 +39,8 @@ enum ProviderCeremony {
         let printer = StatusPrinter()
         let outcome: Swift.Result<SecurityKeyAuthorization, SecurityKeyError>
         do throws(SecurityKeyError) {
-            outcome = .success(try await controller.perform(request, deadline: deadline, onStatus: { printer.show($0) }))
+            outcome = .success(
+                try await controller.perform(request, deadline: deadline, onStatus: { printer.show($0) }))
         } catch {
             outcome = .failure(error)
         }

@@ -82,10 +82,12 @@ actor KeyPool {
             // getInfo once, for ListDevices; a device that does not answer is not a key.
             let authenticator: Authenticator
             do throws(AuthenticatorError) {
-                authenticator = try await directory.open(uri: descriptor.uri, deadline: .after(Self.arrivalWait))
+                authenticator = try await directory.open(
+                    uri: descriptor.uri, deadline: .after(Self.arrivalWait))
             } catch {
                 logger.info(
-                    "a key could not be opened", metadata: ["device": "\(descriptor.uri)", "code": "\(error.code)"])
+                    "a key could not be opened",
+                    metadata: ["device": "\(descriptor.uri)", "code": "\(error.code)"])
                 return
             }
             let info = await authenticator.info

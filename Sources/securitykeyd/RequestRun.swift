@@ -99,7 +99,9 @@ struct RequestRun: Sendable {
             sources: keys.map { SecurityKeySource.connection($0.1) },
             interaction: RequestInteraction(daemon: daemon, id: id), logger: daemon.logger)
         do throws(SecurityKeyError) {
-            switch try await controller.perform(ceremony, onStatus: { await self.report($0, claimed: claimed) }) {
+            let result = try await controller.perform(
+                ceremony, onStatus: { await self.report($0, claimed: claimed) })
+            switch result {
             case .registration(let registration): return .success(registration.webAuthnJSON)
             case .assertion(let assertion): return .success(assertion.webAuthnJSON)
             }
