@@ -10,7 +10,7 @@ extension AuthenticatorDirectory {
     /// only its own part (``AuthenticatorError/Code/removed``). Waiting is driven by the
     /// discoveries' events (udev, PC/SC reader states); nothing here polls. The returned
     /// handle is open; every other key this call opened is closed. `including` adds keys the
-    /// caller opened already (they take part like the others).
+    /// caller opened already: they take part like the others, and stay open (the caller's).
     public func chooseAuthenticator(
         deadline: Deadline, interaction: (any AuthenticatorInteraction)? = nil, including: [Authenticator] = []
     ) async throws(AuthenticatorError) -> Authenticator {
@@ -18,7 +18,8 @@ extension AuthenticatorDirectory {
         let present = including + snapshot.authenticators
         if present.count == 1, let only = present.first { return only }
         let result = await choose(
-            among: present, denied: snapshot.denied, deadline: deadline, interaction: interaction)
+            among: present, borrowed: Set(including.map(\.uri)), denied: snapshot.denied, deadline: deadline,
+            interaction: interaction)
         return try result.get()
     }
 
@@ -32,20 +33,16 @@ extension AuthenticatorDirectory {
     }
 
     private func choose(
-        among initial: [Authenticator], denied: AuthenticatorError?, deadline: Deadline,
+        among initial: [Authenticator], borrowed: Set<String>, denied: AuthenticatorError?,
+        deadline: Deadline,
         interaction: (any AuthenticatorInteraction)?
     ) async -> Result<Authenticator, AuthenticatorError> {
         let (inputs, feed) = AsyncStream<Input>.makeStream()
         let logger = self.logger
-        let discoveries = self.discoveries
         return await withTaskGroup(of: Void.self, returning: Result<Authenticator, AuthenticatorError>.self) {
             group in
-            // Structured pumps: each discovery's events, and the deadline.
-            for discovery in discoveries {
-                group.addTask {
-                    for await event in discovery.events() { feed.yield(.event(event)) }
-                }
-            }
+            // Structured pumps: the discoveries' events, and the deadline.
+            group.addTask { await forEachEvent { feed.yield(.event($0)) } }
             group.addTask {
                 try? await Task.sleep(until: deadline.instant, clock: .continuous)
                 feed.yield(.deadline)
@@ -105,7 +102,7 @@ extension AuthenticatorDirectory {
                     if let gone = candidates[uri] {
                         logger.debug("key removed while choosing", metadata: ["device": "\(uri)"])
                         // Closing ends its pending touch wait with a transport error at once.
-                        await gone.close()
+                        if !borrowed.contains(uri) { await gone.close() }
                     }
                 case .opened(let authenticator):
                     opening.remove(authenticator.uri)
@@ -140,7 +137,9 @@ extension AuthenticatorDirectory {
                     }
                     logger.debug("key left the choice", metadata: ["device": "\(uri)", "code": "\(error.code)"])
                     if !Task.isCancelled { interaction?.activity(.deviceLeft(deviceURI: uri, error: error)) }
-                    if let gone = candidates.removeValue(forKey: uri) { await gone.close() }
+                    if let gone = candidates.removeValue(forKey: uri), !borrowed.contains(uri) {
+                        await gone.close()
+                    }
                     lastError = error
                     if error.code == .cancelled, Task.isCancelled {
                         outcome = .failure(.cancelled())
@@ -164,7 +163,7 @@ extension AuthenticatorDirectory {
                 if case .opened(let authenticator) = late { candidates[authenticator.uri] = authenticator }
             }
             let chosen = try? outcome?.get()
-            for (uri, authenticator) in candidates where uri != chosen?.uri {
+            for (uri, authenticator) in candidates where uri != chosen?.uri && !borrowed.contains(uri) {
                 await authenticator.close()
             }
             if let outcome { return outcome }

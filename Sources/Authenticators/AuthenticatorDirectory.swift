@@ -151,12 +151,38 @@ public struct AuthenticatorDirectory: Sendable {
 
     /// Opens the key at `uri` and reads its getInfo.
     public func open(uri: String, deadline: Deadline) async throws(AuthenticatorError) -> Authenticator {
+        let connection = try await connect(uri: uri, deadline: deadline)
+        return try await Authenticator.open(connection, deadline: deadline, logger: logger)
+    }
+
+    /// Opens a connection to the device at `uri` without a CTAP2 session (no getInfo), for a
+    /// caller that keeps what it learnt of the key elsewhere; waits at most until `deadline`
+    /// for another program to let go of the device.
+    public func connect(uri: String, deadline: Deadline) async throws(AuthenticatorError)
+        -> any AuthenticatorConnection
+    {
         let discovery = try discovery(for: uri)
-        let connection: any AuthenticatorConnection
-        do { connection = try await discovery.open(uri: uri, deadline: deadline) } catch {
+        do { return try await discovery.open(uri: uri, deadline: deadline) } catch {
             throw AuthenticatorError(error, deviceURI: uri)
         }
-        return try await Authenticator.open(connection, deadline: deadline, logger: logger)
+    }
+
+    // MARK: Hotplug
+
+    /// Runs `body` with every discovery's events — the devices present when the watch starts,
+    /// then each arrival and removal — until the calling task is cancelled. One child task per
+    /// discovery (structured); events of one discovery reach `body` in order.
+    public func forEachEvent(_ body: @escaping @Sendable (DeviceEvent) async -> Void) async {
+        await withDiscardingTaskGroup { group in
+            for discovery in discoveries {
+                group.addTask {
+                    for await event in discovery.events() {
+                        if Task.isCancelled { break }
+                        await body(event)
+                    }
+                }
+            }
+        }
     }
 
     /// Opens each of `uris` and reads its getInfo, all at once; results in the order given.

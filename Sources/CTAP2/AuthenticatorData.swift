@@ -80,6 +80,35 @@ public struct AuthenticatorData: Hashable, Sendable {
         }
     }
 
+    private init(
+        bytes: [UInt8], rpIDHash: [UInt8], flags: Flags, signCount: UInt32,
+        attestedCredentialData: AttestedCredentialData?, extensions: CBORMap?
+    ) {
+        self.bytes = bytes
+        self.rpIDHash = rpIDHash
+        self.flags = flags
+        self.signCount = signCount
+        self.attestedCredentialData = attestedCredentialData
+        self.extensions = extensions
+    }
+
+    /// This authenticator data with `aaguid` in place of its attested credential data's
+    /// (``AAGUID/zero`` removes attestation, WebAuthn L3 §5.1.3 step 21), bytes and parsed
+    /// value alike; nil when it holds no attested credential data.
+    public func replacingAAGUID(with aaguid: AAGUID) -> AuthenticatorData? {
+        // rpIdHash (32) ‖ flags (1) ‖ signCount (4) ‖ AAGUID (16) ‖ ...: the parse checked the
+        // length.
+        guard let credential = attestedCredentialData else { return nil }
+        var replaced = bytes
+        replaced.replaceSubrange(37..<53, with: aaguid.bytes)
+        return AuthenticatorData(
+            bytes: replaced, rpIDHash: rpIDHash, flags: flags, signCount: signCount,
+            attestedCredentialData: AttestedCredentialData(
+                aaguid: aaguid, credentialID: credential.credentialID,
+                credentialPublicKey: credential.credentialPublicKey),
+            extensions: extensions)
+    }
+
     /// Whether the UP flag is set.
     public var userPresent: Bool { flags.contains(.userPresent) }
     /// Whether the UV flag is set.

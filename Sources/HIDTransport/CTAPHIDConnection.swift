@@ -107,6 +107,9 @@ public actor CTAPHIDConnection: AuthenticatorConnection {
         _ = try await transaction(.lock, payload: [seconds], deadline: .after(timeout), keepalive: { _ in })
     }
 
+    /// True: transactions wait their turn here, in call order.
+    public nonisolated var serializesTransactions: Bool { true }
+
     /// The pipe's I/O thread, where a caller may run its operations (see the protocol's note).
     public nonisolated var preferredTaskExecutor: (any TaskExecutor)? { pipe.preferredTaskExecutor }
 

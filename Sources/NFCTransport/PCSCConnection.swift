@@ -384,7 +384,8 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         while response.status == .ctapStillProcessing {
             keepalive(KeepaliveStatus(rawValue: response.data.first ?? KeepaliveStatus.processing.rawValue))
             var ending: TransportError?
-            if cancel.wait(options.pollInterval) {
+            // The last pause ends at the deadline, not a poll interval past it.
+            if cancel.wait(deadline.slice(atMost: options.pollInterval)) {
                 ending = TransportError(.cancelled, "The operation was cancelled.")
             } else if deadline.hasPassed {
                 ending = TransportError(.timeout, "The authenticator did not answer in time.")

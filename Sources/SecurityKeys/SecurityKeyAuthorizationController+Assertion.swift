@@ -8,11 +8,15 @@ extension SecurityKeyAuthorizationController {
 
     /// Signs in with an existing credential (WebAuthn L3 §5.1.4 for a roaming authenticator;
     /// CTAP 2.2 §6.2).
-    public func performAssertion(_ request: SecurityKeyCredentialAssertionRequest)
+    /// - Parameter deadline: when the request must be done (default: its `timeout` from now); a
+    ///   caller that already spent part of the time (opening the key) passes the deadline it made.
+    public func performAssertion(
+        _ request: SecurityKeyCredentialAssertionRequest, deadline: Deadline? = nil
+    )
         async throws(SecurityKeyError)
         -> SecurityKeyCredentialAssertion
     {
-        let deadline = Deadline.after(request.timeout)
+        let deadline = deadline ?? .after(request.timeout)
         let clientData = try request.clientData.resolve(
             ceremony: .get, challenge: request.challenge,
             relyingPartyIdentifier: request.relyingPartyIdentifier,
@@ -127,9 +131,8 @@ extension SecurityKeyAuthorizationController {
             throw SecurityKeyError(.invalidResponse, "The security key's assertion names no credential.")
         }
         var assertion = SecurityKeyCredentialAssertion(
-            credentialID: credentialID, rawAuthenticatorData: chosen.authData.bytes,
-            signature: chosen.signature,
-            userID: chosen.user?.id, rawClientDataJSON: clientData.json, appID: usedAppID, deviceURI: key.uri)
+            credentialID: credentialID, authenticatorData: chosen.authData, signature: chosen.signature,
+            userID: chosen.user?.id, clientData: clientData, appID: usedAppID, deviceURI: key.uri)
         try applyAssertionOutputs(to: &assertion, request: request, plan: extensions, response: chosen)
         if let input = request.largeBlob {
             assertion.largeBlob = await performLargeBlob(

@@ -5,11 +5,15 @@ import Transport
 
 extension SecurityKeyAuthorizationController {
     /// Registers a new credential (WebAuthn L3 §5.1.3 for a roaming authenticator; CTAP 2.2 §6.1).
-    public func performRegistration(_ request: SecurityKeyCredentialRegistrationRequest)
+    /// - Parameter deadline: when the request must be done (default: its `timeout` from now); a
+    ///   caller that already spent part of the time (opening the key) passes the deadline it made.
+    public func performRegistration(
+        _ request: SecurityKeyCredentialRegistrationRequest, deadline: Deadline? = nil
+    )
         async throws(SecurityKeyError)
         -> SecurityKeyCredentialRegistration
     {
-        let deadline = Deadline.after(request.timeout)
+        let deadline = deadline ?? .after(request.timeout)
         let clientData = try request.clientData.resolve(
             ceremony: .create, challenge: request.challenge,
             relyingPartyIdentifier: request.relyingPartyIdentifier,
@@ -105,8 +109,8 @@ extension SecurityKeyAuthorizationController {
             request.attestationPreference == .none
             ? try Self.anonymized(response.attestationObject) : response.attestationObject
         var registration = SecurityKeyCredentialRegistration(
-            credentialID: credential.credentialID, rawAttestationObject: attestation.cborEncoded,
-            rawClientDataJSON: clientData.json, transports: key.transports, deviceURI: key.uri)
+            attestationObject: attestation, credentialID: credential.credentialID, clientData: clientData,
+            transports: key.transports, deviceURI: key.uri)
         try applyRegistrationOutputs(
             to: &registration, request: request, plan: extensions, response: response, residentKey: residentKey)
         if request.largeBlob != nil {
@@ -156,19 +160,11 @@ extension SecurityKeyAuthorizationController {
     /// The attestation object with attestation removed as WebAuthn L3 §5.1.3 step 21 describes
     /// for `none`: format `none`, an empty statement, and a zero AAGUID.
     static func anonymized(_ object: AttestationObject) throws(SecurityKeyError) -> AttestationObject {
-        var bytes = object.authData.bytes
-        // rpIdHash (32) ‖ flags (1) ‖ signCount (4) ‖ AAGUID (16) ‖ ...
-        let aaguidRange = 37..<53
-        guard object.authData.attestedCredentialData != nil, bytes.count >= aaguidRange.upperBound else {
+        // Replaced in the parsed value, which keeps its bytes in step: nothing is parsed again.
+        guard let authData = object.authData.replacingAAGUID(with: .zero) else {
             throw SecurityKeyError(
                 .invalidResponse, "The security key's authenticator data lacks the new credential.")
         }
-        bytes.replaceSubrange(aaguidRange, with: [UInt8](repeating: 0, count: 16))
-        do {
-            return AttestationObject(
-                format: .none, authData: try AuthenticatorData(bytes: bytes), attestationStatement: CBORMap())
-        } catch {
-            throw SecurityKeyError(.invalidResponse, error.message, underlying: error)
-        }
+        return AttestationObject(format: .none, authData: authData, attestationStatement: CBORMap())
     }
 }

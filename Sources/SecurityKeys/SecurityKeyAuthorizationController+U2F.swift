@@ -63,8 +63,8 @@ extension SecurityKeyAuthorizationController {
         }
         let conveyed = request.attestationPreference == .none ? try Self.anonymized(attestation) : attestation
         return SecurityKeyCredentialRegistration(
-            credentialID: credential.credentialID, rawAttestationObject: conveyed.cborEncoded,
-            rawClientDataJSON: clientData.json, transports: key.transports, deviceURI: key.uri)
+            attestationObject: conveyed, credentialID: credential.credentialID, clientData: clientData,
+            transports: key.transports, deviceURI: key.uri)
     }
 
     /// Sign-in through U2F_AUTHENTICATE: the allow list (under the RP ID, then the `appid`)
@@ -108,8 +108,8 @@ extension SecurityKeyAuthorizationController {
             throw SecurityKeyError(error)
         }
         return SecurityKeyCredentialAssertion(
-            credentialID: credential.credentialID, rawAuthenticatorData: authData.bytes, signature: signature,
-            userID: nil, rawClientDataJSON: clientData.json, appID: usedAppID, deviceURI: key.uri)
+            credentialID: credential.credentialID, authenticatorData: authData, signature: signature,
+            userID: nil, clientData: clientData, appID: usedAppID, deviceURI: key.uri)
     }
 }
 

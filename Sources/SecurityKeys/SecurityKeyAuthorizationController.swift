@@ -9,6 +9,14 @@ public enum SecurityKeyAuthorizationRequest: Hashable, Sendable {
     case registration(SecurityKeyCredentialRegistrationRequest)
     /// Sign in with an existing credential.
     case assertion(SecurityKeyCredentialAssertionRequest)
+
+    /// How long the request may take (its `timeout`).
+    public var timeout: Duration {
+        switch self {
+        case .registration(let registration): registration.timeout
+        case .assertion(let assertion): assertion.timeout
+        }
+    }
 }
 
 /// What a performed request produced.
@@ -17,6 +25,18 @@ public enum SecurityKeyAuthorization: Hashable, Sendable {
     case registration(SecurityKeyCredentialRegistration)
     /// A sign-in.
     case assertion(SecurityKeyCredentialAssertion)
+
+    /// The new credential, when this is a registration.
+    public var registration: SecurityKeyCredentialRegistration? {
+        if case .registration(let registration) = self { return registration }
+        return nil
+    }
+
+    /// The sign-in, when this is an assertion.
+    public var assertion: SecurityKeyCredentialAssertion? {
+        if case .assertion(let assertion) = self { return assertion }
+        return nil
+    }
 }
 
 /// Receives a request's outcome, for callers who prefer callbacks (AuthenticationServices'
@@ -56,6 +76,8 @@ public final class SecurityKeyAuthorizationController: Sendable {
     let directory: AuthenticatorDirectory
     /// Connections the caller opened (the connection sources).
     let connections: [any AuthenticatorConnection]
+    /// Keys the caller opened, with their getInfo (the authenticator sources); never closed here.
+    let authenticators: [Authenticator]
 
     /// Creates a controller.
     /// - Parameters:
@@ -72,14 +94,17 @@ public final class SecurityKeyAuthorizationController: Sendable {
         self.sources = sources
         var discoveries: [any DeviceDiscovery] = []
         var connections: [any AuthenticatorConnection] = []
+        var authenticators: [Authenticator] = []
         for source in sources {
             switch source.kind {
             case .discovery(let discovery): discoveries.append(discovery)
             case .connection(let connection): connections.append(connection)
+            case .authenticator(let authenticator): authenticators.append(authenticator)
             }
         }
         self.directory = AuthenticatorDirectory(discoveries: discoveries, logger: logger)
         self.connections = connections
+        self.authenticators = authenticators
         self.interaction = interaction
         self.publicSuffixes = publicSuffixes
         self.logger = logger
@@ -88,14 +113,38 @@ public final class SecurityKeyAuthorizationController: Sendable {
 
     deinit { continuation.finish() }
 
-    /// Performs `request`.
-    public func perform(_ request: SecurityKeyAuthorizationRequest) async throws(SecurityKeyError)
-        -> SecurityKeyAuthorization
+    /// Performs `request` by `deadline` (default: the request's `timeout` from now).
+    public func perform(_ request: SecurityKeyAuthorizationRequest, deadline: Deadline? = nil)
+        async throws(SecurityKeyError) -> SecurityKeyAuthorization
     {
         switch request {
-        case .registration(let r): .registration(try await performRegistration(r))
-        case .assertion(let a): .assertion(try await performAssertion(a))
+        case .registration(let r): .registration(try await performRegistration(r, deadline: deadline))
+        case .assertion(let a): .assertion(try await performAssertion(a, deadline: deadline))
         }
+    }
+
+    /// Performs `request` by `deadline` (default: the request's `timeout` from now) and hands
+    /// each status it reports meanwhile to `onStatus`, in order: the one loop a UI or a daemon
+    /// runs around a request. Returns once the request ended; statuses reported after that are
+    /// not delivered. One such call at a time per controller (they share ``statusUpdates``).
+    public func perform(
+        _ request: SecurityKeyAuthorizationRequest, deadline: Deadline? = nil,
+        onStatus: @escaping @Sendable (SecurityKeyStatus) async -> Void
+    ) async throws(SecurityKeyError) -> SecurityKeyAuthorization {
+        let statuses = statusUpdates
+        let outcome: Result<SecurityKeyAuthorization, SecurityKeyError> = await withTaskGroup(of: Void.self) {
+            group in
+            group.addTask {
+                for await status in statuses { await onStatus(status) }
+            }
+            defer { group.cancelAll() }
+            do throws(SecurityKeyError) {
+                return .success(try await perform(request, deadline: deadline))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
     }
 
     /// Performs `request` and reports the outcome to `delegate`; returns when it is reported.
@@ -117,14 +166,15 @@ public final class SecurityKeyAuthorizationController: Sendable {
     }
 
     /// Runs `body` with the key to use — the only one present, the one touched among several,
-    /// or the first to arrive — and closes the keys this controller opened.
+    /// or the first to arrive — and closes the keys this controller opened (never the
+    /// caller's ``authenticators``, whose getInfo is used as it is).
     func withSelectedKey<T: Sendable>(
         deadline: Deadline,
         _ body: (ProviderKey) async throws(SecurityKeyError) -> T
     ) async throws(SecurityKeyError) -> T {
         let chosen: Authenticator
         do throws(AuthenticatorError) {
-            var fixed: [Authenticator] = []
+            var fixed = authenticators
             for connection in connections {
                 // A caller's connection that does not answer getInfo simply takes no part.
                 if let key = try? await Authenticator.open(
@@ -146,7 +196,7 @@ public final class SecurityKeyAuthorizationController: Sendable {
         } catch {
             result = .failure(error)
         }
-        await chosen.close()
+        if !authenticators.contains(where: { $0 === chosen }) { await chosen.close() }
         emit(.done)
         return try result.get()
     }

@@ -1,4 +1,5 @@
 import _SecurityKeyInternals
+import CTAP2
 
 /// A sign-in, as AuthenticationServices' `ASAuthorizationSecurityKeyPublicKeyCredentialAssertion`
 /// carries it.
@@ -26,6 +27,11 @@ public struct SecurityKeyCredentialAssertion: Hashable, Sendable {
     public var credentialBlob: [UInt8]?
     /// `largeBlob`: the blob read, or whether the write succeeded, when asked.
     public var largeBlob: SecurityKeyLargeBlobAssertionOutput?
+    /// The authenticator data as parsed from the key's reply (nil for a result made from
+    /// bytes with the public initializer).
+    public var authenticatorData: AuthenticatorData?
+    /// The client data hash the key signed (nil for a result made from bytes alone).
+    public var clientDataHash: [UInt8]?
 
     /// Creates an assertion result.
     public init(
@@ -39,6 +45,18 @@ public struct SecurityKeyCredentialAssertion: Hashable, Sendable {
         self.rawClientDataJSON = rawClientDataJSON
         self.appID = appID
         self.deviceURI = deviceURI
+    }
+
+    /// The result of the key's parsed reply: the authenticator data kept parsed, beside its bytes.
+    init(
+        credentialID: [UInt8], authenticatorData: AuthenticatorData, signature: [UInt8], userID: [UInt8]?,
+        clientData: (json: [UInt8]?, hash: [UInt8]), appID: Bool, deviceURI: String
+    ) {
+        self.init(
+            credentialID: credentialID, rawAuthenticatorData: authenticatorData.bytes, signature: signature,
+            userID: userID, rawClientDataJSON: clientData.json, appID: appID, deviceURI: deviceURI)
+        self.authenticatorData = authenticatorData
+        self.clientDataHash = clientData.hash
     }
 
     /// The WebAuthn JSON encoding (WebAuthn L3 §5.1 `AuthenticationResponseJSON`): binary members

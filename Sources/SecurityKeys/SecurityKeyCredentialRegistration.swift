@@ -30,6 +30,15 @@ public struct SecurityKeyCredentialRegistration: Hashable, Sendable {
     /// The authenticator extension outputs in the authenticator data (credProtect level,
     /// minPinLength, ...), as types.
     public var authenticatorExtensionOutputs = AuthenticatorExtensionOutputs()
+    /// The attestation object as parsed from the key's reply, attestation removed when `none`
+    /// was asked for (nil for a result made from bytes with
+    /// ``init(credentialID:rawAttestationObject:rawClientDataJSON:transports:deviceURI:)``).
+    public var attestationObject: AttestationObject?
+    /// The client data hash the key signed (nil for a result made from bytes alone).
+    public var clientDataHash: [UInt8]?
+
+    /// The authenticator data with the new credential, parsed (nil without ``attestationObject``).
+    public var authenticatorData: AuthenticatorData? { attestationObject?.authData }
 
     /// Creates a registration result.
     public init(
@@ -41,6 +50,18 @@ public struct SecurityKeyCredentialRegistration: Hashable, Sendable {
         self.rawClientDataJSON = rawClientDataJSON
         self.transports = transports
         self.deviceURI = deviceURI
+    }
+
+    /// The result of the key's parsed reply: the attestation object kept parsed, beside its bytes.
+    init(
+        attestationObject: AttestationObject, credentialID: [UInt8],
+        clientData: (json: [UInt8]?, hash: [UInt8]), transports: [SecurityKeyTransport], deviceURI: String
+    ) {
+        self.init(
+            credentialID: credentialID, rawAttestationObject: attestationObject.cborEncoded,
+            rawClientDataJSON: clientData.json, transports: transports, deviceURI: deviceURI)
+        self.attestationObject = attestationObject
+        self.clientDataHash = clientData.hash
     }
 
     /// The WebAuthn JSON encoding (WebAuthn L3 §5.1 `RegistrationResponseJSON`, what

@@ -1,14 +1,17 @@
+import Authenticators
 import HIDTransport
 import NFCTransport
 import Transport
 
 /// Where a controller looks for security keys: a transport's discovery (listed, then watched
-/// through its hotplug events until a key appears) or a connection the caller already opened
-/// (and keeps owning).
+/// through its hotplug events until a key appears), a key the caller already opened with its
+/// getInfo (an ``Authenticators/Authenticator``), or a bare connection the caller opened (and
+/// keeps owning).
 public struct SecurityKeySource: Sendable {
     enum Kind: Sendable {
         case discovery(any DeviceDiscovery)
         case connection(any AuthenticatorConnection)
+        case authenticator(Authenticator)
     }
 
     let kind: Kind
@@ -18,9 +21,16 @@ public struct SecurityKeySource: Sendable {
         SecurityKeySource(kind: .discovery(discovery))
     }
 
-    /// A key the caller connected to; the controller never closes it.
+    /// A key the caller connected to; the controller asks its getInfo for each request and never
+    /// closes it. Prefer ``authenticator(_:)`` when the caller has the key open already.
     public static func connection(_ connection: any AuthenticatorConnection) -> SecurityKeySource {
         SecurityKeySource(kind: .connection(connection))
+    }
+
+    /// A key the caller opened, used as it is: its getInfo is not asked again, and the
+    /// controller never closes it (one open, one getInfo per ceremony).
+    public static func authenticator(_ authenticator: Authenticator) -> SecurityKeySource {
+        SecurityKeySource(kind: .authenticator(authenticator))
     }
 
     /// NFC and contact cards through pcscd.

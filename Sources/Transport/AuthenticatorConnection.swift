@@ -41,6 +41,11 @@ public protocol AuthenticatorConnection: Sendable {
     /// it could defeat a deadline (a PC/SC call nothing interrupts).
     var preferredTaskExecutor: (any TaskExecutor)? { get }
 
+    /// Whether the connection itself runs one ``transact(_:payload:deadline:keepalive:)`` at a
+    /// time, in the order they were called, so that a layer above (a CTAP2 session) need not
+    /// queue its callers a second time. False (the default) makes such a layer queue them.
+    var serializesTransactions: Bool { get }
+
     /// Holds the device for this connection alone until the matching ``endExclusiveAccess()``,
     /// waiting at most until `deadline` (then `busy`) while another application holds it, and
     /// ending the wait with `cancelled` when the calling task is cancelled.
@@ -66,6 +71,9 @@ extension AuthenticatorConnection {
         try await transact(
             command, payload: payload, deadline: .after(timeout), keepalive: { _ in })
     }
+
+    /// Default: the connection does not queue its callers.
+    public var serializesTransactions: Bool { false }
 
     /// Default: no thread to run on.
     public var preferredTaskExecutor: (any TaskExecutor)? { nil }

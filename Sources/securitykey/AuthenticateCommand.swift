@@ -78,13 +78,14 @@ struct AuthenticateCommand: ReportingCommand {
         let assertion =
             daemon.viaDaemon
             ? try await DaemonCeremony.authenticate(request, route: daemon, pinReader: ceremony.pinReader)
-            : try await ProviderCeremony.perform(global: global, pinReader: ceremony.pinReader) {
-                [request] controller async throws(SecurityKeyError) in
-                try await controller.performAssertion(request)
-            }
-        let authData = try AuthenticatorData(bytes: assertion.rawAuthenticatorData)
-        let clientDataHash = ProviderCeremony.clientDataHash(
-            json: assertion.rawClientDataJSON, input: clientData)
+            : try await ProviderCeremony.perform(
+                .assertion(request), global: global, pinReader: ceremony.pinReader, \.assertion)
+        // Parsed once, by the provider; only the daemon's answer arrives as bytes.
+        let authData =
+            try assertion.authenticatorData ?? AuthenticatorData(bytes: assertion.rawAuthenticatorData)
+        let clientDataHash =
+            assertion.clientDataHash
+            ?? ProviderCeremony.clientDataHash(json: assertion.rawClientDataJSON, input: clientData)
         let id = Base64URL.encode(assertion.credentialID)
         let userHandle = assertion.userID.map { Base64URL.encode($0) }
         if global.json {

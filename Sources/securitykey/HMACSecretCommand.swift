@@ -65,8 +65,8 @@ struct HMACSecretCommand: ReportingCommand {
             salt1: try parseSalt(salt, option: "--salt"), salt2: try salt2.map { try parseSalt($0, option: "--salt2") })
         request.timeout = global.timeoutDuration
         let assertion = try await ProviderCeremony.perform(
-            global: global, pinReader: PINReader(fromStandardInput: pinStdin)
-        ) { [request] controller async throws(SecurityKeyError) in try await controller.performAssertion(request) }
+            .assertion(request), global: global, pinReader: PINReader(fromStandardInput: pinStdin),
+            \.assertion)
         guard let secret = assertion.hmacGetSecret else {
             throw CLIError(
                 .notSupported, code: "unsupported-extension",

@@ -15,59 +15,51 @@ enum ProviderCeremony {
     /// touches among those present (every configured transport, as a browser does), printing
     /// the prompts on standard error and asking for the PIN on the terminal (or standard
     /// input) when the key needs it.
-    static func perform<Result: Sendable>(
-        global: GlobalOptions, pinReader: PINReader,
-        _ request: @escaping @Sendable (SecurityKeyAuthorizationController) async throws(SecurityKeyError) -> Result
-    ) async throws -> Result {
+    ///
+    /// One deadline covers it all, made here from the request's timeout (`--timeout`, or the
+    /// relying party's): opening the key, its one getInfo, and the ceremony on it.
+    static func perform<Outcome>(
+        _ request: SecurityKeyAuthorizationRequest, global: GlobalOptions, pinReader: PINReader,
+        _ result: (SecurityKeyAuthorization) -> Outcome?
+    ) async throws -> Outcome {
+        let deadline = Deadline.after(request.timeout)
         let logger = global.makeLogger()
         let sources: [SecurityKeySource]
-        var connection: (any AuthenticatorConnection)?
+        var opened: Authenticator?
         if let uri = global.device {
-            let directory = try global.directory(logger: logger)
-            let key = try await directory.open(uri: uri, deadline: global.deadline())
-            connection = key.session.connection
-            sources = [.connection(key.session.connection)]
+            // Opened once: the controller uses this handle and its getInfo as they are.
+            let key = try await global.directory(logger: logger).open(uri: uri, deadline: deadline)
+            opened = key
+            sources = [.authenticator(key)]
         } else {
             sources = try global.directory(logger: logger).discoveries.map(SecurityKeySource.discovery)
         }
         let interaction = CLIInteraction(reader: pinReader)
         let controller = SecurityKeyAuthorizationController(
             sources: sources, interaction: interaction, logger: logger)
-        let outcome: Swift.Result<Result, SecurityKeyError> = await withTaskGroup(
-            of: Void.self
-        ) { group in
-            let prompt = TouchPrompt()
-            group.addTask {
-                var choosing = false
-                for await status in controller.statusUpdates {
-                    switch status {
-                    case .touchNeeded: prompt.keepalive(.userPresenceNeeded)
-                    case .waitingForKey: Console.err("Insert or tap a security key.")
-                    case .selectingKey(let count):
-                        if !choosing { Console.err("\(count) security keys found: touch the one to use.") }
-                        choosing = true
-                    case .keySelected(let uri):
-                        if choosing { Console.err("Using the security key at \(uri).") }
-                    default: break
-                    }
-                }
-            }
-            defer { group.cancelAll() }
-            do throws(SecurityKeyError) {
-                return .success(try await request(controller))
-            } catch {
-                return .failure(error)
-            }
+        let printer = StatusPrinter()
+        let outcome: Swift.Result<SecurityKeyAuthorization, SecurityKeyError>
+        do throws(SecurityKeyError) {
+            outcome = .success(
+                try await controller.perform(request, deadline: deadline, onStatus: { printer.show($0) }))
+        } catch {
+            outcome = .failure(error)
         }
-        await connection?.close()
+        await opened?.close()
         switch outcome {
-        case .success(let authorization): return authorization
+        case .success(let authorization):
+            guard let wanted = result(authorization) else { throw mismatched }
+            return wanted
         case .failure(let error):
             // A PIN prompt that could not be answered explains the cancellation better.
             if error.code == .cancelled, let reason = interaction.unanswered { throw reason }
             throw error
         }
     }
+
+    /// The provider answered a request with the other kind of result (it never does).
+    static let mismatched = CLIError(
+        .failure, code: "invalid-response", "The provider answered with the wrong kind of result.")
 
     /// A WebAuthn L3 PublicKeyCredential JSON (RegistrationResponseJSON or
     /// AuthenticationResponseJSON): id, rawId, type, attachment, `response` (clientDataJSON first,
@@ -91,6 +83,27 @@ enum ProviderCeremony {
         if let json { return Array(SHA256.hash(data: json)) }
         if case .hash(let hash) = input { return hash }
         return []
+    }
+}
+
+/// Prints what a request waits for on standard error: the touch prompt once, and the choice
+/// among several keys.
+final class StatusPrinter: Sendable {
+    private let prompt = TouchPrompt()
+    private let choosing = Atomic<Bool>(false)
+
+    func show(_ status: SecurityKeyStatus) {
+        switch status {
+        case .touchNeeded: prompt.keepalive(.userPresenceNeeded)
+        case .waitingForKey: Console.err("Insert or tap a security key.")
+        case .selectingKey(let count):
+            if !choosing.exchange(true, ordering: .relaxed) {
+                Console.err("\(count) security keys found: touch the one to use.")
+            }
+        case .keySelected(let uri):
+            if choosing.load(ordering: .relaxed) { Console.err("Using the security key at \(uri).") }
+        default: break
+        }
     }
 }
 

@@ -141,17 +141,18 @@ struct RegisterCommand: ReportingCommand {
         let registration =
             daemon.viaDaemon
             ? try await DaemonCeremony.register(request, route: daemon, pinReader: ceremony.pinReader)
-            : try await ProviderCeremony.perform(global: global, pinReader: ceremony.pinReader) {
-                [request] controller async throws(SecurityKeyError) in
-                try await controller.performRegistration(request)
-            }
-        let attestationObject = try AttestationObject(cbor: registration.rawAttestationObject)
+            : try await ProviderCeremony.perform(
+                .registration(request), global: global, pinReader: ceremony.pinReader, \.registration)
+        // Parsed once, by the provider; only the daemon's answer arrives as bytes.
+        let attestationObject =
+            try registration.attestationObject ?? AttestationObject(cbor: registration.rawAttestationObject)
         guard let credential = attestationObject.authData.attestedCredentialData else {
             throw CLIError(.failure, code: "malformed-response", "The key's reply holds no new credential.")
         }
         let publicKey = try credential.credentialPublicKey.publicKey()
-        let clientDataHash = ProviderCeremony.clientDataHash(
-            json: registration.rawClientDataJSON, input: clientData)
+        let clientDataHash =
+            registration.clientDataHash
+            ?? ProviderCeremony.clientDataHash(json: registration.rawClientDataJSON, input: clientData)
         let id = Base64URL.encode(credential.credentialID)
         if global.json {
             Console.json(

@@ -169,17 +169,7 @@ actor Daemon {
     // MARK: Requests
 
     /// A parsed CreateCredential or GetCredential, ready to perform.
-    enum Ceremony: Sendable {
-        case registration(SecurityKeyCredentialRegistrationRequest)
-        case assertion(SecurityKeyCredentialAssertionRequest)
-
-        var timeout: Duration {
-            switch self {
-            case .registration(let r): r.timeout
-            case .assertion(let a): a.timeout
-            }
-        }
-    }
+    typealias Ceremony = SecurityKeyAuthorizationRequest
 
     /// Checks and parses a ceremony call; answers it with the error and returns nil when it fails.
     func begin(_ call: BusMethodCall) -> Ceremony? {

@@ -14,11 +14,12 @@ import Transport
 /// a daemon that kept it open would lock every other program out for its whole life. A key
 /// another program holds when a request claims it is skipped for that claim (the others are
 /// used), and claimed again later if none could be opened.
+///
+/// The keys come from an ``AuthenticatorDirectory``: its events say which arrive and leave,
+/// and it opens them by URI.
 actor KeyPool {
     struct Key {
         var descriptor: DeviceDescriptor
-        /// The discovery that found the key, which opens it.
-        var discovery: any DeviceDiscovery
         /// Open while a request holds the key.
         var connection: (any AuthenticatorConnection)?
         var info: AuthenticatorInfo?
@@ -55,53 +56,56 @@ actor KeyPool {
     private var order: [String] = []
     private var waiters: [Waiter] = []
     private var nextWaiter = 0
+    let directory: AuthenticatorDirectory
     let logger: Logger
     let changes: AsyncStream<Change>
     private let changeContinuation: AsyncStream<Change>.Continuation
 
-    init(logger: Logger) {
+    /// How long a key that arrives has to open and answer getInfo before it is left out.
+    static let arrivalWait: Duration = .seconds(5)
+
+    init(directory: AuthenticatorDirectory, logger: Logger) {
+        self.directory = directory
         self.logger = logger
         (changes, changeContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
     }
 
-    /// Follows `discovery`'s arrivals and removals until the calling task is cancelled.
-    func follow(_ discovery: any DeviceDiscovery) async {
-        for await event in discovery.events() {
-            if Task.isCancelled { break }
-            switch event {
-            case .arrived(let descriptor):
-                guard keys[descriptor.uri] == nil else { continue }
-                guard let connection = try? await discovery.open(uri: descriptor.uri) else {
-                    logger.info("a key could not be opened", metadata: ["device": "\(descriptor.uri)"])
-                    continue
-                }
-                // getInfo once, for ListDevices; a device that does not answer is not a key.
-                guard
-                    let authenticator = try? await Authenticator.open(
-                        connection, ownsConnection: false, deadline: .after(.seconds(5)), logger: logger)
-                else {
-                    await connection.close()
-                    continue
-                }
-                let info = await authenticator.info
-                await authenticator.close()
-                // Closed until a request claims it: other programs may use the key meanwhile.
-                await connection.close()
-                guard keys[descriptor.uri] == nil else { continue }
-                keys[descriptor.uri] = Key(
-                    descriptor: descriptor, discovery: discovery, connection: nil, info: info, busy: false)
-                order.append(descriptor.uri)
-                logger.info("key arrived", metadata: ["device": "\(descriptor.uri)"])
-                changeContinuation.yield(.added(summary(descriptor.uri)))
-                serveWaiters()
-            case .removed(let uri):
-                guard let key = keys.removeValue(forKey: uri) else { continue }
-                order.removeAll { $0 == uri }
-                // A request using the key sees its transport fail; the key is gone either way.
-                await key.connection?.close()
-                logger.info("key removed", metadata: ["device": "\(uri)"])
-                changeContinuation.yield(.removed(uri: uri))
+    /// Follows the directory's arrivals and removals until the calling task is cancelled.
+    func follow() async {
+        await directory.forEachEvent { event in await self.handle(event) }
+    }
+
+    private func handle(_ event: DeviceEvent) async {
+        switch event {
+        case .arrived(let descriptor):
+            guard keys[descriptor.uri] == nil else { return }
+            // getInfo once, for ListDevices; a device that does not answer is not a key.
+            let authenticator: Authenticator
+            do throws(AuthenticatorError) {
+                authenticator = try await directory.open(
+                    uri: descriptor.uri, deadline: .after(Self.arrivalWait))
+            } catch {
+                logger.info(
+                    "a key could not be opened",
+                    metadata: ["device": "\(descriptor.uri)", "code": "\(error.code)"])
+                return
             }
+            let info = await authenticator.info
+            // Closed until a request claims it: other programs may use the key meanwhile.
+            await authenticator.close()
+            guard keys[descriptor.uri] == nil else { return }
+            keys[descriptor.uri] = Key(descriptor: descriptor, connection: nil, info: info, busy: false)
+            order.append(descriptor.uri)
+            logger.info("key arrived", metadata: ["device": "\(descriptor.uri)"])
+            changeContinuation.yield(.added(summary(descriptor.uri)))
+            serveWaiters()
+        case .removed(let uri):
+            guard let key = keys.removeValue(forKey: uri) else { return }
+            order.removeAll { $0 == uri }
+            // A request using the key sees its transport fail; the key is gone either way.
+            await key.connection?.close()
+            logger.info("key removed", metadata: ["device": "\(uri)"])
+            changeContinuation.yield(.removed(uri: uri))
         }
     }
 
@@ -164,13 +168,14 @@ actor KeyPool {
     /// Opens the claimed keys at once (each waiting at most `openWait` for another program to
     /// let go of it); the ones that do not open are given back.
     private func open(_ uris: [String]) async -> [(String, any AuthenticatorConnection)] {
-        let candidates = uris.compactMap { uri in keys[uri].map { (uri, $0.discovery) } }
+        let candidates = uris.filter { keys[$0] != nil }
         let logger = self.logger
+        let directory = self.directory
         let results = await withTaskGroup(of: (String, (any AuthenticatorConnection)?).self) { group in
-            for (uri, discovery) in candidates {
+            for uri in candidates {
                 group.addTask {
-                    do {
-                        return (uri, try await discovery.open(uri: uri, deadline: .after(Self.openWait)))
+                    do throws(AuthenticatorError) {
+                        return (uri, try await directory.connect(uri: uri, deadline: .after(Self.openWait)))
                     } catch {
                         logger.info(
                             "a key could not be opened for a request; skipped",

@@ -98,35 +98,15 @@ struct RequestRun: Sendable {
         let controller = SecurityKeyAuthorizationController(
             sources: keys.map { SecurityKeySource.connection($0.1) },
             interaction: RequestInteraction(daemon: daemon, id: id), logger: daemon.logger)
-        return await withTaskGroup(of: Result<String, SecurityKeyError>?.self) { group in
-            group.addTask {
-                for await status in controller.statusUpdates {
-                    await self.report(status, claimed: claimed)
-                }
-                return nil
+        do throws(SecurityKeyError) {
+            let result = try await controller.perform(
+                ceremony, onStatus: { await self.report($0, claimed: claimed) })
+            switch result {
+            case .registration(let registration): return .success(registration.webAuthnJSON)
+            case .assertion(let assertion): return .success(assertion.webAuthnJSON)
             }
-            group.addTask {
-                do throws(SecurityKeyError) {
-                    switch ceremony {
-                    case .registration(let request):
-                        return .success(try await controller.performRegistration(request).webAuthnJSON)
-                    case .assertion(let request):
-                        return .success(try await controller.performAssertion(request).webAuthnJSON)
-                    }
-                } catch {
-                    return .failure(error)
-                }
-            }
-            var outcome: Result<String, SecurityKeyError> = .failure(
-                SecurityKeyError(.cancelled, "The request was cancelled."))
-            for await result in group {
-                if let result {
-                    outcome = result
-                    break
-                }
-            }
-            group.cancelAll()
-            return outcome
+        } catch {
+            return .failure(error)
         }
     }
 

@@ -87,11 +87,12 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
         callerPolicy.scope = callers.flatMap(CallerPolicy.Scope.init) ?? (system ? .activeSeat : .sameUser)
         let endpoints = try AuthenticatorDirectory.udpEndpoints(
             options: udp, environment: ProcessInfo.processInfo.environment)
-        var discoveries: [any DeviceDiscovery] = []
-        if !udpOnly {
-            discoveries = AuthenticatorDirectory.system(logger: logger).discoveries
-        }
-        if !endpoints.isEmpty { discoveries.append(UDPDiscovery(endpoints: endpoints, logger: logger)) }
+        let directory =
+            udpOnly
+            ? AuthenticatorDirectory(
+                discoveries: endpoints.isEmpty ? [] : [UDPDiscovery(endpoints: endpoints, logger: logger)],
+                logger: logger)
+            : AuthenticatorDirectory.system(udpEndpoints: endpoints, logger: logger)
 
         let busAddress: BusAddress = address.map(BusAddress.address) ?? (system ? .system : .session)
         let bus: BusConnection
@@ -103,19 +104,14 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
             logger.critical("cannot serve on the bus", metadata: ["error": "\(error.message)"])
             throw ExitCode(69)  // EX_UNAVAILABLE
         }
-        let pool = KeyPool(logger: logger)
+        let pool = KeyPool(directory: directory, logger: logger)
         let daemon = Daemon(bus: bus, pool: pool, policy: callerPolicy, logger: logger)
         let stop = StopSignal()
-        let watched = discoveries
         let name = self.name
 
         await withDiscardingTaskGroup { group in
             group.addTask { await daemon.serve(bus.events) }
-            group.addTask {
-                await withDiscardingTaskGroup { followers in
-                    for discovery in watched { followers.addTask { await pool.follow(discovery) } }
-                }
-            }
+            group.addTask { await pool.follow() }
             group.addTask {
                 for await change in pool.changes {
                     switch change {

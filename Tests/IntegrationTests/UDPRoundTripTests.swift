@@ -56,6 +56,41 @@ struct UDPRoundTripTests {
         }
     }
 
+    /// The session leaves queuing to a CTAPHID connection (one queue per exchange, issue 29):
+    /// commands sent at once from many tasks still go one at a time, each answered whole and in
+    /// full by the key (a second message on the channel mid-exchange would break both).
+    @Test func concurrentCommandsWaitInTheConnectionsOneQueue() async throws {
+        let key = try VirtualKey(userPresence: .approveAfter(.milliseconds(50)))
+        try await withKey(key) { connection in
+            #expect(connection.serializesTransactions)
+            let session = CTAP2Session(connection: connection)
+            let hash = Array(SHA256.hash(data: Array("concurrent".utf8)))
+            let ids = try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+                for index in 0..<6 {
+                    group.addTask {
+                        if index % 2 == 0 {
+                            let info = try await session.getInfo()
+                            #expect(info.aaguid.bytes == key.aaguid)
+                            return nil
+                        }
+                        let made = try await session.makeCredential(
+                            MakeCredentialRequest(
+                                clientDataHash: hash, rp: RelyingPartyEntity(id: "example.org"),
+                                user: UserEntity(id: [UInt8(index)], name: "u\(index)"),
+                                pubKeyCredParams: [PublicKeyCredentialParameters(algorithm: .es256)]))
+                        _ = try made.attestationObject.verify(clientDataHash: hash)
+                        return made.authData.attestedCredentialData?.credentialID
+                    }
+                }
+                var ids: [[UInt8]] = []
+                for try await id in group { if let id { ids.append(id) } }
+                return ids
+            }
+            #expect(ids.count == 3)
+            #expect(Set(ids).count == 3)
+        }
+    }
+
     @Test func cancellingStopsTheKeyWaiting() async throws {
         let key = try VirtualKey(userPresence: .never)
         try await withKey(key) { connection in

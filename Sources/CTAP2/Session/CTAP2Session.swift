@@ -7,7 +7,8 @@ import Transport
 ///
 /// Commands run one at a time, in the order they were called: the session is an actor and
 /// additionally queues callers, so an `await` inside one transaction never lets another
-/// interleave. Every command is a ``CTAP2Request`` sent by ``send(_:deadline:keepalive:)``;
+/// interleave (over a connection that queues them itself, such as CTAPHID, that one queue is
+/// used instead of a second). Every command is a ``CTAP2Request`` sent by ``send(_:deadline:keepalive:)``;
 /// each has a deadline, forwards keepalive status to the caller, turns a non-zero status byte
 /// into the ``CTAP2Error`` that ``CTAP2Error/classify(_:)`` names (carrying the
 /// ``CTAPStatus``), and checks message sizes against the authenticator's maxMsgSize once
@@ -29,6 +30,9 @@ public actor CTAP2Session {
     private var maxMessageSize: Int?
 
     private let logger: Logger
+    /// Whether callers are queued here: not when the connection queues them itself, so that
+    /// one exchange waits in one queue.
+    private let queuesCallers: Bool
     private var busy = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
@@ -45,6 +49,7 @@ public actor CTAP2Session {
         self.connection = connection
         self.defaultTimeout = defaultTimeout
         self.logger = logger
+        self.queuesCallers = !connection.serializesTransactions
     }
 
     /// Sends any ``CTAP2Request`` and decodes its reply: every command goes through here.
@@ -56,7 +61,8 @@ public actor CTAP2Session {
         _ request: Request, deadline: Deadline? = nil,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> Request.Response {
-        let body = try await transact(try request.encoded(), deadline: deadline, keepalive: keepalive)
+        let body = try await transact(
+            request.command, try request.encoded(), deadline: deadline, keepalive: keepalive)
         let response = try request.decodeResponse(body)
         if Request.Response.self == AuthenticatorInfo.self, let info = response as? AuthenticatorInfo {
             self.info = info
@@ -115,15 +121,12 @@ public actor CTAP2Session {
             UntypedRequest(command, parameters: parameters), deadline: deadline, keepalive: keepalive)
     }
 
-    /// Sends one encoded message (command byte + CBOR) and returns the reply body after a
-    /// zero status byte.
+    /// Sends one encoded message (`command`'s byte + CBOR) and returns the reply body after a
+    /// zero status byte. `command` is the request's own, named in logs and errors.
     func transact(
-        _ message: [UInt8], deadline: Deadline?, keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
+        _ command: CTAP2Command, _ message: [UInt8], deadline: Deadline?,
+        keepalive: @escaping @Sendable (KeepaliveStatus) -> Void
     ) async throws(CTAP2Error) -> [UInt8] {
-        guard let commandByte = message.first else {
-            throw .invalidRequest("A CTAP2 message needs at least a command byte.")
-        }
-        let command = CTAP2Command(rawValue: commandByte)
         let requestLimit = maxMessageSize ?? Self.defaultMaxMessageSize
         guard message.count <= requestLimit else {
             throw .messageTooLarge(
@@ -132,8 +135,8 @@ public actor CTAP2Session {
         }
 
         // The free case without a call to an async function (a frame and an executor check).
-        if busy { await acquire() } else { busy = true }
-        defer { release() }
+        if queuesCallers { if busy { await acquire() } else { busy = true } }
+        defer { if queuesCallers { release() } }
         if Task.isCancelled {
             throw .cancelled("The \(command) request was cancelled before it was sent.")
         }
@@ -172,6 +175,7 @@ public actor CTAP2Session {
     }
 
     func acquire() async {
+        guard queuesCallers else { return }
         if !busy {
             busy = true
             return
@@ -180,6 +184,7 @@ public actor CTAP2Session {
     }
 
     func release() {
+        guard queuesCallers else { return }
         if waiters.isEmpty {
             busy = false
         } else {
