@@ -1,5 +1,22 @@
 import CBOR
 
+extension CTAPCommand {
+    /// authenticatorConfig (§6.11).
+    public static let config = CTAPCommand(rawValue: 0x0D)
+}
+
+extension VirtualKey.CommandHandler {
+    /// authenticatorConfig, offered with the `authnrCfg` option.
+    /// Its token permission, acfg, comes from the PIN with `authnrCfg`, from built-in UV with `uvAcfg`.
+    static let config = Self(
+        .config, name: "config", isOffered: { $0.supportsAuthenticatorConfig },
+        grants: { configuration, usingUV in
+            (usingUV ? configuration.options["uvAcfg"] == true : configuration.options["authnrCfg"] == true)
+                ? .authenticatorConfiguration : []
+        }
+    ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in try key.authenticatorConfig(parameters) }
+}
+
 extension VirtualKey {
     /// authenticatorConfig parameters (CTAP 2.1 §6.11).
     enum ConfigParameter {
