@@ -270,7 +270,7 @@ struct CapturingLogHandler: LogHandler {
             HMAC<SHA256>.authenticationCode(
                 for: hash, using: SymmetricKey(data: ClientPINTestsAuthenticator.token)))
         #expect(
-            try token.pinUVAuthParam(clientDataHash: hash) == Array(expected.prefix(version == 1 ? 16 : 32)))
+            try token.authenticate(MakeCredentialRequest.clientDataHashMessage(hash)) == Array(expected.prefix(version == 1 ? 16 : 32)))
         #expect(fake.subcommands == [0x02, 0x03, 0x02, 0x04, 0x02, 0x09])
     }
 

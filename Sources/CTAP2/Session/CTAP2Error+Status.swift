@@ -1,4 +1,7 @@
-/// The one place an authenticator's status becomes an error code (CTAP 2.1 §8.2 "Status codes").
+/// Where an authenticator's status becomes an error code (CTAP 2.1 §8.2 "Status codes"): the
+/// statuses any command may return are classified here; those only one command returns
+/// (CTAP2_ERR_CREDENTIAL_EXCLUDED, CTAP2_ERR_LARGE_BLOB_STORAGE_FULL, ...) by that command's
+/// ``CTAP2Request/explain(_:)`` in its own folder, which the session applies next.
 ///
 /// Every layer above switches on ``CTAP2Error/Code``; none reads the raw ``CTAPStatus`` to decide
 /// what went wrong. Statuses without a code of their own keep ``CTAP2Error/Code/authenticatorStatus``
@@ -10,7 +13,6 @@ extension CTAP2Error {
         case .invalidCommand: (.invalidCommand, status.message)
         case .timeout: (.messageTimeout, status.message)
         case .unsupportedExtension: (.unsupportedExtension, status.message)
-        case .credentialExcluded: (.credentialExcluded, status.message)
         case .unsupportedAlgorithm: (.unsupportedAlgorithm, status.message)
         case .operationDenied: (.operationDenied, status.message)
         case .unsupportedOption: (.unsupportedOption, status.message)
@@ -44,9 +46,6 @@ extension CTAP2Error {
                 .unauthorizedPermission,
                 "The PIN/UV token does not permit this operation: get a token with the right permission."
             )
-        case .largeBlobStorageFull:
-            (.largeBlobStorageFull, "The large-blob array would not fit in the key's large-blob storage.")
-        case .integrityFailure: (.integrityFailure, status.message)
         default: (.authenticatorStatus, status.message)
         }
     }
