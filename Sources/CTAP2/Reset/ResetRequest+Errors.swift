@@ -25,8 +25,3 @@ extension ResetRequest {
         return explained
     }
 }
-
-extension ResetRequest {
-    /// The statuses a reset answers with, explained by ``explain(_:)-swift.type.method``.
-    public func explain(_ error: CTAP2Error) -> CTAP2Error { Self.explain(error) }
-}

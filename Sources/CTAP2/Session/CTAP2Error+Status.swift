@@ -1,7 +1,7 @@
 /// Where an authenticator's status becomes an error code (CTAP 2.1 §8.2 "Status codes"): the
-/// statuses any command may return are classified here; those only one command returns
-/// (CTAP2_ERR_CREDENTIAL_EXCLUDED, CTAP2_ERR_LARGE_BLOB_STORAGE_FULL, ...) by that command's
-/// ``CTAP2Request/explain(_:)`` in its own folder, which the session applies next.
+/// statuses any command may return (and those callers match on whatever the command) are
+/// classified here; those only one command returns (CTAP2_ERR_LARGE_BLOB_STORAGE_FULL, ...) by
+/// that command's ``CTAP2Request/explain(_:)`` in its own folder, which the session applies next.
 ///
 /// Every layer above switches on ``CTAP2Error/Code``; none reads the raw ``CTAPStatus`` to decide
 /// what went wrong. Statuses without a code of their own keep ``CTAP2Error/Code/authenticatorStatus``
@@ -13,6 +13,7 @@ extension CTAP2Error {
         case .invalidCommand: (.invalidCommand, status.message)
         case .timeout: (.messageTimeout, status.message)
         case .unsupportedExtension: (.unsupportedExtension, status.message)
+        case .credentialExcluded: (.credentialExcluded, status.message)
         case .unsupportedAlgorithm: (.unsupportedAlgorithm, status.message)
         case .operationDenied: (.operationDenied, status.message)
         case .unsupportedOption: (.unsupportedOption, status.message)
