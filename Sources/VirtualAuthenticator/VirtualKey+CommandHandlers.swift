@@ -8,7 +8,7 @@ extension VirtualKey {
     /// Each command area declares its handler beside its code (`Commands/<Area>/`) and is listed
     /// once in ``all``; ``VirtualKey/handleCBOR(_:keepalive:)`` looks the handler up by the
     /// command byte, so there is no central switch to edit.
-    struct CommandHandler: Sendable {
+    final class CommandHandler: Sendable {
         /// Serves one request: the parameters after the command byte, the command byte itself
         /// (one function may serve a command and its FIDO_2_1_PRE number) and the keepalive sink.
         typealias Handle =

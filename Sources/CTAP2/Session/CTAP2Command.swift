@@ -6,20 +6,23 @@
 public struct CTAP2Command: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The command byte.
     public let rawValue: UInt8
-    /// The specification's name (`authenticatorMakeCredential`), if the command is known.
-    public let name: String?
+    /// The name, a static string so that a command stays a plain value to copy.
+    private let staticName: StaticString?
 
     /// A command declared by its folder: its byte and the specification's name.
-    public init(_ rawValue: UInt8, name: String) {
+    public init(_ rawValue: UInt8, name: StaticString) {
         self.rawValue = rawValue
-        self.name = name
+        self.staticName = name
     }
 
     /// Creates a command from its byte, named when it is one of ``known``.
     public init(rawValue: UInt8) {
         self.rawValue = rawValue
-        self.name = Self.names[Int(rawValue)]
+        self.staticName = Self.names[Int(rawValue)]
     }
+
+    /// The specification's name (`authenticatorMakeCredential`), if the command is known.
+    public var name: String? { staticName.map { "\($0)" } }
 
     /// The commands this library sends, so that a byte read off the wire (a capture, a log)
     /// gets its name. Each is declared in its command's folder.
@@ -30,9 +33,9 @@ public struct CTAP2Command: RawRepresentable, Hashable, Sendable, CustomStringCo
     ]
 
     /// ``known``'s names indexed by command byte.
-    private static let names: [String?] = {
-        var names = [String?](repeating: nil, count: 256)
-        for command in known { names[Int(command.rawValue)] = command.name }
+    private static let names: [StaticString?] = {
+        var names = [StaticString?](repeating: nil, count: 256)
+        for command in known { names[Int(command.rawValue)] = command.staticName }
         return names
     }()
 

@@ -13,7 +13,7 @@ extension VirtualKey.CommandHandler {
     /// authenticatorBioEnrollment, offered when the key has a fingerprint sensor. Its token
     /// permission, be, comes from the PIN with `bioEnroll` or a sensor, from built-in UV with
     /// `uvBioEnroll`.
-    static let bioEnrollment = Self(
+    static let bioEnrollment = VirtualKey.CommandHandler(
         .bioEnrollment, name: "bioEnrollment", isOffered: { $0.fingerprintSensor != nil },
         grants: { configuration, usingUV in
             let granted =
@@ -26,7 +26,7 @@ extension VirtualKey.CommandHandler {
         try await key.bioEnrollment(parameters, command: command, keepalive: keepalive)
     }
     /// The FIDO_2_1_PRE bio enrollment, offered when the key has a fingerprint sensor.
-    static let bioEnrollmentPreview = Self(
+    static let bioEnrollmentPreview = VirtualKey.CommandHandler(
         .bioEnrollmentPreview, name: "bioEnrollmentPreview", isOffered: { $0.fingerprintSensor != nil }
     ) { (key, parameters, command, keepalive) async throws(VirtualKeyError) -> CBORMap? in
         try await key.bioEnrollment(parameters, command: command, keepalive: keepalive)

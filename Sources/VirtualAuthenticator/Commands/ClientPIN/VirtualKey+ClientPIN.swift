@@ -8,7 +8,7 @@ extension CTAPCommand {
 
 extension VirtualKey.CommandHandler {
     /// authenticatorClientPIN, offered when the key has a PIN/UV auth protocol.
-    static let clientPIN = Self(.clientPIN, name: "clientPIN", isOffered: { $0.supportsClientPIN }) {
+    static let clientPIN = VirtualKey.CommandHandler(.clientPIN, name: "clientPIN", isOffered: { $0.supportsClientPIN }) {
         (key, parameters, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in try await key.clientPIN(parameters, keepalive: keepalive)
     }
 }

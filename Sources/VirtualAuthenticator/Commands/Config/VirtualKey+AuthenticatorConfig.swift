@@ -8,7 +8,7 @@ extension CTAPCommand {
 extension VirtualKey.CommandHandler {
     /// authenticatorConfig, offered with the `authnrCfg` option.
     /// Its token permission, acfg, comes from the PIN with `authnrCfg`, from built-in UV with `uvAcfg`.
-    static let config = Self(
+    static let config = VirtualKey.CommandHandler(
         .config, name: "config", isOffered: { $0.supportsAuthenticatorConfig },
         grants: { configuration, usingUV in
             (usingUV ? configuration.options["uvAcfg"] == true : configuration.options["authnrCfg"] == true)

@@ -11,12 +11,12 @@ extension CTAPCommand {
 
 extension VirtualKey.CommandHandler {
     /// authenticatorGetAssertion, offered by every CTAP2 key.
-    static let getAssertion = Self(
+    static let getAssertion = VirtualKey.CommandHandler(
         .getAssertion, name: "getAssertion",
         grants: { $0.grantsMakeCredentialAndGetAssertion(usingUV: $1) ? .getAssertion : [] }
     ) { (key, parameters, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in try await key.getAssertion(parameters, keepalive: keepalive) }
     /// authenticatorGetNextAssertion: continues the assertions getAssertion left.
-    static let getNextAssertion = Self(.getNextAssertion, name: "getNextAssertion", continues: .assertions) {
+    static let getNextAssertion = VirtualKey.CommandHandler(.getNextAssertion, name: "getNextAssertion", continues: .assertions) {
         (key, _, _, _) async throws(VirtualKeyError) -> CBORMap? in try key.getNextAssertion()
     }
 }

@@ -9,7 +9,7 @@ extension CTAPCommand {
 
 extension VirtualKey.CommandHandler {
     /// authenticatorMakeCredential, offered by every CTAP2 key.
-    static let makeCredential = Self(
+    static let makeCredential = VirtualKey.CommandHandler(
         .makeCredential, name: "makeCredential",
         grants: { $0.grantsMakeCredentialAndGetAssertion(usingUV: $1) ? .makeCredential : [] }
     ) { (key, parameters, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in try await key.makeCredential(parameters, keepalive: keepalive) }
