@@ -45,7 +45,9 @@ extension VirtualKey {
         init(
             _ command: CTAPCommand, name: String, continues: Continuation = [],
             isOffered: @escaping @Sendable (Configuration) -> Bool = { _ in true },
-            grants: @escaping @Sendable (Configuration, _ usingUV: Bool) -> PINUVAuthPermissions = { _, _ in [] },
+            grants: @escaping @Sendable (Configuration, _ usingUV: Bool) -> PINUVAuthPermissions = { _, _ in
+                []
+            },
             handle: @escaping Handle
         ) {
             self.command = command
@@ -59,7 +61,8 @@ extension VirtualKey {
         /// Every command the virtual key knows, one entry per command byte.
         static let all: [CommandHandler] = [
             .getInfo, .makeCredential, .getAssertion, .getNextAssertion, .reset, .selection, .clientPIN,
-            .credentialManagement, .credentialManagementPreview, .config, .bioEnrollment, .bioEnrollmentPreview,
+            .credentialManagement, .credentialManagementPreview, .config, .bioEnrollment,
+            .bioEnrollmentPreview,
             .largeBlobs,
         ]
 

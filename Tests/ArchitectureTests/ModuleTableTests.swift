@@ -11,7 +11,8 @@ import Testing
 
     @Test func architectureTableMatchesPackageSwift() throws {
         let documented = try ModuleTable.parse(
-            markdown: String(contentsOf: Self.packageRoot.appendingPathComponent("Docs/Architecture.md"), encoding: .utf8))
+            markdown: String(
+                contentsOf: Self.packageRoot.appendingPathComponent("Docs/Architecture.md"), encoding: .utf8))
         let declared = try ModuleTable.declared(manifestJSON: try Self.dumpPackage())
         let differences = ModuleTable.differences(documented: documented, declared: declared)
         let report =
@@ -149,7 +150,9 @@ enum ModuleTable {
     /// One line per module whose row differs, written as the row should read.
     static func differences(documented: [String: Set<String>], declared: [String: Set<String>]) -> [String] {
         func row(_ module: String, _ imports: Set<String>) -> String {
-            let cell = imports.isEmpty ? "nothing of ours" : imports.sorted().map { "`\($0)`" }.joined(separator: ", ")
+            let cell =
+                imports.isEmpty
+                ? "nothing of ours" : imports.sorted().map { "`\($0)`" }.joined(separator: ", ")
             return "| `\(module)` | \(cell) |"
         }
         func list(_ names: Set<String>) -> String { names.sorted().map { "`\($0)`" }.joined(separator: ", ") }

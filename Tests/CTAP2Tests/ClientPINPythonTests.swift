@@ -148,7 +148,8 @@ import Testing
         }
         #expect(fake.requests.map(hexString) == expected.requests.map(hexString))
         if let token {
-            #expect(try token.authenticate(MakeCredentialRequest.clientDataHashMessage(Self.clientDataHash)) == expected.param)
+            let message = try MakeCredentialRequest.clientDataHashMessage(Self.clientDataHash)
+            #expect(try token.authenticate(message) == expected.param)
             #expect(expected.token == ClientPINTestsAuthenticator.token)
         } else {
             #expect(expected.token == nil)

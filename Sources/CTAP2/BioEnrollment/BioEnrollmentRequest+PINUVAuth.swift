@@ -7,7 +7,8 @@ extension BioEnrollmentRequest: PINUVAuthorizedRequest {
     /// pinUvAuthParam.
     public func pinUVAuthMessage() throws(CTAP2Error) -> [UInt8] {
         guard let modality, let subCommand else {
-            throw .invalidRequest("Only a bio enrollment request with a modality and subcommand is authenticated.")
+            throw .invalidRequest(
+                "Only a bio enrollment request with a modality and subcommand is authenticated.")
         }
         return Self.pinUVAuthMessage(
             modality: UInt8(truncatingIfNeeded: modality.rawValue), subCommand: subCommand.rawValue,

@@ -244,5 +244,6 @@ extension CTAP2Command {
     /// authenticatorBioEnrollment (§6.7).
     public static let bioEnrollment = CTAP2Command(0x09, name: "authenticatorBioEnrollment")
     /// The pre-standard (FIDO_2_1_PRE) authenticatorBioEnrollment.
-    public static let bioEnrollmentPreview = CTAP2Command(0x40, name: "authenticatorBioEnrollment (preview)")
+    public static let bioEnrollmentPreview = CTAP2Command(
+        0x40, name: "authenticatorBioEnrollment (preview)")
 }

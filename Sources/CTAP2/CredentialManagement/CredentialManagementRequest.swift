@@ -225,5 +225,6 @@ extension CTAP2Command {
     /// authenticatorCredentialManagement (§6.8).
     public static let credentialManagement = CTAP2Command(0x0A, name: "authenticatorCredentialManagement")
     /// The pre-standard (FIDO_2_1_PRE) authenticatorCredentialManagement.
-    public static let credentialManagementPreview = CTAP2Command(0x41, name: "authenticatorCredentialManagement (preview)")
+    public static let credentialManagementPreview = CTAP2Command(
+        0x41, name: "authenticatorCredentialManagement (preview)")
 }

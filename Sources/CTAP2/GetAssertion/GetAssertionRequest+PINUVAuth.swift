@@ -4,5 +4,7 @@ extension GetAssertionRequest: PINUVAuthorizedRequest {
     /// The RP the assertion is for.
     public var permissionRPID: String? { rpID }
     /// The client data hash (§6.2.2).
-    public func pinUVAuthMessage() throws(CTAP2Error) -> [UInt8] { try Self.clientDataHashMessage(clientDataHash) }
+    public func pinUVAuthMessage() throws(CTAP2Error) -> [UInt8] {
+        try Self.clientDataHashMessage(clientDataHash)
+    }
 }

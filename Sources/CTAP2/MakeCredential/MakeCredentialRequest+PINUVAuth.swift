@@ -4,5 +4,7 @@ extension MakeCredentialRequest: PINUVAuthorizedRequest {
     /// The RP the credential is made for.
     public var permissionRPID: String? { rp.id }
     /// The client data hash (§6.1.2).
-    public func pinUVAuthMessage() throws(CTAP2Error) -> [UInt8] { try Self.clientDataHashMessage(clientDataHash) }
+    public func pinUVAuthMessage() throws(CTAP2Error) -> [UInt8] {
+        try Self.clientDataHashMessage(clientDataHash)
+    }
 }

@@ -8,8 +8,10 @@ extension CTAPCommand {
 
 extension VirtualKey.CommandHandler {
     /// authenticatorClientPIN, offered when the key has a PIN/UV auth protocol.
-    static let clientPIN = VirtualKey.CommandHandler(.clientPIN, name: "clientPIN", isOffered: { $0.supportsClientPIN }) {
-        (key, parameters, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in try await key.clientPIN(parameters, keepalive: keepalive)
+    static let clientPIN = VirtualKey.CommandHandler(
+        .clientPIN, name: "clientPIN", isOffered: { $0.supportsClientPIN }
+    ) { (key, parameters, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in
+        try await key.clientPIN(parameters, keepalive: keepalive)
     }
 }
 

@@ -6,15 +6,18 @@ extension CTAPCommand {
 }
 
 extension VirtualKey.CommandHandler {
-    /// authenticatorConfig, offered with the `authnrCfg` option.
-    /// Its token permission, acfg, comes from the PIN with `authnrCfg`, from built-in UV with `uvAcfg`.
+    /// authenticatorConfig, offered with the `authnrCfg` option. Its token permission, acfg,
+    /// comes from the PIN with `authnrCfg`, from built-in UV with `uvAcfg`.
     static let config = VirtualKey.CommandHandler(
         .config, name: "config", isOffered: { $0.supportsAuthenticatorConfig },
         grants: { configuration, usingUV in
-            (usingUV ? configuration.options["uvAcfg"] == true : configuration.options["authnrCfg"] == true)
-                ? .authenticatorConfiguration : []
+            let granted =
+                usingUV ? configuration.options["uvAcfg"] == true : configuration.options["authnrCfg"] == true
+            return granted ? .authenticatorConfiguration : []
         }
-    ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in try key.authenticatorConfig(parameters) }
+    ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in
+        try key.authenticatorConfig(parameters)
+    }
 }
 
 extension VirtualKey {

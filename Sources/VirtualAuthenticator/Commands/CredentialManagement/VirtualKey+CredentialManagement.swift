@@ -14,13 +14,19 @@ extension VirtualKey.CommandHandler {
     static let credentialManagement = VirtualKey.CommandHandler(
         .credentialManagement, name: "credentialManagement", continues: .enumeration,
         isOffered: { $0.options["credMgmt"] == true },
-        grants: { configuration, _ in configuration.supportsCredentialManagement ? .credentialManagement : [] }
-    ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in try key.credentialManagement(parameters, preview: false) }
+        grants: { configuration, _ in
+            configuration.supportsCredentialManagement ? .credentialManagement : []
+        }
+    ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in
+        try key.credentialManagement(parameters, preview: false)
+    }
     /// The FIDO_2_1_PRE credential management, offered with the `credentialMgmtPreview` option.
     static let credentialManagementPreview = VirtualKey.CommandHandler(
         .credentialManagementPreview, name: "credentialManagementPreview", continues: .enumeration,
         isOffered: { $0.options["credentialMgmtPreview"] == true }
-    ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in try key.credentialManagement(parameters, preview: true) }
+    ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in
+        try key.credentialManagement(parameters, preview: true)
+    }
 }
 
 extension VirtualKey {

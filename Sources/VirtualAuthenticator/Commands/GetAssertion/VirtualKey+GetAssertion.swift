@@ -14,10 +14,14 @@ extension VirtualKey.CommandHandler {
     static let getAssertion = VirtualKey.CommandHandler(
         .getAssertion, name: "getAssertion",
         grants: { $0.grantsMakeCredentialAndGetAssertion(usingUV: $1) ? .getAssertion : [] }
-    ) { (key, parameters, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in try await key.getAssertion(parameters, keepalive: keepalive) }
+    ) { (key, parameters, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in
+        try await key.getAssertion(parameters, keepalive: keepalive)
+    }
     /// authenticatorGetNextAssertion: continues the assertions getAssertion left.
-    static let getNextAssertion = VirtualKey.CommandHandler(.getNextAssertion, name: "getNextAssertion", continues: .assertions) {
-        (key, _, _, _) async throws(VirtualKeyError) -> CBORMap? in try key.getNextAssertion()
+    static let getNextAssertion = VirtualKey.CommandHandler(
+        .getNextAssertion, name: "getNextAssertion", continues: .assertions
+    ) { (key, _, _, _) async throws(VirtualKeyError) -> CBORMap? in
+        try key.getNextAssertion()
     }
 }
 

@@ -7,7 +7,10 @@ extension CTAPCommand {
 
 extension VirtualKey.CommandHandler {
     /// authenticatorGetInfo, offered by every CTAP2 key.
-    static let getInfo = VirtualKey.CommandHandler(.getInfo, name: "getInfo") { (key, _, _, _) async throws(VirtualKeyError) -> CBORMap? in key.getInfo() }
+    static let getInfo = VirtualKey.CommandHandler(.getInfo, name: "getInfo") {
+        (key, _, _, _) async throws(VirtualKeyError) -> CBORMap? in
+        key.getInfo()
+    }
 }
 
 extension VirtualKey {

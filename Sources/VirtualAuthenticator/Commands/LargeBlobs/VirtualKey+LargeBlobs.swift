@@ -8,12 +8,14 @@ extension CTAPCommand {
 
 
 extension VirtualKey.CommandHandler {
-    /// authenticatorLargeBlobs, offered with the `largeBlobs` option.
-    /// Its token permission, lbw, comes with the `largeBlobs` option.
+    /// authenticatorLargeBlobs, offered with the `largeBlobs` option. Its token permission,
+    /// lbw, comes with the same option.
     static let largeBlobs = VirtualKey.CommandHandler(
         .largeBlobs, name: "largeBlobs", isOffered: { $0.supportsLargeBlobs },
         grants: { configuration, _ in configuration.options["largeBlobs"] == true ? .largeBlobWrite : [] }
-    ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in try key.largeBlobs(parameters) }
+    ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in
+        try key.largeBlobs(parameters)
+    }
 }
 
 extension CTAPStatus {

@@ -12,7 +12,9 @@ extension VirtualKey.CommandHandler {
     static let makeCredential = VirtualKey.CommandHandler(
         .makeCredential, name: "makeCredential",
         grants: { $0.grantsMakeCredentialAndGetAssertion(usingUV: $1) ? .makeCredential : [] }
-    ) { (key, parameters, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in try await key.makeCredential(parameters, keepalive: keepalive) }
+    ) { (key, parameters, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in
+        try await key.makeCredential(parameters, keepalive: keepalive)
+    }
 }
 
 extension VirtualKey {

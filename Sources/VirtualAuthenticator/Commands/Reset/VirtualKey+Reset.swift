@@ -10,11 +10,13 @@ extension CTAPCommand {
 
 extension VirtualKey.CommandHandler {
     /// authenticatorReset, offered by every CTAP2 key.
-    static let reset = VirtualKey.CommandHandler(.reset, name: "reset") { (key, _, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in
+    static let reset = VirtualKey.CommandHandler(.reset, name: "reset") {
+        (key, _, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in
         try await key.reset(keepalive: keepalive)
     }
     /// authenticatorSelection, offered by every CTAP2 key.
-    static let selection = VirtualKey.CommandHandler(.selection, name: "selection") { (key, _, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in
+    static let selection = VirtualKey.CommandHandler(.selection, name: "selection") {
+        (key, _, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in
         try await key.selection(keepalive: keepalive)
     }
 }
