@@ -239,6 +239,8 @@ let package = Package(
         // Runs the built `securitykeyd` and `securitykey` binaries against a private dbus-daemon.
         .testTarget(name: "DaemonTests", dependencies: ["securitykeyd", "securitykey", "TestProcesses"], exclude: ["Python"],
                     swiftSettings: strict),
+        // Docs/Architecture.md's module table against the targets above.
+        .testTarget(name: "ArchitectureTests", swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [
             "_SecurityKeyInternals", "SecurityKeys", "TestProcesses",
             .product(name: "Crypto", package: "swift-crypto"),

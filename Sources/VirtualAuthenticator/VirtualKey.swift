@@ -134,11 +134,10 @@ public actor VirtualKey: CTAPMessageHandler {
         busy = true
         defer { busy = false }
         let command = CTAPCommand(rawValue: first)
-        let parameters = message[1...]
-        if command != .getNextAssertion { pendingAssertions = nil }
-        if command != .credentialManagement && command != .credentialManagementPreview {
-            pendingEnumeration = nil
-        }
+        let handler = CommandHandler.registered(for: command)
+        let continues = handler?.continues ?? []
+        if !continues.contains(.assertions) { pendingAssertions = nil }
+        if !continues.contains(.enumeration) { pendingEnumeration = nil }
         do throws(VirtualKeyError) {
             // maxMsgSize bounds the whole message, command byte included (CTAP 2.1 §6.4).
             guard message.count <= configuration.maxMsgSize else {
@@ -146,30 +145,10 @@ public actor VirtualKey: CTAPMessageHandler {
                     .requestTooLarge,
                     "The request is \(message.count) bytes; maxMsgSize is \(configuration.maxMsgSize).")
             }
-            let response: CBORMap?
-            switch command {
-            case .getInfo: response = getInfo()
-            case .makeCredential: response = try await makeCredential(parameters, keepalive: keepalive)
-            case .getAssertion: response = try await getAssertion(parameters, keepalive: keepalive)
-            case .getNextAssertion: response = try getNextAssertion()
-            case .reset: response = try await reset(keepalive: keepalive)
-            case .selection: response = try await selection(keepalive: keepalive)
-            case .clientPIN where configuration.supportsClientPIN:
-                response = try await clientPIN(parameters, keepalive: keepalive)
-            case .credentialManagement where configuration.options["credMgmt"] == true:
-                response = try credentialManagement(parameters, preview: false)
-            case .credentialManagementPreview where configuration.options["credentialMgmtPreview"] == true:
-                response = try credentialManagement(parameters, preview: true)
-            case .config where configuration.supportsAuthenticatorConfig:
-                response = try authenticatorConfig(parameters)
-            case .bioEnrollment where configuration.fingerprintSensor != nil,
-                .bioEnrollmentPreview where configuration.fingerprintSensor != nil:
-                response = try await bioEnrollment(parameters, command: command, keepalive: keepalive)
-            case .largeBlobs where configuration.supportsLargeBlobs:
-                response = try largeBlobs(parameters)
-            default:
+            guard let handler, handler.isOffered(configuration) else {
                 throw VirtualKeyError.rejected(.invalidCommand, "Command \(command) is not supported.")
             }
+            let response = try await handler.handle(self, message[1...], command, keepalive)
             logger.debug("CTAP2 request handled", metadata: ["command": "\(command)", "status": "0x00"])
             guard let response else { return [CTAPStatus.ok.rawValue] }
             return [CTAPStatus.ok.rawValue] + CBOREncoder.encode(.map(response))

@@ -148,7 +148,8 @@ import Testing
         }
         #expect(fake.requests.map(hexString) == expected.requests.map(hexString))
         if let token {
-            #expect(try token.pinUVAuthParam(clientDataHash: Self.clientDataHash) == expected.param)
+            let message = try MakeCredentialRequest.clientDataHashMessage(Self.clientDataHash)
+            #expect(try token.authenticate(message) == expected.param)
             #expect(expected.token == ClientPINTestsAuthenticator.token)
         } else {
             #expect(expected.token == nil)
@@ -252,26 +253,30 @@ import Testing
             let theirs: [UInt8]?
             switch command {
             case 0x0A:
-                ours = try token.credentialManagementParam(
+                let message = CredentialManagementRequest.pinUVAuthMessage(
                     subCommand: UInt8(try #require(map[1]?.uint64Value)), parameters: map[2]?.mapValue)
+                ours = try token.pinUVAuthParam(for: CredentialManagementRequest.self) { message }
                 theirs = map[4]?.bytesValue
                 #expect(map[3]?.uint64Value == UInt64(version))
             case 0x0D:
-                ours = try token.configParam(
+                let message = AuthenticatorConfigRequest.pinUVAuthMessage(
                     subCommand: UInt8(try #require(map[1]?.uint64Value)), parameters: map[2]?.mapValue)
+                ours = try token.pinUVAuthParam(for: AuthenticatorConfigRequest.self) { message }
                 theirs = map[4]?.bytesValue
                 #expect(map[3]?.uint64Value == UInt64(version))
             case 0x0C:
-                ours = try token.largeBlobsWriteParam(
+                let message = LargeBlobsRequest.pinUVAuthMessage(
                     offset: UInt32(try #require(map[3]?.uint64Value)),
                     fragment: try #require(map[2]?.bytesValue))
+                ours = try token.pinUVAuthParam(for: LargeBlobsRequest.self) { message }
                 theirs = map[5]?.bytesValue
                 #expect(map[6]?.uint64Value == UInt64(version))
             case 0x09:
-                ours = try token.bioEnrollmentParam(
+                let message = BioEnrollmentRequest.pinUVAuthMessage(
                     modality: UInt8(try #require(map[1]?.uint64Value)),
                     subCommand: UInt8(try #require(map[2]?.uint64Value)),
                     parameters: map[3]?.mapValue)
+                ours = try token.pinUVAuthParam(for: BioEnrollmentRequest.self) { message }
                 theirs = map[5]?.bytesValue
                 #expect(map[4]?.uint64Value == UInt64(version))
             default:

@@ -269,8 +269,8 @@ struct CapturingLogHandler: LogHandler {
         let expected = Array(
             HMAC<SHA256>.authenticationCode(
                 for: hash, using: SymmetricKey(data: ClientPINTestsAuthenticator.token)))
-        #expect(
-            try token.pinUVAuthParam(clientDataHash: hash) == Array(expected.prefix(version == 1 ? 16 : 32)))
+        let message = try MakeCredentialRequest.clientDataHashMessage(hash)
+        #expect(try token.authenticate(message) == Array(expected.prefix(version == 1 ? 16 : 32)))
         #expect(fake.subcommands == [0x02, 0x03, 0x02, 0x04, 0x02, 0x09])
     }
 

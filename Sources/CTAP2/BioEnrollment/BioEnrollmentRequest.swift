@@ -125,10 +125,7 @@ public struct BioEnrollmentRequest: CTAP2Request, Hashable {
         subCommandParams: CBORMap? = nil, token: PINUVAuthToken
     ) throws(CTAP2Error) {
         self.init(command: command, subCommand: subCommand, subCommandParams: subCommandParams)
-        pinUVAuthProtocol = UInt64(token.pinUVAuthProtocol.version)
-        pinUVAuthParam = try token.bioEnrollmentParam(
-            modality: UInt8(BioModality.fingerprint.rawValue), subCommand: subCommand.rawValue,
-            parameters: subCommandParams)
+        try authorize(with: token)
     }
 
     /// The command a key answers: 0x09 when getInfo lists `bioEnroll` (true or false), else
@@ -241,4 +238,12 @@ public struct BioEnrollmentRequest: CTAP2Request, Hashable {
 
     /// The decoded reply.
     public typealias Response = BioEnrollmentResponse
+}
+
+extension CTAP2Command {
+    /// authenticatorBioEnrollment (§6.7).
+    public static let bioEnrollment = CTAP2Command(0x09, name: "authenticatorBioEnrollment")
+    /// The pre-standard (FIDO_2_1_PRE) authenticatorBioEnrollment.
+    public static let bioEnrollmentPreview = CTAP2Command(
+        0x40, name: "authenticatorBioEnrollment (preview)")
 }

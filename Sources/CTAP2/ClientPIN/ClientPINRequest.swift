@@ -124,3 +124,8 @@ public struct ClientPINRequest: CTAP2Request, Hashable {
         [command.rawValue] + CBOREncoder.encode(.map(cbor))
     }
 }
+
+extension CTAP2Command {
+    /// authenticatorClientPIN (§6.5).
+    public static let clientPIN = CTAP2Command(0x06, name: "authenticatorClientPIN")
+}

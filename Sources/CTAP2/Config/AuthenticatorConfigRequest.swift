@@ -86,11 +86,7 @@ public struct AuthenticatorConfigRequest: CTAP2Request, Hashable {
         subCommand: AuthenticatorConfigSubcommand, subCommandParams: CBORMap? = nil, token: PINUVAuthToken?
     ) throws(CTAP2Error) {
         self.init(subCommand: subCommand, subCommandParams: subCommandParams)
-        if let token {
-            pinUVAuthProtocol = UInt64(token.pinUVAuthProtocol.version)
-            pinUVAuthParam = try token.configParam(
-                subCommand: subCommand.rawValue, parameters: subCommandParams)
-        }
+        if let token { try authorize(with: token) }
     }
 
     // MARK: Subcommands
@@ -154,4 +150,9 @@ public struct AuthenticatorConfigRequest: CTAP2Request, Hashable {
 
     /// The decoded reply: nothing but the status.
     public typealias Response = EmptyResponse
+}
+
+extension CTAP2Command {
+    /// authenticatorConfig (§6.11).
+    public static let config = CTAP2Command(0x0D, name: "authenticatorConfig")
 }

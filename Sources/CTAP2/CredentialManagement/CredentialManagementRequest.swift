@@ -99,9 +99,7 @@ public struct CredentialManagementRequest: CTAP2Request, Hashable {
         subCommandParams: CBORMap? = nil, token: PINUVAuthToken
     ) throws(CTAP2Error) {
         self.init(command: command, subCommand: subCommand, subCommandParams: subCommandParams)
-        pinUVAuthProtocol = UInt64(token.pinUVAuthProtocol.version)
-        pinUVAuthParam = try token.credentialManagementParam(
-            subCommand: subCommand.rawValue, parameters: subCommandParams)
+        try authorize(with: token)
     }
 
     /// The command a key answers: 0x0A when getInfo lists `credMgmt`, else 0x41 when it lists
@@ -221,4 +219,12 @@ public struct CredentialManagementRequest: CTAP2Request, Hashable {
 
     /// The decoded reply.
     public typealias Response = CredentialManagementResponse
+}
+
+extension CTAP2Command {
+    /// authenticatorCredentialManagement (§6.8).
+    public static let credentialManagement = CTAP2Command(0x0A, name: "authenticatorCredentialManagement")
+    /// The pre-standard (FIDO_2_1_PRE) authenticatorCredentialManagement.
+    public static let credentialManagementPreview = CTAP2Command(
+        0x41, name: "authenticatorCredentialManagement (preview)")
 }

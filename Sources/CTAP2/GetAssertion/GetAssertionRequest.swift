@@ -50,3 +50,8 @@ extension GetAssertionRequest {
         }
     }
 }
+
+extension CTAP2Command {
+    /// authenticatorGetAssertion (§6.2).
+    public static let getAssertion = CTAP2Command(0x02, name: "authenticatorGetAssertion")
+}

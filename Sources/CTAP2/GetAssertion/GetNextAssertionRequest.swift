@@ -13,3 +13,8 @@ public struct GetNextAssertionRequest: CTAP2Request, Hashable {
     /// The decoded reply: the same shape as getAssertion's.
     public typealias Response = GetAssertionResponse
 }
+
+extension CTAP2Command {
+    /// authenticatorGetNextAssertion (§6.3).
+    public static let getNextAssertion = CTAP2Command(0x08, name: "authenticatorGetNextAssertion")
+}

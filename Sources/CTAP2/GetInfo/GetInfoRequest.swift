@@ -14,3 +14,8 @@ public struct GetInfoRequest: CTAP2Request, Hashable {
 }
 
 extension AuthenticatorInfo: CTAP2Response {}
+
+extension CTAP2Command {
+    /// authenticatorGetInfo (§6.4).
+    public static let getInfo = CTAP2Command(0x04, name: "authenticatorGetInfo")
+}

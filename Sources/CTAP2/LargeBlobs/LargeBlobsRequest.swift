@@ -62,10 +62,7 @@ public struct LargeBlobsRequest: CTAP2Request, Hashable {
         }
         var request = LargeBlobsRequest(
             set: fragment, offset: UInt64(offset), length: length.map { UInt64(max($0, 0)) })
-        if let token {
-            request.pinUVAuthParam = try token.largeBlobsWriteParam(offset: UInt32(offset), fragment: fragment)
-            request.pinUVAuthProtocol = UInt64(token.pinUVAuthProtocol.version)
-        }
+        if let token { try request.authorize(with: token) }
         return request
     }
 
@@ -120,4 +117,9 @@ public struct LargeBlobsResponse: CTAP2Response, Hashable {
         let map = try ResponseDecoding.decodeMap(bytes, what: "largeBlobs response")
         config = try FieldReader(map, "largeBlobs response").bytes(Key.config, "config")
     }
+}
+
+extension CTAP2Command {
+    /// authenticatorLargeBlobs (§6.10).
+    public static let largeBlobs = CTAP2Command(0x0C, name: "authenticatorLargeBlobs")
 }

@@ -67,3 +67,8 @@ extension MakeCredentialRequest {
         }
     }
 }
+
+extension CTAP2Command {
+    /// authenticatorMakeCredential (§6.1).
+    public static let makeCredential = CTAP2Command(0x01, name: "authenticatorMakeCredential")
+}

@@ -13,3 +13,8 @@ public struct ResetRequest: CTAP2Request, Hashable {
     /// The decoded reply: nothing but the status.
     public typealias Response = EmptyResponse
 }
+
+extension CTAP2Command {
+    /// authenticatorReset (§6.6).
+    public static let reset = CTAP2Command(0x07, name: "authenticatorReset")
+}

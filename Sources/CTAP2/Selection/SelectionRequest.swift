@@ -13,3 +13,8 @@ public struct SelectionRequest: CTAP2Request, Hashable {
     /// The decoded reply: nothing but the status.
     public typealias Response = EmptyResponse
 }
+
+extension CTAP2Command {
+    /// authenticatorSelection (§6.9).
+    public static let selection = CTAP2Command(0x0B, name: "authenticatorSelection")
+}

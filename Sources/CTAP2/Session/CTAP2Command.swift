@@ -1,53 +1,47 @@
 /// A CTAP2 command byte (CTAP 2.1 §6 "Authenticator API", command table in §6).
+///
+/// Each command's byte and name are declared in its own folder, beside its request type
+/// (`extension CTAP2Command { public static let … }`); a command read off the wire
+/// (``init(rawValue:)``) takes its name from ``known``.
 public struct CTAP2Command: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The command byte.
-    public var rawValue: UInt8
-    /// Creates a command from its byte.
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public let rawValue: UInt8
+    /// The name, a static string so that a command stays a plain value to copy.
+    private let staticName: StaticString?
 
-    /// authenticatorMakeCredential (§6.1).
-    public static let makeCredential = CTAP2Command(rawValue: 0x01)
-    /// authenticatorGetAssertion (§6.2).
-    public static let getAssertion = CTAP2Command(rawValue: 0x02)
-    /// authenticatorGetInfo (§6.4).
-    public static let getInfo = CTAP2Command(rawValue: 0x04)
-    /// authenticatorClientPIN (§6.5).
-    public static let clientPIN = CTAP2Command(rawValue: 0x06)
-    /// authenticatorReset (§6.6).
-    public static let reset = CTAP2Command(rawValue: 0x07)
-    /// authenticatorGetNextAssertion (§6.3).
-    public static let getNextAssertion = CTAP2Command(rawValue: 0x08)
-    /// authenticatorBioEnrollment (§6.7).
-    public static let bioEnrollment = CTAP2Command(rawValue: 0x09)
-    /// authenticatorCredentialManagement (§6.8).
-    public static let credentialManagement = CTAP2Command(rawValue: 0x0A)
-    /// authenticatorSelection (§6.9).
-    public static let selection = CTAP2Command(rawValue: 0x0B)
-    /// authenticatorLargeBlobs (§6.10).
-    public static let largeBlobs = CTAP2Command(rawValue: 0x0C)
-    /// authenticatorConfig (§6.11).
-    public static let config = CTAP2Command(rawValue: 0x0D)
-    /// The pre-standard (FIDO_2_1_PRE) authenticatorBioEnrollment.
-    public static let bioEnrollmentPreview = CTAP2Command(rawValue: 0x40)
-    /// The pre-standard (FIDO_2_1_PRE) authenticatorCredentialManagement.
-    public static let credentialManagementPreview = CTAP2Command(rawValue: 0x41)
-
-    public var description: String {
-        switch self {
-        case .makeCredential: "authenticatorMakeCredential"
-        case .getAssertion: "authenticatorGetAssertion"
-        case .getInfo: "authenticatorGetInfo"
-        case .clientPIN: "authenticatorClientPIN"
-        case .reset: "authenticatorReset"
-        case .getNextAssertion: "authenticatorGetNextAssertion"
-        case .bioEnrollment: "authenticatorBioEnrollment"
-        case .credentialManagement: "authenticatorCredentialManagement"
-        case .selection: "authenticatorSelection"
-        case .largeBlobs: "authenticatorLargeBlobs"
-        case .config: "authenticatorConfig"
-        case .bioEnrollmentPreview: "authenticatorBioEnrollment (preview)"
-        case .credentialManagementPreview: "authenticatorCredentialManagement (preview)"
-        default: "command(0x\(String(rawValue, radix: 16)))"
-        }
+    /// A command declared by its folder: its byte and the specification's name.
+    public init(_ rawValue: UInt8, name: StaticString) {
+        self.rawValue = rawValue
+        self.staticName = name
     }
+
+    /// Creates a command from its byte, named when it is one of ``known``.
+    public init(rawValue: UInt8) {
+        self.rawValue = rawValue
+        self.staticName = Self.names[Int(rawValue)]
+    }
+
+    /// The specification's name (`authenticatorMakeCredential`), if the command is known.
+    public var name: String? { staticName.map { "\($0)" } }
+
+    /// The commands this library sends, so that a byte read off the wire (a capture, a log)
+    /// gets its name. Each is declared in its command's folder.
+    public static let known: [CTAP2Command] = [
+        .makeCredential, .getAssertion, .getInfo, .clientPIN, .reset, .getNextAssertion, .bioEnrollment,
+        .credentialManagement, .selection, .largeBlobs, .config, .bioEnrollmentPreview,
+        .credentialManagementPreview,
+    ]
+
+    /// ``known``'s names indexed by command byte.
+    private static let names: [StaticString?] = {
+        var names = [StaticString?](repeating: nil, count: 256)
+        for command in known { names[Int(command.rawValue)] = command.staticName }
+        return names
+    }()
+
+    /// Commands are the same when their bytes are.
+    public static func == (lhs: CTAP2Command, rhs: CTAP2Command) -> Bool { lhs.rawValue == rhs.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
+    public var description: String { name ?? "command(0x\(String(rawValue, radix: 16)))" }
 }

@@ -1,4 +1,7 @@
-/// The one place an authenticator's status becomes an error code (CTAP 2.1 §8.2 "Status codes").
+/// Where an authenticator's status becomes an error code (CTAP 2.1 §8.2 "Status codes"): the
+/// statuses any command may return (and those callers match on whatever the command) are
+/// classified here; those only one command returns (CTAP2_ERR_LARGE_BLOB_STORAGE_FULL, ...) by
+/// that command's ``CTAP2Request/explain(_:)`` in its own folder, which the session applies next.
 ///
 /// Every layer above switches on ``CTAP2Error/Code``; none reads the raw ``CTAPStatus`` to decide
 /// what went wrong. Statuses without a code of their own keep ``CTAP2Error/Code/authenticatorStatus``
@@ -44,9 +47,6 @@ extension CTAP2Error {
                 .unauthorizedPermission,
                 "The PIN/UV token does not permit this operation: get a token with the right permission."
             )
-        case .largeBlobStorageFull:
-            (.largeBlobStorageFull, "The large-blob array would not fit in the key's large-blob storage.")
-        case .integrityFailure: (.integrityFailure, status.message)
         default: (.authenticatorStatus, status.message)
         }
     }

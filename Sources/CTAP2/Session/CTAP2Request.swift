@@ -17,6 +17,10 @@ public protocol CTAP2Request: Sendable {
     func validate() throws(CTAP2Error)
     /// Decodes the body of a successful reply (after the zero status byte).
     func decodeResponse(_ body: [UInt8]) throws(CTAP2Error) -> Response
+    /// What a status the key answered this command with means: the statuses only this command
+    /// returns get their code and sentence here, in the command's folder, on top of the
+    /// generic ``CTAP2Error/classify(_:)``. By default the error comes back unchanged.
+    func explain(_ error: CTAP2Error) -> CTAP2Error
 }
 
 /// A reply type decoded from the CBOR body of a successful reply.
@@ -28,6 +32,9 @@ public protocol CTAP2Response: Sendable {
 extension CTAP2Request {
     /// Every request can be sent unless it says otherwise.
     public func validate() throws(CTAP2Error) {}
+
+    /// No statuses of its own unless the command says otherwise.
+    public func explain(_ error: CTAP2Error) -> CTAP2Error { error }
 
     /// The message to send: the command byte followed by the canonical CBOR parameters.
     public func encoded() throws(CTAP2Error) -> [UInt8] {

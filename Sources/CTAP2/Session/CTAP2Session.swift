@@ -54,15 +54,20 @@ public actor CTAP2Session {
 
     /// Sends any ``CTAP2Request`` and decodes its reply: every command goes through here.
     ///
-    /// A non-zero status comes back as a ``CTAP2Error`` already classified by
-    /// ``CTAP2Error/classify(_:)``. A getInfo reply is also kept in ``info``, where it sets
-    /// the size limits.
+    /// A non-zero status comes back as a ``CTAP2Error`` classified by
+    /// ``CTAP2Error/classify(_:)`` and then by the request's own ``CTAP2Request/explain(_:)``.
+    /// A getInfo reply is also kept in ``info``, where it sets the size limits.
     public func send<Request: CTAP2Request>(
         _ request: Request, deadline: Deadline? = nil,
         keepalive: @escaping @Sendable (KeepaliveStatus) -> Void = { _ in }
     ) async throws(CTAP2Error) -> Request.Response {
-        let body = try await transact(
-            request.command, try request.encoded(), deadline: deadline, keepalive: keepalive)
+        let body: [UInt8]
+        do throws(CTAP2Error) {
+            body = try await transact(
+                request.command, try request.encoded(), deadline: deadline, keepalive: keepalive)
+        } catch where error.status != nil {
+            throw request.explain(error)
+        }
         let response = try request.decodeResponse(body)
         if Request.Response.self == AuthenticatorInfo.self, let info = response as? AuthenticatorInfo {
             self.info = info

@@ -533,21 +533,25 @@ private func authorized(_ command: [UInt8], _ token: PINUVAuthToken) -> [UInt8] 
     switch CTAP2Command(rawValue: code) {
     case .makeCredential, .getAssertion:
         let hash = map[code == 1 ? 1 : 2]?.bytesValue ?? []
-        param = try? token.pinUVAuthParam(clientDataHash: hash)
+        param = try? token.authenticate(MakeCredentialRequest.clientDataHashMessage(hash))
     case .bioEnrollment, .bioEnrollmentPreview:
         parameters = map[3]?.mapValue
         let bioSubCommand = map[2]?.uint64Value.map { UInt8(truncatingIfNeeded: $0) } ?? 0
-        param = try? token.bioEnrollmentParam(
+        let message = BioEnrollmentRequest.pinUVAuthMessage(
             modality: subCommand, subCommand: bioSubCommand, parameters: parameters)
+        param = try? token.pinUVAuthParam(for: BioEnrollmentRequest.self) { message }
     case .credentialManagement, .credentialManagementPreview:
         parameters = map[2]?.mapValue
-        param = try? token.credentialManagementParam(subCommand: subCommand, parameters: parameters)
+        let message = CredentialManagementRequest.pinUVAuthMessage(subCommand: subCommand, parameters: parameters)
+        param = try? token.pinUVAuthParam(for: CredentialManagementRequest.self) { message }
     case .config:
         parameters = map[2]?.mapValue
-        param = try? token.configParam(subCommand: subCommand, parameters: parameters)
+        let message = AuthenticatorConfigRequest.pinUVAuthMessage(subCommand: subCommand, parameters: parameters)
+        param = try? token.pinUVAuthParam(for: AuthenticatorConfigRequest.self) { message }
     default:
         let offset = map[3]?.uint64Value.map { UInt32(truncatingIfNeeded: $0) } ?? 0
-        param = try? token.largeBlobsWriteParam(offset: offset, fragment: map[2]?.bytesValue ?? [])
+        let message = LargeBlobsRequest.pinUVAuthMessage(offset: offset, fragment: map[2]?.bytesValue ?? [])
+        param = try? token.pinUVAuthParam(for: LargeBlobsRequest.self) { message }
     }
     guard let param else { return command }
     map[keys.param] = .byteString(param)

@@ -9,6 +9,31 @@ extension CTAPCommand {
     public static let bioEnrollmentPreview = CTAPCommand(rawValue: 0x40)
 }
 
+
+extension VirtualKey.CommandHandler {
+    /// authenticatorBioEnrollment, offered when the key has a fingerprint sensor. Its token
+    /// permission, be, comes from the PIN with `bioEnroll` or a sensor, from built-in UV with
+    /// `uvBioEnroll`.
+    static let bioEnrollment = VirtualKey.CommandHandler(
+        .bioEnrollment, name: "bioEnrollment", isOffered: { $0.fingerprintSensor != nil },
+        grants: { configuration, usingUV in
+            let granted =
+                usingUV
+                ? configuration.options["uvBioEnroll"] == true
+                : configuration.options["bioEnroll"] != nil || configuration.fingerprintSensor != nil
+            return granted ? .bioEnrollment : []
+        }
+    ) { (key, parameters, command, keepalive) async throws(VirtualKeyError) -> CBORMap? in
+        try await key.bioEnrollment(parameters, command: command, keepalive: keepalive)
+    }
+    /// The FIDO_2_1_PRE bio enrollment, offered when the key has a fingerprint sensor.
+    static let bioEnrollmentPreview = VirtualKey.CommandHandler(
+        .bioEnrollmentPreview, name: "bioEnrollmentPreview", isOffered: { $0.fingerprintSensor != nil }
+    ) { (key, parameters, command, keepalive) async throws(VirtualKeyError) -> CBORMap? in
+        try await key.bioEnrollment(parameters, command: command, keepalive: keepalive)
+    }
+}
+
 extension CTAPStatus {
     /// CTAP2_ERR_FP_DATABASE_FULL: no room for another fingerprint template.
     public static let fingerprintDatabaseFull = CTAPStatus(rawValue: 0x17)

@@ -7,6 +7,18 @@ extension CTAPCommand {
     public static let largeBlobs = CTAPCommand(rawValue: 0x0C)
 }
 
+
+extension VirtualKey.CommandHandler {
+    /// authenticatorLargeBlobs, offered with the `largeBlobs` option. Its token permission,
+    /// lbw, comes with the same option.
+    static let largeBlobs = VirtualKey.CommandHandler(
+        .largeBlobs, name: "largeBlobs", isOffered: { $0.supportsLargeBlobs },
+        grants: { configuration, _ in configuration.options["largeBlobs"] == true ? .largeBlobWrite : [] }
+    ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in
+        try key.largeBlobs(parameters)
+    }
+}
+
 extension CTAPStatus {
     /// CTAP1_ERR_INVALID_SEQ: a large-blob fragment is not the one expected next.
     public static let invalidSequence = CTAPStatus(rawValue: 0x04)

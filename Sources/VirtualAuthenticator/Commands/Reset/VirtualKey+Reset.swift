@@ -2,6 +2,26 @@ import _SecurityKeyInternals
 import CBOR
 import Transport
 
+extension CTAPCommand {
+    /// authenticatorReset (§6.6).
+    public static let reset = CTAPCommand(rawValue: 0x07)
+    /// authenticatorSelection (§6.9).
+    public static let selection = CTAPCommand(rawValue: 0x0B)
+}
+
+extension VirtualKey.CommandHandler {
+    /// authenticatorReset, offered by every CTAP2 key.
+    static let reset = VirtualKey.CommandHandler(.reset, name: "reset") {
+        (key, _, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in
+        try await key.reset(keepalive: keepalive)
+    }
+    /// authenticatorSelection, offered by every CTAP2 key.
+    static let selection = VirtualKey.CommandHandler(.selection, name: "selection") {
+        (key, _, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in
+        try await key.selection(keepalive: keepalive)
+    }
+}
+
 extension VirtualKey {
     /// authenticatorReset (CTAP 2.1 §6.6): only within the power-up window and with user
     /// presence. Credentials die with the old wrapping key, the PIN is removed (retries and

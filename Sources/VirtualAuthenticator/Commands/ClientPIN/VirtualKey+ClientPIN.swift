@@ -1,6 +1,20 @@
 import CBOR
 import Transport
 
+extension CTAPCommand {
+    /// authenticatorClientPIN (§6.5).
+    public static let clientPIN = CTAPCommand(rawValue: 0x06)
+}
+
+extension VirtualKey.CommandHandler {
+    /// authenticatorClientPIN, offered when the key has a PIN/UV auth protocol.
+    static let clientPIN = VirtualKey.CommandHandler(
+        .clientPIN, name: "clientPIN", isOffered: { $0.supportsClientPIN }
+    ) { (key, parameters, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in
+        try await key.clientPIN(parameters, keepalive: keepalive)
+    }
+}
+
 extension VirtualKey {
     /// authenticatorClientPIN parameters (CTAP 2.1 §6.5.5).
     enum ClientPINParameter {

@@ -1,5 +1,18 @@
 import CBOR
 
+extension CTAPCommand {
+    /// authenticatorGetInfo (§6.4).
+    public static let getInfo = CTAPCommand(rawValue: 0x04)
+}
+
+extension VirtualKey.CommandHandler {
+    /// authenticatorGetInfo, offered by every CTAP2 key.
+    static let getInfo = VirtualKey.CommandHandler(.getInfo, name: "getInfo") {
+        (key, _, _, _) async throws(VirtualKeyError) -> CBORMap? in
+        key.getInfo()
+    }
+}
+
 extension VirtualKey {
     /// authenticatorGetInfo response members (CTAP 2.1 §6.4).
     enum GetInfoMember {

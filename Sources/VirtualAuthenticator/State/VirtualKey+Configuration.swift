@@ -174,21 +174,16 @@ extension VirtualKey {
                 maxUsage: tokenMaxUsageTimePeriod)
         }
         /// Permissions a token from the PIN or from built-in UV may carry: those of the features
-        /// getInfo's options offer (CTAP 2.1 §6.5.5.7.2 step 4, §6.5.5.7.3 step 4).
+        /// getInfo's options offer (CTAP 2.1 §6.5.5.7.2 step 4, §6.5.5.7.3 step 4), as each
+        /// command's handler states them (``CommandHandler/grants``).
         func grantablePermissions(usingUV: Bool) -> PINUVAuthPermissions {
-            var permissions: PINUVAuthPermissions = []
-            if usingUV || options["noMcGaPermissionsWithClientPin"] != true {
-                permissions.formUnion([.makeCredential, .getAssertion])
-            }
-            if supportsCredentialManagement { permissions.insert(.credentialManagement) }
-            if usingUV ? options["uvBioEnroll"] == true : options["bioEnroll"] != nil || fingerprintSensor != nil {
-                permissions.insert(.bioEnrollment)
-            }
-            if options["largeBlobs"] == true { permissions.insert(.largeBlobWrite) }
-            if usingUV ? options["uvAcfg"] == true : options["authnrCfg"] == true {
-                permissions.insert(.authenticatorConfiguration)
-            }
-            return permissions
+            CommandHandler.all.reduce(into: []) { $0.formUnion($1.grants(self, usingUV)) }
+        }
+
+        /// Whether a token may carry mc and ga: always from built-in UV, from the PIN unless
+        /// `noMcGaPermissionsWithClientPin` (CTAP 2.1 §6.5.5.7.2 step 4).
+        func grantsMakeCredentialAndGetAssertion(usingUV: Bool) -> Bool {
+            usingUV || options["noMcGaPermissionsWithClientPin"] != true
         }
 
         /// Whether authenticatorCredentialManagement (`credMgmt`, command 0x0A) or its

@@ -2,6 +2,29 @@ import CBOR
 import Crypto
 import Transport
 
+extension CTAPCommand {
+    /// authenticatorGetAssertion (§6.2).
+    public static let getAssertion = CTAPCommand(rawValue: 0x02)
+    /// authenticatorGetNextAssertion (§6.3).
+    public static let getNextAssertion = CTAPCommand(rawValue: 0x08)
+}
+
+extension VirtualKey.CommandHandler {
+    /// authenticatorGetAssertion, offered by every CTAP2 key.
+    static let getAssertion = VirtualKey.CommandHandler(
+        .getAssertion, name: "getAssertion",
+        grants: { $0.grantsMakeCredentialAndGetAssertion(usingUV: $1) ? .getAssertion : [] }
+    ) { (key, parameters, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in
+        try await key.getAssertion(parameters, keepalive: keepalive)
+    }
+    /// authenticatorGetNextAssertion: continues the assertions getAssertion left.
+    static let getNextAssertion = VirtualKey.CommandHandler(
+        .getNextAssertion, name: "getNextAssertion", continues: .assertions
+    ) { (key, _, _, _) async throws(VirtualKeyError) -> CBORMap? in
+        try key.getNextAssertion()
+    }
+}
+
 extension VirtualKey {
     /// authenticatorGetAssertion parameters (CTAP 2.1 §6.2).
     enum GetAssertionParameter {

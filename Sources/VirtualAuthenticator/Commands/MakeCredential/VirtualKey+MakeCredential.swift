@@ -2,6 +2,21 @@ import CBOR
 import Crypto
 import Transport
 
+extension CTAPCommand {
+    /// authenticatorMakeCredential (§6.1).
+    public static let makeCredential = CTAPCommand(rawValue: 0x01)
+}
+
+extension VirtualKey.CommandHandler {
+    /// authenticatorMakeCredential, offered by every CTAP2 key.
+    static let makeCredential = VirtualKey.CommandHandler(
+        .makeCredential, name: "makeCredential",
+        grants: { $0.grantsMakeCredentialAndGetAssertion(usingUV: $1) ? .makeCredential : [] }
+    ) { (key, parameters, _, keepalive) async throws(VirtualKeyError) -> CBORMap? in
+        try await key.makeCredential(parameters, keepalive: keepalive)
+    }
+}
+
 extension VirtualKey {
     /// authenticatorMakeCredential parameters (CTAP 2.1 §6.1).
     enum MakeCredentialParameter {

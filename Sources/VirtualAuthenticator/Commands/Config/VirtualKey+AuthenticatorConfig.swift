@@ -1,5 +1,25 @@
 import CBOR
 
+extension CTAPCommand {
+    /// authenticatorConfig (§6.11).
+    public static let config = CTAPCommand(rawValue: 0x0D)
+}
+
+extension VirtualKey.CommandHandler {
+    /// authenticatorConfig, offered with the `authnrCfg` option. Its token permission, acfg,
+    /// comes from the PIN with `authnrCfg`, from built-in UV with `uvAcfg`.
+    static let config = VirtualKey.CommandHandler(
+        .config, name: "config", isOffered: { $0.supportsAuthenticatorConfig },
+        grants: { configuration, usingUV in
+            let granted =
+                usingUV ? configuration.options["uvAcfg"] == true : configuration.options["authnrCfg"] == true
+            return granted ? .authenticatorConfiguration : []
+        }
+    ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in
+        try key.authenticatorConfig(parameters)
+    }
+}
+
 extension VirtualKey {
     /// authenticatorConfig parameters (CTAP 2.1 §6.11).
     enum ConfigParameter {

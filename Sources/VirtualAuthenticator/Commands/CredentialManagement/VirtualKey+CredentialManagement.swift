@@ -1,6 +1,34 @@
 import CBOR
 import Crypto
 
+extension CTAPCommand {
+    /// authenticatorCredentialManagement (§6.8).
+    public static let credentialManagement = CTAPCommand(rawValue: 0x0A)
+    /// authenticatorCredentialManagement as FIDO_2_1_PRE keys number it (vendor command 0x41).
+    public static let credentialManagementPreview = CTAPCommand(rawValue: 0x41)
+}
+
+extension VirtualKey.CommandHandler {
+    /// authenticatorCredentialManagement, offered with the `credMgmt` option.
+    /// Its token permission, cm, comes with either form of the command.
+    static let credentialManagement = VirtualKey.CommandHandler(
+        .credentialManagement, name: "credentialManagement", continues: .enumeration,
+        isOffered: { $0.options["credMgmt"] == true },
+        grants: { configuration, _ in
+            configuration.supportsCredentialManagement ? .credentialManagement : []
+        }
+    ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in
+        try key.credentialManagement(parameters, preview: false)
+    }
+    /// The FIDO_2_1_PRE credential management, offered with the `credentialMgmtPreview` option.
+    static let credentialManagementPreview = VirtualKey.CommandHandler(
+        .credentialManagementPreview, name: "credentialManagementPreview", continues: .enumeration,
+        isOffered: { $0.options["credentialMgmtPreview"] == true }
+    ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in
+        try key.credentialManagement(parameters, preview: true)
+    }
+}
+
 extension VirtualKey {
     /// authenticatorCredentialManagement parameters (CTAP 2.1 §6.8).
     enum CredentialManagementParameter {
