@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "ISO7816", targets: ["ISO7816"]),
         .library(name: "WebAuthnVerification", targets: ["WebAuthnVerification"]),
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
+        .library(name: "Fleet", targets: ["Fleet"]),
+        .library(name: "SecurityKeyDaemonClient", targets: ["SecurityKeyDaemonClient"]),
         .executable(name: "securitykey", targets: ["securitykey"]),
         .executable(name: "securitykey-bench", targets: ["securitykey-bench"]),
         // Not an API: exported only so the libFuzzer package in Fuzz/ can link the fuzz targets.
@@ -126,20 +128,36 @@ let package = Package(
         .target(
             name: "SecurityKeys",
             dependencies: [
-                "Authenticators", "CBOR", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                "Authenticators", "CBOR", "CTAP2", "CTAPHID", "Transport", "HIDTransport", "NFCTransport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
 
-        // MARK: D-Bus connection (sd-bus on a dedicated thread), for the daemon
+        // MARK: Fleet inventory rows, policy and attestation verdicts over the device layer
+        .target(
+            name: "Fleet",
+            dependencies: ["Authenticators", "CBOR", "CTAP2", "Transport", "WebAuthnVerification"],
+            swiftSettings: strict),
+
+        // MARK: D-Bus connection (sd-bus on a dedicated thread), for the daemon and its clients
         .target(name: "SDBus", dependencies: ["CSDBus"], swiftSettings: strict),
+
+        // MARK: The client of securitykeyd, and the daemon's D-Bus names both sides share
+        .target(
+            name: "SecurityKeyDaemonClient",
+            dependencies: [
+                "SDBus", "SecurityKeys", "CTAP2",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
 
         // MARK: Executables
         .executableTarget(
             name: "securitykeyd",
             dependencies: [
-                "SDBus", "SecurityKeys", "Authenticators", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                "SDBus", "SecurityKeyDaemonClient", "SecurityKeys", "Authenticators", "CTAP2", "Transport",
+                "HIDTransport", "NFCTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -148,7 +166,7 @@ let package = Package(
             name: "securitykey",
             dependencies: [
                 "Authenticators", "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport", "VirtualAuthenticator",
-                "NFCTransport", "HIDTransport", "WebAuthnVerification", "SDBus",
+                "NFCTransport", "HIDTransport", "WebAuthnVerification", "Fleet", "SecurityKeyDaemonClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -171,7 +189,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 "CBOR", "CTAPHID", "ISO7816", "CTAP2", "WebAuthnVerification", "VirtualAuthenticator",
-                "SecurityKeys",
+                "SecurityKeys", "SecurityKeyDaemonClient",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CBOR
 import CTAP2
 import SecurityKeys
 

@@ -1,4 +1,5 @@
 import Authenticators
+import CBOR
 import CTAP2
 import Crypto
 import Foundation

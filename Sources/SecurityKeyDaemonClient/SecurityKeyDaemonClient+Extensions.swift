@@ -9,11 +9,13 @@ import SecurityKeys
 ///
 /// The daemon's answer is hostile until checked: every member is type-checked, and a wrong type
 /// is a `malformed-response` error naming it.
-extension DaemonCeremony {
+extension SecurityKeyDaemonClient {
     // MARK: Inputs
 
     /// The `extensions` member for a registration; nil when the request has none.
-    static func extensionsJSON(_ request: SecurityKeyCredentialRegistrationRequest) throws -> [String: Any]? {
+    static func extensionsJSON(
+        _ request: SecurityKeyCredentialRegistrationRequest
+    ) throws(SecurityKeyDaemonClientError) -> [String: Any]? {
         try refuseRawExtensions(request.additionalExtensionInputs.isEmpty)
         var out: [String: Any] = [:]
         if request.credentialProperties { out["credProps"] = true }
@@ -33,11 +35,14 @@ extension DaemonCeremony {
     }
 
     /// The `extensions` member for a sign-in; nil when the request has none.
-    static func extensionsJSON(_ request: SecurityKeyCredentialAssertionRequest) throws -> [String: Any]? {
+    static func extensionsJSON(
+        _ request: SecurityKeyCredentialAssertionRequest
+    ) throws(SecurityKeyDaemonClientError) -> [String: Any]? {
         try refuseRawExtensions(request.additionalExtensionInputs.isEmpty)
         guard request.hmacGetSecret == nil else {
-            throw CLIError.usage(
-                "--via-daemon cannot pass raw hmac-secret salts (WebAuthn JSON has no such input); use --prf-salt.")
+            throw SecurityKeyDaemonClientError(
+                .notExpressible, "Raw hmac-secret salts have no WebAuthn JSON form; use the prf extension.",
+                reason: .hmacSecretSalts)
         }
         var out: [String: Any] = [:]
         if let appID = request.appID { out["appid"] = appID }
@@ -61,9 +66,11 @@ extension DaemonCeremony {
     }
 
     /// Extension inputs given as raw CBOR have no WebAuthn JSON form.
-    static func refuseRawExtensions(_ none: Bool) throws {
+    static func refuseRawExtensions(_ none: Bool) throws(SecurityKeyDaemonClientError) {
         guard none else {
-            throw CLIError.usage("--via-daemon cannot pass extension inputs that have no WebAuthn JSON form; leave them out.")
+            throw SecurityKeyDaemonClientError(
+                .notExpressible, "Extension inputs given as raw CBOR have no WebAuthn JSON form.",
+                reason: .rawExtensionInputs)
         }
     }
 
@@ -77,7 +84,7 @@ extension DaemonCeremony {
 
     /// Fills the registration's extension outputs from the daemon's `clientExtensionResults`
     /// and from the authenticator data inside its attestation object.
-    static func applyOutputs(_ object: [String: Any], to registration: inout SecurityKeyCredentialRegistration) throws {
+    static func applyOutputs(_ object: [String: Any], to registration: inout SecurityKeyCredentialRegistration) throws(SecurityKeyDaemonClientError) {
         let attestation: AttestationObject
         do { attestation = try AttestationObject(cbor: registration.rawAttestationObject) } catch {
             throw malformed("has an attestation object that does not parse")
@@ -105,7 +112,7 @@ extension DaemonCeremony {
     }
 
     /// Fills the assertion's extension outputs from the daemon's `clientExtensionResults`.
-    static func applyOutputs(_ object: [String: Any], to assertion: inout SecurityKeyCredentialAssertion) throws {
+    static func applyOutputs(_ object: [String: Any], to assertion: inout SecurityKeyCredentialAssertion) throws(SecurityKeyDaemonClientError) {
         guard let results = try optionalObject(object, "clientExtensionResults") else { return }
         assertion.appID = try optional(results, "appid", as: Bool.self, path: "appid") ?? false
         if let prf = try optionalObject(results, "prf") {
@@ -122,7 +129,7 @@ extension DaemonCeremony {
     }
 
     /// `prf.results.first` and `.second` (32-byte PRF outputs, base64url), when present.
-    static func prfResults(_ prf: [String: Any]) throws -> (SymmetricKey?, SymmetricKey?) {
+    static func prfResults(_ prf: [String: Any]) throws(SecurityKeyDaemonClientError) -> (SymmetricKey?, SymmetricKey?) {
         guard let results = try optionalObject(prf, "results") else { return (nil, nil) }
         var first = try bytes(results, "first")
         defer { first.wipe() }
@@ -137,13 +144,13 @@ extension DaemonCeremony {
         return (SymmetricKey(data: first), second)
     }
 
-    static func optionalObject(_ object: [String: Any], _ key: String) throws -> [String: Any]? {
+    static func optionalObject(_ object: [String: Any], _ key: String) throws(SecurityKeyDaemonClientError) -> [String: Any]? {
         guard let value = object[key] else { return nil }
         guard let members = value as? [String: Any] else { throw malformed("has a \(key) that is not an object") }
         return members
     }
 
-    static func optional<T>(_ object: [String: Any], _ key: String, as: T.Type, path: String) throws -> T? {
+    static func optional<T>(_ object: [String: Any], _ key: String, as: T.Type, path: String) throws(SecurityKeyDaemonClientError) -> T? {
         guard let value = object[key] else { return nil }
         guard let typed = value as? T else { throw malformed("has a \(path) of the wrong type") }
         return typed
