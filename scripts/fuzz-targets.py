@@ -67,7 +67,8 @@ TARGETS = {
     "structure-decoder": ["Sources/SecurityKeys/StructureDecoding/StructureDecoder.swift",
                           "Sources/SecurityKeys/StructureDecoding/StructureDecoder+CTAPHID.swift",
                           "Sources/SecurityKeys/StructureDecoding/WebAuthnResponseDocument.swift"],
-    "daemon-responses": ["Sources/SecurityKeyDaemonClient/SecurityKeyDaemonClient+Extensions.swift"],
+    "daemon-responses": ["Sources/SecurityKeyDaemonClient/SecurityKeyDaemonClient+Responses.swift",
+                         "Sources/SecurityKeyDaemonClient/SecurityKeyDaemonClient+ExtensionOutputs.swift"],
 }
 
 # Vector kinds that seed each target directly.
@@ -379,21 +380,31 @@ def extension_seeds():
     yield bytes([32, 0x80 | 16]) + bytes(range(64))
 
 
+def hid_init(channel, command, payload, total=None):
+    """A CTAPHID initialization report (64 bytes) of a message of `total` bytes."""
+    total = len(payload) if total is None else total
+    head = struct.pack(">IBH", channel, 0x80 | command, total) + payload[:57]
+    return head + b"\x00" * (64 - len(head))
+
+
+def hid_cont(channel, seq, payload):
+    """A CTAPHID continuation report (64 bytes)."""
+    head = struct.pack(">IB", channel, seq) + payload[:59]
+    return head + b"\x00" * (64 - len(head))
+
+
+def hid_message(channel, command, payload):
+    """The reports of one CTAPHID message."""
+    out = [hid_init(channel, command, payload)]
+    rest, seq = payload[57:], 0
+    while rest:
+        out.append(hid_cont(channel, seq, rest)); rest, seq = rest[59:], seq + 1
+    return out
+
+
 def ctaphid_device_seeds():
     """Report sequences (one time byte, then a 64-byte report) for CTAPHIDDeviceState."""
-    def init(channel, command, payload, total=None):
-        total = len(payload) if total is None else total
-        head = struct.pack(">IBH", channel, 0x80 | command, total) + payload[:57]
-        return head + b"\x00" * (64 - len(head))
-    def cont(channel, seq, payload):
-        head = struct.pack(">IB", channel, seq) + payload[:59]
-        return head + b"\x00" * (64 - len(head))
-    def message(channel, command, payload):
-        out = [init(channel, command, payload)]
-        rest, seq = payload[57:], 0
-        while rest:
-            out.append(cont(channel, seq, rest)); rest, seq = rest[59:], seq + 1
-        return out
+    init, cont, message = hid_init, hid_cont, hid_message
     nonce = b"\x01\x02\x03\x04\x05\x06\x07\x08"
     B = 0xFFFFFFFF
     hello = [init(B, 0x06, nonce)]
@@ -909,19 +920,7 @@ def ctaphid_capture_seeds():
     """Captures of 64-byte reports (usbmon or UDP recordings): both directions of INIT, CBOR
     (getInfo, makeCredential, getAssertion, an error status), KEEPALIVE, ERROR, CANCEL, vendor
     commands, interleaved channels and broken sequences."""
-    def init(channel, command, payload, total=None):
-        total = len(payload) if total is None else total
-        head = struct.pack(">IBH", channel, 0x80 | command, total) + payload[:57]
-        return head + b"\x00" * (64 - len(head))
-    def cont(channel, seq, payload):
-        head = struct.pack(">IB", channel, seq) + payload[:59]
-        return head + b"\x00" * (64 - len(head))
-    def message(channel, command, payload):
-        out = [init(channel, command, payload)]
-        rest, seq = payload[57:], 0
-        while rest:
-            out.append(cont(channel, seq, rest)); rest, seq = rest[59:], seq + 1
-        return out
+    init, cont, message = hid_init, hid_cont, hid_message
     B, nonce = 0xFFFFFFFF, bytes(range(1, 9))
     hello = message(B, 0x06, nonce) + message(B, 0x06, nonce + b"\x00\x00\x00\x07\x02\x05\x04\x03\x0d")
     info = cbor({1: ["FIDO_2_0", "FIDO_2_1"], 2: ["hmac-secret"], 3: b"\x11" * 16, 4: {"rk": True, "clientPIN": False}})

@@ -54,14 +54,7 @@ public struct FleetRow: Sendable {
         let pin = report.pinStatus
         func ms(_ duration: Duration?) -> JSONValue { duration.map { .integer($0.wholeMilliseconds) } ?? .null }
         func int(_ value: Int?) -> JSONValue { value.map { .integer(Int64($0)) } ?? .null }
-        var members: [(String, JSONValue?)] = [
-            ("uri", .string(d.uri)),
-            ("transport", .string(d.transport.rawValue)),
-            ("vendorId", d.vendorID.map { .integer(Int64($0)) } ?? .null),
-            ("productId", d.productID.map { .integer(Int64($0)) } ?? .null),
-            ("manufacturer", d.manufacturer.map(JSONValue.string) ?? .null),
-            ("product", d.product.map(JSONValue.string) ?? .null),
-            ("serialNumber", d.serialNumber.map(JSONValue.string) ?? .null),
+        var members: [(String, JSONValue?)] = d.jsonMembers.map { ($0.0, $0.1) } + [
             ("aaguid", info.map { .string($0.aaguid.description.lowercased()) } ?? .null),
             ("model", model.map(JSONValue.string) ?? .null),
             ("certification", certification.map(JSONValue.string) ?? .null),

@@ -1,3 +1,5 @@
+import CTAPHID
+
 /// What a virtual key is, as a command line (`securitykey virtual serve`) or a test states it:
 /// a profile and the few choices on top of it. ``configuration`` turns the settings into the
 /// ``VirtualKey/Configuration`` the key is made from, so every tool builds the same key from
@@ -40,6 +42,11 @@ public struct VirtualKeySettings: Sendable, Hashable {
 
     /// The defaults: a ctap20 key with packed attestation and no PIN.
     public init() {}
+
+    /// The CTAPHID capabilities its servers announce in INIT: no CBOR for a U2F-only key.
+    public var ctaphidCapabilities: CTAPHIDCapabilities {
+        ctap1Only ? UDPCTAPHIDServer.Configuration.ctap1OnlyCapabilities : [.wink, .cbor]
+    }
 
     /// The configuration a key with these settings is made from.
     public var configuration: VirtualKey.Configuration {

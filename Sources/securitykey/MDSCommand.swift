@@ -73,7 +73,7 @@ struct MDSUpdateCommand: ReportingCommand {
         let source = file ?? url ?? MetadataBLOBDownload.defaultURL
         let bytes: [UInt8]
         if let file {
-            bytes = try MDSCLI.readBLOB(file)
+            bytes = try readInput(file, limit: 64 << 20)
         } else {
             bytes = try await MDSCLI.download(source)
         }
@@ -249,17 +249,6 @@ enum MDSCLI {
             throw CLIError.invalidInput("\(path) is neither a PEM bundle nor a DER certificate.")
         }
         return [certificate]
-    }
-
-    /// Reads a BLOB file with the BLOB size cap (larger than `readInput`'s 16 MiB).
-    static func readBLOB(_ path: String) throws -> [UInt8] {
-        let limit = 64 << 20
-        let handle = path == "-" ? FileHandle.standardInput : FileHandle(forReadingAtPath: path)
-        guard let handle else { throw CLIError(.failure, code: "io", "Cannot read \(path).") }
-        defer { if path != "-" { try? handle.close() } }
-        let data = (try? handle.read(upToCount: limit + 1)) ?? Data()
-        guard data.count <= limit else { throw CLIError.invalidInput("\(path) is larger than 64 MiB.") }
-        return [UInt8](data)
     }
 
     /// Downloads the BLOB at `url` (64 MiB at most, within a minute).

@@ -240,9 +240,9 @@ struct VerifyCommand: ReportingCommand {
     }
 }
 
-/// Reads a file, or standard input for `-`, up to 16 MiB.
-func readInput(_ path: String) throws -> [UInt8] {
-    let limit = 16 << 20
+/// Reads a file, or standard input for `-`, up to `limit` bytes (16 MiB unless given); a larger
+/// input is `tooLarge`, or an `invalid-input` error naming the limit.
+func readInput(_ path: String, limit: Int = 16 << 20, tooLarge: CLIError? = nil) throws -> [UInt8] {
     let data: Data?
     if path == "-" {
         data = try? FileHandle.standardInput.read(upToCount: limit + 1)
@@ -254,6 +254,8 @@ func readInput(_ path: String) throws -> [UInt8] {
         data = try? handle.read(upToCount: limit + 1)
     }
     let bytes = [UInt8](data ?? Data())
-    guard bytes.count <= limit else { throw CLIError.invalidInput("\(path) is larger than 16 MiB.") }
+    guard bytes.count <= limit else {
+        throw tooLarge ?? CLIError.invalidInput("\(path) is larger than \(limit >> 20) MiB.")
+    }
     return bytes
 }

@@ -264,9 +264,10 @@ struct VirtualServeCommand: ReportingCommand {
         LogBootstrap.bootstrapOnce()
         var logger = Logger(label: "securitykey.virtual")
         logger.logLevel = verbose >= 2 ? .trace : (verbose == 1 ? .debug : .notice)
-        let configuration = try settings().configuration
+        let settings = try self.settings()
+        let configuration = settings.configuration
         if count > 1 {
-            try await serveMany(configuration: configuration, logger: logger)
+            try await serveMany(settings, logger: logger)
             return
         }
         let key = try VirtualKey(
@@ -320,7 +321,7 @@ struct VirtualServeCommand: ReportingCommand {
                 handler: handler,
                 configuration: .init(
                     serialNumber: serialNumber,
-                    capabilities: ctap1Only ? UDPCTAPHIDServer.Configuration.ctap1OnlyCapabilities : [.wink, .cbor]),
+                    capabilities: settings.ctaphidCapabilities),
                 logger: logger)
             body = {
                 await withTaskGroup(of: Void.self) { group in
@@ -353,7 +354,7 @@ struct VirtualServeCommand: ReportingCommand {
                 handler: handler,
                 configuration: .init(
                     host: target.host, port: target.port,
-                    capabilities: ctap1Only ? UDPCTAPHIDServer.Configuration.ctap1OnlyCapabilities : [.wink, .cbor]),
+                    capabilities: settings.ctaphidCapabilities),
                 logger: logger)
             body = {
                 do throws(TransportError) { try await server.run() } catch { failure.set(CLIError(error)) }
