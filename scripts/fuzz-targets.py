@@ -991,8 +991,11 @@ def structure_decoder_seeds(entries):
 def daemon_response_seeds():
     """A selector (0 registration, 1 assertion, 2 account list) and securitykeyd's JSON."""
     b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
-    auth = b"\x33" * 32 + b"\x41" + b"\x00" * 4
+    auth = b"\x33" * 32 + b"\x01" + b"\x00" * 4
     attestation = cbor({"fmt": "none", "attStmt": {}, "authData": auth})
+    # With extension data (ED): the authenticator's own outputs.
+    extended = cbor({"fmt": "none", "attStmt": {},
+                     "authData": b"\x33" * 32 + b"\x81" + b"\x00" * 4 + cbor({"credProtect": 2, "hmac-secret": True})})
     prf = {"enabled": True, "results": {"first": b64(b"\x01" * 32), "second": b64(b"\x02" * 32)}}
     registration = {"id": b64(b"\x09"), "rawId": b64(b"\x09"), "type": "public-key",
                     "response": {"clientDataJSON": b64(b"{}"), "attestationObject": b64(attestation), "transports": ["usb", "nfc"]},
@@ -1000,6 +1003,15 @@ def daemon_response_seeds():
                                                "credBlob": True, "appidExclude": False, "largeBlob": {"supported": True}}}
     yield b"\x00" + json.dumps(registration).encode()
     yield b"\x00" + json.dumps(dict(registration, clientExtensionResults={"prf": {"results": {"first": "AA"}}})).encode()
+    response = dict(registration["response"], attestationObject=b64(extended))
+    yield b"\x00" + json.dumps(dict(registration, response=response)).encode()
+    for bad in ({"prf": {"enabled": 1}}, {"prf": {"results": {"first": b64(b"\x01" * 32), "second": "AA"}}},
+                {"prf": []}, {"credProps": {"rk": "yes"}}, {"largeBlob": {"supported": 0}}, {"hmacCreateSecret": 1},
+                {"prf": {"results": {"first": b64(b"\x01" * 32), "second": 5}}}, {"prf": {"results": 5}}):
+        yield b"\x00" + json.dumps(dict(registration, clientExtensionResults=bad)).encode()
+    for broken in (b64(b"\xa0"), b64(cbor({"fmt": "none", "attStmt": {}, "authData": b"\x33" * 32 + b"\x81" + b"\x00" * 4 + b"\xff"}))):
+        response = dict(registration["response"], attestationObject=broken)
+        yield b"\x00" + json.dumps(dict(registration, response=response)).encode()
     assertion = {"id": b64(b"\x09"), "rawId": b64(b"\x09"), "type": "public-key",
                  "response": {"clientDataJSON": b64(b"{}"), "authenticatorData": b64(auth), "signature": b64(b"\x30"),
                               "userHandle": b64(b"\x01")},
@@ -1007,6 +1019,9 @@ def daemon_response_seeds():
                                             "largeBlob": {"blob": b64(b"\x05"), "written": True}}}
     yield b"\x01" + json.dumps(assertion).encode()
     yield b"\x01" + json.dumps(dict(assertion, clientExtensionResults={"largeBlob": 1})).encode()
+    for bad in ({"appid": 1}, {"getCredBlob": 1}, {"largeBlob": {"blob": 1}}, {"largeBlob": {"written": 1}},
+                {"prf": {"results": {"second": b64(b"\x02" * 32)}}}, {"prf": {"results": {"first": b64(b"\x01" * 31)}}}):
+        yield b"\x01" + json.dumps(dict(assertion, clientExtensionResults=bad)).encode()
     yield b"\x02" + json.dumps([{"id": b64(b"\x01"), "userHandle": b64(b"\x02"), "name": "a", "displayName": "A"},
                                  {"id": b64(b"\x03"), "name": None, "displayName": None}]).encode()
     yield b"\x02[{\"id\":5}]"

@@ -188,7 +188,7 @@ struct MDSShowCommand: ReportingCommand {
 /// hooks `verify --mds`, `info` and `list` use.
 enum MDSCLI {
     /// The cache in `$XDG_CACHE_HOME/securitykey`.
-    static var cache: MetadataCache { MetadataCache(directory: MetadataCache.defaultDirectory()) }
+    static var cache: MetadataCache { .default }
 
     /// The cached BLOB, or a one-sentence error when there is none.
     static func loadCache() throws -> MetadataBLOB {
@@ -216,9 +216,7 @@ enum MDSCLI {
 
     /// The metadata entry `verify --mds` names the model by.
     static func entry(aaguid: AAGUID, attestationCertificate: Certificate?) -> MetadataBLOBPayloadEntry? {
-        guard let payload = try? cache.load()?.payload else { return nil }
-        return payload.entry(aaguid: aaguid)
-            ?? attestationCertificate.flatMap { payload.entry(attestationCertificate: $0) }
+        (try? cache.load()?.payload)?.entry(aaguid: aaguid, attestationCertificate: attestationCertificate)
     }
 
     /// ISO 8601 with or without fractional seconds, or a bare `YYYY-MM-DD` (UTC midnight).
