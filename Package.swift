@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "ISO7816", targets: ["ISO7816"]),
         .library(name: "WebAuthnVerification", targets: ["WebAuthnVerification"]),
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
+        .library(name: "Fleet", targets: ["Fleet"]),
+        .library(name: "SecurityKeyDaemonClient", targets: ["SecurityKeyDaemonClient"]),
         .executable(name: "securitykey", targets: ["securitykey"]),
         .executable(name: "securitykey-bench", targets: ["securitykey-bench"]),
         // Not an API: exported only so the libFuzzer package in Fuzz/ can link the fuzz targets.
@@ -129,21 +131,35 @@ let package = Package(
         .target(
             name: "SecurityKeys",
             dependencies: [
-                "_SecurityKeyInternals", "Authenticators", "CBOR", "CTAP2", "Transport", "HIDTransport",
-                "NFCTransport",
+                "_SecurityKeyInternals", "Authenticators", "CBOR", "CTAP2", "CTAPHID", "Transport", "HIDTransport", "NFCTransport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
 
-        // MARK: D-Bus connection (sd-bus on a dedicated thread), for the daemon
+        // MARK: Fleet inventory rows, policy and attestation verdicts over the device layer
+        .target(
+            name: "Fleet",
+            dependencies: ["Authenticators", "CBOR", "CTAP2", "Transport", "WebAuthnVerification"],
+            swiftSettings: strict),
+
+        // MARK: D-Bus connection (sd-bus on a dedicated thread), for the daemon and its clients
         .target(name: "SDBus", dependencies: ["CSDBus"], swiftSettings: strict),
+
+        // MARK: The client of securitykeyd, and the daemon's D-Bus names both sides share
+        .target(
+            name: "SecurityKeyDaemonClient",
+            dependencies: [
+                "_SecurityKeyInternals", "SDBus", "SecurityKeys", "CTAP2",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
 
         // MARK: Executables
         .executableTarget(
             name: "securitykeyd",
             dependencies: [
-                "_SecurityKeyInternals", "SDBus", "SecurityKeys", "Authenticators", "CTAP2", "Transport",
+                "_SecurityKeyInternals", "SDBus", "SecurityKeyDaemonClient", "SecurityKeys", "Authenticators", "CTAP2", "Transport",
                 "HIDTransport", "NFCTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -153,8 +169,8 @@ let package = Package(
             name: "securitykey",
             dependencies: [
                 "_SecurityKeyInternals", "Authenticators", "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport",
-                "VirtualAuthenticator",
-                "NFCTransport", "HIDTransport", "WebAuthnVerification", "SDBus",
+                "VirtualAuthenticator", "NFCTransport", "HIDTransport", "WebAuthnVerification", "Fleet",
+                "SecurityKeyDaemonClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -177,7 +193,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 "_SecurityKeyInternals", "CBOR", "CTAPHID", "ISO7816", "CTAP2", "WebAuthnVerification",
-                "VirtualAuthenticator", "SecurityKeys",
+                "VirtualAuthenticator", "SecurityKeys", "SecurityKeyDaemonClient",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -65,6 +65,12 @@ TARGETS = {
                       "Sources/SecurityKeys/WebAuthnJSON/PublicKeyCredentialRequestOptionsJSON.swift",
                       "Sources/SecurityKeys/WebAuthnJSON/WebAuthnExtensionInputsJSON.swift"],
     "base64": ["Sources/_SecurityKeyInternals/Base64.swift"],
+    "ctaphid-capture": ["Sources/CTAPHID/CTAPHIDCapture.swift"],
+    "structure-decoder": ["Sources/SecurityKeys/StructureDecoding/StructureDecoder.swift",
+                          "Sources/SecurityKeys/StructureDecoding/StructureDecoder+CTAPHID.swift",
+                          "Sources/SecurityKeys/StructureDecoding/WebAuthnResponseDocument.swift"],
+    "daemon-responses": ["Sources/SecurityKeyDaemonClient/SecurityKeyDaemonClient+Responses.swift",
+                         "Sources/SecurityKeyDaemonClient/SecurityKeyDaemonClient+ExtensionOutputs.swift"],
 }
 
 # Vector kinds that seed each target directly.
@@ -376,21 +382,31 @@ def extension_seeds():
     yield bytes([32, 0x80 | 16]) + bytes(range(64))
 
 
+def hid_init(channel, command, payload, total=None):
+    """A CTAPHID initialization report (64 bytes) of a message of `total` bytes."""
+    total = len(payload) if total is None else total
+    head = struct.pack(">IBH", channel, 0x80 | command, total) + payload[:57]
+    return head + b"\x00" * (64 - len(head))
+
+
+def hid_cont(channel, seq, payload):
+    """A CTAPHID continuation report (64 bytes)."""
+    head = struct.pack(">IB", channel, seq) + payload[:59]
+    return head + b"\x00" * (64 - len(head))
+
+
+def hid_message(channel, command, payload):
+    """The reports of one CTAPHID message."""
+    out = [hid_init(channel, command, payload)]
+    rest, seq = payload[57:], 0
+    while rest:
+        out.append(hid_cont(channel, seq, rest)); rest, seq = rest[59:], seq + 1
+    return out
+
+
 def ctaphid_device_seeds():
     """Report sequences (one time byte, then a 64-byte report) for CTAPHIDDeviceState."""
-    def init(channel, command, payload, total=None):
-        total = len(payload) if total is None else total
-        head = struct.pack(">IBH", channel, 0x80 | command, total) + payload[:57]
-        return head + b"\x00" * (64 - len(head))
-    def cont(channel, seq, payload):
-        head = struct.pack(">IB", channel, seq) + payload[:59]
-        return head + b"\x00" * (64 - len(head))
-    def message(channel, command, payload):
-        out = [init(channel, command, payload)]
-        rest, seq = payload[57:], 0
-        while rest:
-            out.append(cont(channel, seq, rest)); rest, seq = rest[59:], seq + 1
-        return out
+    init, cont, message = hid_init, hid_cont, hid_message
     nonce = b"\x01\x02\x03\x04\x05\x06\x07\x08"
     B = 0xFFFFFFFF
     hello = [init(B, 0x06, nonce)]
@@ -850,6 +866,9 @@ def seeds(root):
     for r in extension_seeds(): yield "extensions", r
     for r in webauthn_json_seeds(entries): yield "webauthn-json", r
     for r in ctaphid_device_seeds(): yield "ctaphid-device", r
+    for r in ctaphid_capture_seeds(): yield "ctaphid-capture", r
+    for r in structure_decoder_seeds(entries): yield "structure-decoder", r
+    for r in daemon_response_seeds(): yield "daemon-responses", r
     ders = [bytes.fromhex(e["hex"]) for e in entries if e["kind"] == "x509-der"]
     for r in trust_anchor_seeds(ders): yield "trust-anchors", r
     for r in mds_payload_seeds(): yield "mds-payload", r
@@ -903,6 +922,117 @@ def seeds(root):
                 yield "crl", struct.pack(">H", len(issuer)) + issuer + crl
         elif path.endswith((".pem", ".der")):
             yield "trust-anchors", data
+
+
+def ctaphid_capture_seeds():
+    """Captures of 64-byte reports (usbmon or UDP recordings): both directions of INIT, CBOR
+    (getInfo, makeCredential, getAssertion, an error status), KEEPALIVE, ERROR, CANCEL, vendor
+    commands, interleaved channels and broken sequences."""
+    init, cont, message = hid_init, hid_cont, hid_message
+    B, nonce = 0xFFFFFFFF, bytes(range(1, 9))
+    hello = message(B, 0x06, nonce) + message(B, 0x06, nonce + b"\x00\x00\x00\x07\x02\x05\x04\x03\x0d")
+    info = cbor({1: ["FIDO_2_0", "FIDO_2_1"], 2: ["hmac-secret"], 3: b"\x11" * 16, 4: {"rk": True, "clientPIN": False}})
+    make = bytes([1]) + cbor({1: b"\x22" * 32, 2: {"id": "example.org"}, 3: {"id": b"\x01"}, 4: [{"alg": -7, "type": "public-key"}]})
+    auth = b"\x33" * 32 + b"\x05" + b"\x00\x00\x00\x01"
+    made = b"\x00" + cbor({1: "none", 2: auth, 3: {}})
+    got = b"\x00" + cbor({2: auth, 3: b"\x30" * 70})
+    yield b"".join(hello + message(7, 0x10, b"\x04") + message(7, 0x3B, b"\x01") + message(7, 0x10, b"\x00" + info))
+    yield b"".join(hello + message(7, 0x10, make) + message(7, 0x3B, b"\x02") + message(7, 0x10, made))
+    yield b"".join(hello + message(7, 0x10, b"\x02" + cbor({1: "example.org", 2: b"\x44" * 32}))
+                   + message(7, 0x10, got) + message(7, 0x10, b"\x08") + message(7, 0x10, got))
+    yield b"".join(hello + message(7, 0x10, b"\x06" + cbor({1: 2, 2: 1})) + message(7, 0x10, b"\x31"))
+    yield b"".join(hello + message(7, 0x10, b"\x04") + message(7, 0x10, b"\x00\xff\xfe"))
+    yield b"".join(hello + message(7, 0x01, bytes(range(200))) + message(7, 0x01, bytes(range(200))))
+    yield b"".join(hello + message(7, 0x11, b"") + message(7, 0x3F, b"\x0b") + message(7, 0x3B, b"\x07"))
+    yield b"".join(hello + message(7, 0x41, b"v") + message(7, 0x41, b"w") + message(7, 0x30, b"") + message(7, 0x08, b""))
+    yield b"".join(hello + message(7, 0x03, b"\x00\x03\x00\x00") + message(7, 0x03, b"\x90\x00") + message(7, 0x04, b"\x01"))
+    # Interleaved channels, an INIT in the middle of a message, a wrong sequence, a message left unfinished.
+    yield b"".join(hello + [init(7, 0x01, b"x" * 57, total=100)] + message(8, 0x10, b"\x04") + [cont(7, 0, b"y" * 43)])
+    yield b"".join(hello + [init(7, 0x01, b"x" * 57, total=100)] + message(7, 0x10, b"\x04") + [cont(7, 3, b"")])
+    yield b"".join(hello + [init(7, 0x01, b"x" * 57, total=300)] + [cont(7, 0, b"y" * 59)])
+    yield b"".join(hello + [cont(9, 0, b"stray")] + [init(7, 0x01, b"", total=9000)] + [b"\x00" * 64])
+    for seq in ctaphid_device_seeds():
+        if len(seq) % 65 == 0:
+            yield b"".join(seq[i + 1:i + 65] for i in range(0, len(seq), 65))
+
+
+def structure_decoder_seeds(entries):
+    """A kind byte (an index into StructureDecoder.Kind.allCases, 0xff to recognise) and the input."""
+    kinds = {"cbor": 0, "attestationObject": 1, "authenticatorData": 2, "cose-key": 6, "clientDataJSON": 7,
+             "ctap2-response-cbor": 3, "ctap-response": 4}
+    for e in entries:
+        data = bytes.fromhex(e["hex"])
+        if len(data) > 8192: continue
+        kind = "cbor" if e["kind"].startswith("cbor-vector") else e["kind"]
+        if kind in kinds: yield bytes([kinds[kind]]) + data
+        if kind in ("attestationObject", "authenticatorData", "clientDataJSON", "ctap2-response-cbor", "cose-key"):
+            yield b"\xff" + data
+    for capture in list(ctaphid_capture_seeds())[:4]:
+        yield b"\x08" + capture
+        yield b"\xff" + capture
+    for kind in range(11): yield bytes([kind])
+    yield b"\x03\x31"
+    yield b"\x03" + cbor({1: ["FIDO_2_0"], 3: b"\x00" * 16, 4: {"up": True}, 0x7f: 1})
+    # Not canonical: the keys out of order (decode still shows it, with canonical false).
+    yield b"\x03\x00\xa2\x03\x50" + b"\x00" * 16 + b"\x01\x81\x68FIDO_2_0"
+    yield b"\x06" + cbor({1: 2, 3: -7, -1: 1, -2: b"\x01" * 32, -3: b"\x02" * 32})
+    yield b"\x00\xf9\x7e\x00"
+    b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+    client = json.dumps({"type": "webauthn.create", "challenge": b64(b"\x01" * 16), "origin": "https://example.org",
+                         "crossOrigin": False, "topOrigin": "https://top.example", "extra": 1}).encode()
+    yield b"\x07" + client
+    attestation = cbor({"fmt": "none", "attStmt": {}, "authData": b"\x33" * 32 + b"\x41" + b"\x00" * 4 + b"\x00" * 16
+                        + b"\x00\x02\xab\xcd" + cbor({1: 2, 3: -7, -1: 1, -2: b"\x01" * 32, -3: b"\x02" * 32})})
+    registration = {"id": b64(b"\xab\xcd"), "rawId": b64(b"\xab\xcd"), "type": "public-key",
+                    "authenticatorAttachment": "cross-platform",
+                    "response": {"clientDataJSON": b64(client), "attestationObject": b64(attestation), "transports": ["usb"]}}
+    yield b"\x09" + json.dumps(registration).encode()
+    yield b"\xff" + json.dumps(registration).encode()
+    assertion = {"id": b64(b"\xab"), "rawId": b64(b"\xab"), "type": "public-key",
+                 "response": {"clientDataJSON": b64(client), "authenticatorData": b64(b"\x33" * 32 + b"\x01\x00\x00\x00\x02"),
+                              "signature": b64(b"\x30" * 8), "userHandle": b64(b"\x01")}}
+    yield b"\x0a" + json.dumps(assertion).encode()
+    yield b"\xff" + json.dumps(assertion).encode()
+    yield b"\x0a" + json.dumps({"id": "!", "response": {}}).encode()
+
+
+def daemon_response_seeds():
+    """A selector (0 registration, 1 assertion, 2 account list) and securitykeyd's JSON."""
+    b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+    auth = b"\x33" * 32 + b"\x01" + b"\x00" * 4
+    attestation = cbor({"fmt": "none", "attStmt": {}, "authData": auth})
+    # With extension data (ED): the authenticator's own outputs.
+    extended = cbor({"fmt": "none", "attStmt": {},
+                     "authData": b"\x33" * 32 + b"\x81" + b"\x00" * 4 + cbor({"credProtect": 2, "hmac-secret": True})})
+    prf = {"enabled": True, "results": {"first": b64(b"\x01" * 32), "second": b64(b"\x02" * 32)}}
+    registration = {"id": b64(b"\x09"), "rawId": b64(b"\x09"), "type": "public-key",
+                    "response": {"clientDataJSON": b64(b"{}"), "attestationObject": b64(attestation), "transports": ["usb", "nfc"]},
+                    "clientExtensionResults": {"prf": prf, "hmacCreateSecret": True, "credProps": {"rk": True},
+                                               "credBlob": True, "appidExclude": False, "largeBlob": {"supported": True}}}
+    yield b"\x00" + json.dumps(registration).encode()
+    yield b"\x00" + json.dumps(dict(registration, clientExtensionResults={"prf": {"results": {"first": "AA"}}})).encode()
+    response = dict(registration["response"], attestationObject=b64(extended))
+    yield b"\x00" + json.dumps(dict(registration, response=response)).encode()
+    for bad in ({"prf": {"enabled": 1}}, {"prf": {"results": {"first": b64(b"\x01" * 32), "second": "AA"}}},
+                {"prf": []}, {"credProps": {"rk": "yes"}}, {"largeBlob": {"supported": 0}}, {"hmacCreateSecret": 1},
+                {"prf": {"results": {"first": b64(b"\x01" * 32), "second": 5}}}, {"prf": {"results": 5}}):
+        yield b"\x00" + json.dumps(dict(registration, clientExtensionResults=bad)).encode()
+    for broken in (b64(b"\xa0"), b64(cbor({"fmt": "none", "attStmt": {}, "authData": b"\x33" * 32 + b"\x81" + b"\x00" * 4 + b"\xff"}))):
+        response = dict(registration["response"], attestationObject=broken)
+        yield b"\x00" + json.dumps(dict(registration, response=response)).encode()
+    assertion = {"id": b64(b"\x09"), "rawId": b64(b"\x09"), "type": "public-key",
+                 "response": {"clientDataJSON": b64(b"{}"), "authenticatorData": b64(auth), "signature": b64(b"\x30"),
+                              "userHandle": b64(b"\x01")},
+                 "clientExtensionResults": {"appid": True, "prf": prf, "getCredBlob": b64(b"blob"),
+                                            "largeBlob": {"blob": b64(b"\x05"), "written": True}}}
+    yield b"\x01" + json.dumps(assertion).encode()
+    yield b"\x01" + json.dumps(dict(assertion, clientExtensionResults={"largeBlob": 1})).encode()
+    for bad in ({"appid": 1}, {"getCredBlob": 1}, {"largeBlob": {"blob": 1}}, {"largeBlob": {"written": 1}},
+                {"prf": {"results": {"second": b64(b"\x02" * 32)}}}, {"prf": {"results": {"first": b64(b"\x01" * 31)}}}):
+        yield b"\x01" + json.dumps(dict(assertion, clientExtensionResults=bad)).encode()
+    yield b"\x02" + json.dumps([{"id": b64(b"\x01"), "userHandle": b64(b"\x02"), "name": "a", "displayName": "A"},
+                                 {"id": b64(b"\x03"), "name": None, "displayName": None}]).encode()
+    yield b"\x02[{\"id\":5}]"
 
 
 def main():

@@ -38,7 +38,8 @@ public struct FuzzTarget: Sendable {
         .cbor, .ctaphidHost, .ctaphidDevice, .iso7816, .getInfo, .authenticatorData, .coseKey,
         .ctap2Responses, .attestationObject, .tpm, .androidKeyDescription, .safetyNet, .clientData,
         .mdsBLOB, .mdsPayload, .crl, .trustAnchors, .virtualKey, .virtualKeyU2F, .virtualKeyState, .bioEnrollment, .largeBlob,
-        .u2fResponses, .extensions, .webAuthnJSON, .base64,
+        .u2fResponses, .extensions, .webAuthnJSON, .base64, .ctaphidCapture, .structureDecoder,
+        .daemonResponses,
     ]
 
     /// The target called `name`, if there is one.

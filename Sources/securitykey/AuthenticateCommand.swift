@@ -1,5 +1,6 @@
 import _SecurityKeyInternals
 import ArgumentParser
+import CBOR
 import CTAP2
 import SecurityKeys
 

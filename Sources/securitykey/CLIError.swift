@@ -1,4 +1,5 @@
 import Authenticators
+import CBOR
 import CTAP2
 import SecurityKeys
 import Transport
@@ -187,6 +188,7 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
         case let e as SecurityKeyError: CLIError(e)
         case let e as AuthenticatorError: CLIError(e)
         case let e as VirtualKeyError: CLIError(e)
+        case let e as StructureDecodingError: CLIError.invalidInput(e.message)
         case is CancellationError:
             CLIError(.cancelled, code: TransportError.Code.cancelled.rawValue, "The operation was cancelled.")
         default: CLIError(.failure, code: "error", "\(error)")

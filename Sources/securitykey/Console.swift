@@ -1,3 +1,4 @@
+import CBOR
 import Foundation
 import Transport
 import Synchronization

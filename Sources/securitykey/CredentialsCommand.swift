@@ -1,6 +1,7 @@
 import _SecurityKeyInternals
 import ArgumentParser
 import Authenticators
+import CBOR
 import CTAP2
 import SecurityKeys
 import Transport

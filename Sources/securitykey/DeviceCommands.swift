@@ -1,6 +1,7 @@
 import _SecurityKeyInternals
 import ArgumentParser
 import Authenticators
+import CBOR
 import CTAP2
 import Transport
 
@@ -60,20 +61,14 @@ extension AuthenticatorDirectory.Listing {
     private var problemText: String? { problem?.message }
 
     var json: JSONValue {
-        .members([
-            ("uri", .string(descriptor.uri)),
-            ("transport", .string(descriptor.transport.rawValue)),
-            ("vendorId", descriptor.vendorID.map { .integer(Int64($0)) } ?? .null),
-            ("productId", descriptor.productID.map { .integer(Int64($0)) } ?? .null),
-            ("manufacturer", descriptor.manufacturer.map(JSONValue.string) ?? .null),
-            ("product", descriptor.product.map(JSONValue.string) ?? .null),
-            ("serialNumber", descriptor.serialNumber.map(JSONValue.string) ?? .null),
-            ("aaguid", info.map { .string($0.aaguid.description.lowercased()) } ?? .null),
-            ("model", info.flatMap { MDSCLI.modelName(aaguid: $0.aaguid) }.map(JSONValue.string) ?? .null),
-            ("versions", info.map { .array($0.versions.map { .string($0.rawValue) }) } ?? .null),
-            ("u2fOnly", info.map { .bool($0.isU2FOnly) } ?? .null),
-            ("error", problemText.map(JSONValue.string)),
-        ])
+        .members(
+            descriptor.jsonMembers.map { ($0.0, $0.1) } + [
+                ("aaguid", info.map { .string($0.aaguid.description.lowercased()) } ?? .null),
+                ("model", info.flatMap { MDSCLI.modelName(aaguid: $0.aaguid) }.map(JSONValue.string) ?? .null),
+                ("versions", info.map { .array($0.versions.map { .string($0.rawValue) }) } ?? .null),
+                ("u2fOnly", info.map { .bool($0.isU2FOnly) } ?? .null),
+                ("error", problemText.map(JSONValue.string)),
+            ])
     }
 }
 

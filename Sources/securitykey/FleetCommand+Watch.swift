@@ -1,4 +1,6 @@
 import Authenticators
+import CBOR
+import Fleet
 import Foundation
 import WebAuthnVerification
 
@@ -30,19 +32,5 @@ extension FleetCommand {
                 }
             }
         }
-    }
-}
-
-extension FleetRow {
-    /// One line for people: URI, model or AAGUID, firmware, PIN, health, and the verdicts.
-    var summary: String {
-        let r = report
-        var parts = [r.descriptor.uri, model ?? r.info.map { $0.aaguid.description.lowercased() } ?? "-"]
-        if let firmware = r.info?.firmwareVersion { parts.append("fw \(firmware)") }
-        if let isSet = r.pinStatus?.isSet { parts.append(isSet ? "PIN set" : "no PIN") }
-        parts.append(r.isHealthy ? "healthy" : "unhealthy: \(r.failure?.message ?? "no answer")")
-        if let attestation { parts.append(attestation.isGenuine ? "genuine" : "attestation not proven") }
-        if let violations { parts.append(violations.isEmpty ? "policy pass" : "policy FAIL: " + violations.joined(separator: " ")) }
-        return parts.joined(separator: "  ")
     }
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Authenticators
+import CBOR
 import CTAP2
+import Fleet
 import Foundation
 import Transport
 import WebAuthnVerification
@@ -148,10 +150,10 @@ struct FleetCommand: ReportingCommand {
         if global.json {
             Console.json(.array(rows.map(\.json)))
         } else if csv {
-            Console.out(FleetRow.csvHeader.joined(separator: ","))
-            for row in rows { Console.out(row.csvFields.map(Self.csvField).joined(separator: ",")) }
+            Console.out(FleetRow.csvLine(FleetRow.csvHeader))
+            for row in rows { Console.out(FleetRow.csvLine(row.csvFields)) }
         } else if !ndjson {
-            Self.printTable(rows, withPolicy: rules != nil, withAttestation: attest)
+            for line in FleetRow.table(rows, withPolicy: rules != nil, withAttestation: attest) { Console.out(line) }
         }
         if rules != nil, rows.contains(where: { $0.violations?.isEmpty == false }) {
             let failing = rows.filter { $0.violations?.isEmpty == false }.count
@@ -192,51 +194,6 @@ struct FleetCommand: ReportingCommand {
             throw CLIError.usage("The policy file \(path) is not a valid policy (\(error)).")
         }
     }
-
-    /// RFC 4180 quoting where a field needs it.
-    static func csvField(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
-    static func printTable(_ rows: [FleetRow], withPolicy: Bool, withAttestation: Bool = false) {
-        var header = ["URI", "MODEL / AAGUID", "FW", "PIN", "RETRIES", "HEALTH", "MS"]
-        if withAttestation { header.append("ATTEST") }
-        if withPolicy { header.append("POLICY") }
-        var lines = [header]
-        for row in rows {
-            let r = row.report
-            let modelText: String = row.model ?? r.info.map { $0.aaguid.description.lowercased() } ?? "-"
-            let firmware: String = r.info?.firmwareVersion.map { String($0) } ?? "-"
-            var pinText = "-"
-            if let isSet = r.pinStatus?.isSet { pinText = isSet ? "set" : "not set" }
-            let retries: String = r.pinStatus?.retries.map { String($0) } ?? "-"
-            let health: String = r.isHealthy ? "ok" : (r.failure?.code.rawValue ?? "failed")
-            var line: [String] = [
-                r.descriptor.uri, modelText, firmware, pinText, retries, health, String(r.elapsed.wholeMilliseconds),
-            ]
-            if withAttestation {
-                line.append(row.attestation.map { $0.isGenuine ? "genuine" : "NOT PROVEN" } ?? "-")
-            }
-            if withPolicy { line.append(row.violations?.isEmpty == true ? "pass" : "FAIL") }
-            lines.append(line)
-        }
-        let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
-        for line in lines {
-            Console.out(
-                line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
-                    .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
-        }
-        for row in rows {
-            if let failure = row.report.failure {
-                Console.out("\(row.report.descriptor.uri): \(failure.message)")
-            }
-            if let problem = row.attestation?.problem {
-                Console.out("\(row.report.descriptor.uri): attestation: \(problem)")
-            }
-            for reason in row.violations ?? [] { Console.out("\(row.report.descriptor.uri): policy: \(reason)") }
-        }
-    }
 }
 
 /// "keys done / total" on one rewritten line of standard error (only on a terminal).
@@ -250,135 +207,5 @@ final class FleetProgress: Sendable {
 
     func clear() {
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
-    }
-}
-
-/// One key as the CLI shows it: the report, what the metadata says, and the policy's verdict.
-struct FleetRow {
-    var report: FleetKeyReport
-    var model: String?
-    var certification: String?
-    var status: String?
-    /// The policy's reasons; nil without a policy.
-    var violations: [String]?
-    /// The `--attest` verdict; nil without --attest.
-    var attestation: FleetAttestationVerdict?
-
-    init(
-        report: FleetKeyReport, metadata: MetadataBLOBPayload?, policy: FleetPolicy?,
-        attestation: FleetAttestationVerdict? = nil
-    ) {
-        self.attestation = attestation
-        self.report = report
-        let entry = report.info.flatMap { metadata?.entry(aaguid: $0.aaguid) }
-        model = entry?.description
-        // Status reports name the firmware they concern; the key's own version picks them.
-        let firmware = report.info?.firmwareVersion
-        certification = entry?.certification(forFirmware: firmware)?.status.rawValue
-        status = entry?.latestStatus(forFirmware: firmware)?.status.rawValue
-        violations = policy?.violations(
-            of: report,
-            metadata: FleetPolicy.Metadata(model: model, latestStatus: status, certification: certification))
-        // With --attest, a key not proven genuine fails any policy.
-        if violations != nil, let attestation, !attestation.isGenuine {
-            violations?.append("Attestation not proven: \(attestation.problem ?? "no trusted path").")
-        }
-    }
-
-    var statusRefused: Bool? {
-        status.map { AuthenticatorStatus.refusedByDefault.contains(AuthenticatorStatus(rawValue: $0)) }
-    }
-
-    var json: JSONValue {
-        let d = report.descriptor
-        let info = report.info
-        let pin = report.pinStatus
-        func ms(_ duration: Duration?) -> JSONValue { duration.map { .integer($0.wholeMilliseconds) } ?? .null }
-        func int(_ value: Int?) -> JSONValue { value.map { .integer(Int64($0)) } ?? .null }
-        var members: [(String, JSONValue?)] = [
-            ("uri", .string(d.uri)),
-            ("transport", .string(d.transport.rawValue)),
-            ("vendorId", d.vendorID.map { .integer(Int64($0)) } ?? .null),
-            ("productId", d.productID.map { .integer(Int64($0)) } ?? .null),
-            ("manufacturer", d.manufacturer.map(JSONValue.string) ?? .null),
-            ("product", d.product.map(JSONValue.string) ?? .null),
-            ("serialNumber", d.serialNumber.map(JSONValue.string) ?? .null),
-            ("aaguid", info.map { .string($0.aaguid.description.lowercased()) } ?? .null),
-            ("model", model.map(JSONValue.string) ?? .null),
-            ("certification", certification.map(JSONValue.string) ?? .null),
-            ("status", status.map(JSONValue.string) ?? .null),
-            ("statusRefused", statusRefused.map(JSONValue.bool) ?? .null),
-            ("firmwareVersion", info?.firmwareVersion.map(JSONValue.unsigned) ?? .null),
-            ("versions", info.map { .array($0.versions.map { .string($0.rawValue) }) } ?? .null),
-            ("extensions", info.map { .array($0.extensions.map { .string($0.rawValue) }) } ?? .null),
-            ("algorithms", info.map { .array($0.algorithms.map { .integer(Int64($0.algorithm.rawValue)) }) } ?? .null),
-            (
-                "options",
-                info.map { i in
-                    .object(i.options.sorted { $0.key < $1.key }.map { ($0.key.rawValue, JSONValue.bool($0.value)) })
-                } ?? .null
-            ),
-            ("pinSet", pin?.isSet.map(JSONValue.bool) ?? .null),
-            ("pinRetries", int(pin?.retries)),
-            ("uvRetries", int(pin?.uvRetries)),
-            ("minPINLength", pin.map { .integer(Int64($0.minPINLength)) } ?? info?.minPINLength.map(JSONValue.unsigned) ?? .null),
-            ("forcePINChange", info.map { .bool($0.forcePINChange == true) } ?? .null),
-            (
-                "remainingDiscoverableCredentials",
-                info?.remainingDiscoverableCredentials.map(JSONValue.unsigned) ?? .null
-            ),
-            ("healthy", .bool(report.isHealthy)),
-            ("getInfoMs", ms(report.health.getInfoLatency)),
-            ("assertionMs", ms(report.health.assertionLatency)),
-            ("assertionStatus", report.health.assertionStatus.map(JSONValue.string) ?? .null),
-            ("elapsedMs", .integer(report.elapsed.wholeMilliseconds)),
-            (
-                "error",
-                report.failure.map { .object([("code", .string($0.code.rawValue)), ("message", .string($0.message))]) }
-                    ?? .null
-            ),
-        ]
-        if let attestation { members.append(("attestation", attestation.json)) }
-        if let violations {
-            members.append(
-                (
-                    "policy",
-                    .object([
-                        ("pass", .bool(violations.isEmpty)), ("reasons", .array(violations.map(JSONValue.string))),
-                    ])
-                ))
-        }
-        return .members(members)
-    }
-
-    static let csvHeader = [
-        "uri", "transport", "vendorId", "productId", "manufacturer", "product", "serialNumber", "aaguid", "model",
-        "certification", "status", "firmwareVersion", "versions", "extensions", "algorithms", "options", "pinSet",
-        "pinRetries", "uvRetries", "minPINLength", "forcePINChange", "remainingDiscoverableCredentials", "healthy",
-        "getInfoMs", "assertionMs", "assertionStatus", "elapsedMs", "errorCode", "policyPass", "policyReasons",
-    ]
-
-    /// The CSV row, in ``csvHeader`` order: lists joined with spaces, options as name=value.
-    var csvFields: [String] {
-        let d = report.descriptor
-        let info = report.info
-        let pin = report.pinStatus
-        func text<T>(_ value: T?) -> String { value.map { "\($0)" } ?? "" }
-        return [
-            d.uri, d.transport.rawValue, text(d.vendorID), text(d.productID), text(d.manufacturer), text(d.product),
-            text(d.serialNumber), text(info.map { $0.aaguid.description.lowercased() }), text(model),
-            text(certification), text(status), text(info?.firmwareVersion),
-            text(info.map { $0.versions.map(\.rawValue).joined(separator: " ") }),
-            text(info.map { $0.extensions.map(\.rawValue).joined(separator: " ") }),
-            text(info.map { $0.algorithms.map { String($0.algorithm.rawValue) }.joined(separator: " ") }),
-            text(info.map { $0.options.sorted { $0.key < $1.key }.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: " ") }),
-            text(pin?.isSet), text(pin?.retries), text(pin?.uvRetries),
-            text(pin.map(\.minPINLength) ?? info?.minPINLength.map { Int(clamping: $0) }),
-            text(info.map { $0.forcePINChange == true }), text(info?.remainingDiscoverableCredentials),
-            String(report.isHealthy), text(report.health.getInfoLatency?.wholeMilliseconds),
-            text(report.health.assertionLatency?.wholeMilliseconds), text(report.health.assertionStatus),
-            String(report.elapsed.wholeMilliseconds), text(report.failure?.code.rawValue),
-            text(violations.map { $0.isEmpty }), text(violations?.joined(separator: " ")),
-        ]
     }
 }

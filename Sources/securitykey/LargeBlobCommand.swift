@@ -235,28 +235,17 @@ struct LargeBlobSetCommand: ReportingCommand {
         }
     }
 
-    func readInput() throws(CLIError) -> [UInt8] {
+    /// The blob to store, from --file (`-`: standard input), at most a large-blob entry's size.
+    func blobInput() throws -> [UInt8] {
         let limit = LargeBlobEntry.maxOriginalSize
-        let data: Data?
-        if file == "-" {
-            data = try? FileHandle.standardInput.read(upToCount: limit + 1)
-        } else {
-            guard let handle = FileHandle(forReadingAtPath: file) else {
-                throw CLIError(.failure, code: "io", "Cannot read \(file).")
-            }
-            defer { try? handle.close() }
-            data = try? handle.read(upToCount: limit + 1)
-        }
-        let bytes = [UInt8](data ?? Data())
-        guard bytes.count <= limit else {
-            throw CLIError(.failure, code: "large-blob-storage-full", "The blob is larger than \(limit) bytes.")
-        }
-        return bytes
+        return try readInput(
+            file, limit: limit,
+            tooLarge: CLIError(.failure, code: "large-blob-storage-full", "The blob is larger than \(limit) bytes."))
     }
 
     func execute() async throws {
         let id = try credentialID(credential)
-        let data = try readInput()
+        let data = try blobInput()
         let interaction = options.interaction()
         try await withAuthenticator(options.global) { key, deadline in
             let written: LargeBlobCredential

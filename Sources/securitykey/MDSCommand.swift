@@ -1,12 +1,9 @@
 import ArgumentParser
+import CBOR
 import CTAP2
 import Foundation
 import WebAuthnVerification
 import X509
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// `securitykey mds`: the FIDO Metadata Service (MDS3) BLOB, verified and cached.
 struct MDSCommand: AsyncParsableCommand {
@@ -26,9 +23,6 @@ struct MDSCommand: AsyncParsableCommand {
 struct MDSUpdateCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "update", abstract: "Verify a metadata BLOB and store it in the cache.")
-
-    /// Where FIDO publishes the BLOB.
-    static let defaultURL = "https://mds3.fidoalliance.org/"
 
     @Option(
         name: .long, help: ArgumentHelp("Fetch the BLOB from this URL (default: FIDO's).", valueName: "url"))
@@ -76,12 +70,12 @@ struct MDSUpdateCommand: ReportingCommand {
         }
         let cache = MDSCLI.cache
         let previous = try MDSCLI.mapped { () throws(WebAuthnVerificationError) in try cache.record() }
-        let source = file ?? url ?? Self.defaultURL
+        let source = file ?? url ?? MetadataBLOBDownload.defaultURL
         let bytes: [UInt8]
         if let file {
-            bytes = try MDSCLI.readBLOB(file)
+            bytes = try readInput(file, limit: 64 << 20)
         } else {
-            bytes = try await MDSFetch.get(source, limit: 64 << 20, timeout: 60)
+            bytes = try await MDSCLI.download(source)
         }
         let verifier = MetadataBLOBVerifier(
             anchors: anchors, crls: crls, verifyTime: time, minimumSerialNumber: previous?.no)
@@ -166,7 +160,7 @@ struct MDSShowCommand: ReportingCommand {
         }
         let stale = blob.isStale(at: Date())
         if json {
-            Console.json(MDSCLI.json(entry, blob: blob, stale: stale))
+            Console.json(entry.json(blob: blob, stale: stale))
             return
         }
         Console.out("Model: \(entry.description ?? "(no description)")")
@@ -194,7 +188,7 @@ struct MDSShowCommand: ReportingCommand {
 /// hooks `verify --mds`, `info` and `list` use.
 enum MDSCLI {
     /// The cache in `$XDG_CACHE_HOME/securitykey`.
-    static var cache: MetadataCache { MetadataCache(directory: MetadataCache.defaultDirectory()) }
+    static var cache: MetadataCache { .default }
 
     /// The cached BLOB, or a one-sentence error when there is none.
     static func loadCache() throws -> MetadataBLOB {
@@ -222,9 +216,7 @@ enum MDSCLI {
 
     /// The metadata entry `verify --mds` names the model by.
     static func entry(aaguid: AAGUID, attestationCertificate: Certificate?) -> MetadataBLOBPayloadEntry? {
-        guard let payload = try? cache.load()?.payload else { return nil }
-        return payload.entry(aaguid: aaguid)
-            ?? attestationCertificate.flatMap { payload.entry(attestationCertificate: $0) }
+        (try? cache.load()?.payload)?.entry(aaguid: aaguid, attestationCertificate: attestationCertificate)
     }
 
     /// ISO 8601 with or without fractional seconds, or a bare `YYYY-MM-DD` (UTC midnight).
@@ -257,15 +249,18 @@ enum MDSCLI {
         return [certificate]
     }
 
-    /// Reads a BLOB file with the BLOB size cap (larger than `readInput`'s 16 MiB).
-    static func readBLOB(_ path: String) throws -> [UInt8] {
-        let limit = 64 << 20
-        let handle = path == "-" ? FileHandle.standardInput : FileHandle(forReadingAtPath: path)
-        guard let handle else { throw CLIError(.failure, code: "io", "Cannot read \(path).") }
-        defer { if path != "-" { try? handle.close() } }
-        let data = (try? handle.read(upToCount: limit + 1)) ?? Data()
-        guard data.count <= limit else { throw CLIError.invalidInput("\(path) is larger than 64 MiB.") }
-        return [UInt8](data)
+    /// Downloads the BLOB at `url` (64 MiB at most, within a minute).
+    static func download(_ url: String) async throws -> [UInt8] {
+        do { return try await MetadataBLOBDownload.get(url, limit: 64 << 20, timeout: 60) } catch let error
+            as WebAuthnVerificationError
+        {
+            switch error.code {
+            case .metadataURLInvalid: throw CLIError.usage("--url takes an http or https URL.")
+            case .metadataHTTPStatus: throw CLIError(.failure, code: "http", error.message)
+            case .metadataTooLarge: throw CLIError.invalidInput(error.message)
+            default: throw CLIError(.failure, code: "network", error.message)
+            }
+        }
     }
 
     /// Runs `body`, turning a metadata error into a CLI error that keeps its code.
@@ -288,147 +283,4 @@ enum MDSCLI {
         return CLIError(status, code: error.code.rawValue, error.message)
     }
 
-    /// The `mds show --json` object.
-    static func json(_ entry: MetadataBLOBPayloadEntry, blob: MetadataBLOB, stale: Bool) -> JSONValue {
-        func report(_ r: StatusReport) -> JSONValue {
-            .object([
-                ("status", .string(r.status.rawValue)),
-                ("effectiveDate", r.effectiveDate.map(JSONValue.string) ?? .null),
-                ("certificationDescriptor", r.certificationDescriptor.map(JSONValue.string) ?? .null),
-                ("certificateNumber", r.certificateNumber.map(JSONValue.string) ?? .null),
-            ])
-        }
-        let formatter = ISO8601DateFormatter()
-        return .object([
-            ("model", entry.description.map(JSONValue.string) ?? .null),
-            ("aaguid", entry.aaguid.map { .string($0.lowercased()) } ?? .null),
-            (
-                "attestationCertificateKeyIdentifiers",
-                .array((entry.attestationCertificateKeyIdentifiers ?? []).map { .string($0.lowercased()) })
-            ),
-            (
-                "authenticatorVersion",
-                entry.metadataStatement?.authenticatorVersion.map { .integer(Int64(clamping: $0)) } ?? .null
-            ),
-            ("protocolFamily", entry.metadataStatement?.protocolFamily.map(JSONValue.string) ?? .null),
-            (
-                "attestationTypes",
-                .array((entry.metadataStatement?.attestationTypes ?? []).map(JSONValue.string))
-            ),
-            ("certification", entry.certification.map(report) ?? .null),
-            ("status", entry.latestStatus.map { .string($0.status.rawValue) } ?? .null),
-            ("statusHistory", .array(entry.statusHistory.map(report))),
-            (
-                "attestationRoots",
-                .array(
-                    entry.attestationRoots.map {
-                        .object([
-                            ("subject", .string($0.subject.description)),
-                            ("notValidAfter", .string(formatter.string(from: $0.notValidAfter))),
-                        ])
-                    })
-            ),
-            (
-                "blob",
-                .object([
-                    ("no", .integer(Int64(blob.payload.no))),
-                    ("nextUpdate", .string(blob.payload.nextUpdate)), ("stale", .bool(stale)),
-                ])
-            ),
-        ])
-    }
-}
-
-/// Fetches a BLOB over HTTP(S) with URLSession, with an overall deadline and a size cap that
-/// cancels the transfer as soon as it is exceeded.
-enum MDSFetch {
-    static func get(_ text: String, limit: Int, timeout: TimeInterval) async throws -> [UInt8] {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-            scheme == "http" || scheme == "https"
-        else { throw CLIError.usage("--url takes an http or https URL.") }
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.timeoutIntervalForResource = timeout
-        let collector = CappedCollector(limit: limit)
-        let session = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
-        defer { session.finishTasksAndInvalidate() }
-        let task = session.dataTask(with: URLRequest(url: url, timeoutInterval: timeout))
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                collector.start(continuation)
-                task.resume()
-            }
-        } onCancel: {
-            task.cancel()
-        }
-    }
-
-    /// Collects a body up to a limit and resumes its continuation once.
-    final class CappedCollector: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-        private let limit: Int
-        private let lock = NSLock()
-        private var body: [UInt8] = []
-        private var continuation: CheckedContinuation<[UInt8], any Error>?
-        private var failure: CLIError?
-
-        init(limit: Int) { self.limit = limit }
-
-        func start(_ continuation: CheckedContinuation<[UInt8], any Error>) {
-            lock.withLock { self.continuation = continuation }
-        }
-
-        func urlSession(
-            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-            completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
-        ) {
-            if let http = response as? HTTPURLResponse, http.statusCode != 200 {
-                lock.withLock {
-                    failure = CLIError(
-                        .failure, code: "http", "The server answered HTTP \(http.statusCode), not the BLOB.")
-                }
-                completionHandler(.cancel)
-                return
-            }
-            if response.expectedContentLength > Int64(limit) {
-                lock.withLock { failure = CLIError.invalidInput("The BLOB offered is larger than 64 MiB.") }
-                completionHandler(.cancel)
-                return
-            }
-            completionHandler(.allow)
-        }
-
-        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-            let over = lock.withLock { () -> Bool in
-                body.append(contentsOf: data)
-                if body.count > limit {
-                    failure = CLIError.invalidInput("The BLOB is larger than 64 MiB.")
-                    return true
-                }
-                return false
-            }
-            if over { dataTask.cancel() }
-        }
-
-        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)
-        {
-            let (continuation, result):
-                (CheckedContinuation<[UInt8], any Error>?, Result<[UInt8], any Error>) =
-                    lock.withLock {
-                        let c = self.continuation
-                        self.continuation = nil
-                        if let failure { return (c, .failure(failure)) }
-                        if let error {
-                            return (
-                                c,
-                                .failure(
-                                    CLIError(
-                                        .failure, code: "network",
-                                        "Cannot fetch the BLOB: \(error.localizedDescription)"))
-                            )
-                        }
-                        return (c, .success(body))
-                    }
-            continuation?.resume(with: result)
-        }
-    }
 }

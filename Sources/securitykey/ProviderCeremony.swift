@@ -1,5 +1,6 @@
 import _SecurityKeyInternals
 import Authenticators
+import CBOR
 import CTAP2
 import Crypto
 import Foundation

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Authenticators
+import CBOR
 import CTAP2
 import Transport
 

@@ -1,5 +1,6 @@
 import _SecurityKeyInternals
 import ArgumentParser
+import CBOR
 import CTAP2
 import Foundation
 import SecurityKeys
@@ -93,7 +94,7 @@ struct VerifyCommand: ReportingCommand {
             return bytes
         }
         if let registration {
-            let document = try ResponseDocument(path: registration)
+            let document = try Self.document(registration)
             if rpID == nil { rpID = document.string("rpId") }
             let object = try AttestationObject(cbor: document.binary(["response", "attestationObject"]))
             let response = RegistrationResponse(
@@ -121,36 +122,9 @@ struct VerifyCommand: ReportingCommand {
                 ? MDSCLI.entry(
                     aaguid: verified.aaguid, attestationCertificate: verified.attestation.trustPath.first)
                 : nil
-            let trusted: Bool? = verified.attestation.trustAnchor != nil ? true : nil
             record = verified.credentialRecord
             result.append(
-                (
-                    "registration",
-                    .members([
-                        ("verified", true),
-                        ("format", .string(verified.attestationFormat.rawValue)),
-                        ("attestationType", .string(verified.attestation.type.rawValue)),
-                        (
-                            "trustPath",
-                            .array(verified.attestation.trustPath.map { .string($0.subject.description) })
-                        ),
-                        ("trustRootVerified", trusted.map(JSONValue.bool)),
-                        (
-                            "certificatePath",
-                            .array(verified.attestation.certificatePath.map { .string($0.subject.description) })
-                        ),
-                        ("trustAnchor", verified.attestation.trustAnchor.map { .string($0.subject.description) }),
-                        ("model", mds ? model?.description.map(JSONValue.string) ?? .null : nil),
-                        (
-                            "certification",
-                            mds ? model?.certification.map { .string($0.status.rawValue) } ?? .null : nil
-                        ),
-                        ("credentialId", .string(Base64URL.encode(verified.credentialID))),
-                        ("aaguid", .string(verified.aaguid.description.lowercased())),
-                        ("signCount", .integer(Int64(verified.signCount))),
-                        ("userVerified", .bool(verified.flags.contains(.userVerified))),
-                    ])
-                ))
+                ("registration", verified.json(metadataChecked: mds, model: model)))
             var line =
                 "Registration: \(verified.attestationFormat) attestation (\(verified.attestation.type)) verifies"
             if let leaf = verified.attestation.trustPath.first { line += "; signed by \(leaf.subject)" }
@@ -161,7 +135,7 @@ struct VerifyCommand: ReportingCommand {
             lines.append(line + ".")
         }
         if let assertion {
-            let document = try ResponseDocument(path: assertion)
+            let document = try Self.document(assertion)
             if rpID == nil { rpID = document.string("rpId") }
             let response = AssertionResponse(
                 id: document.string("id"), clientData: try clientData(document),
@@ -184,16 +158,7 @@ struct VerifyCommand: ReportingCommand {
             guard let credential else { throw ValidationError("--assertion needs the public key.") }
             let verified = try AssertionVerifier(policy: policy(rpID, expectedChallenge, document))
                 .verify(response, credential: credential)
-            result.append(
-                (
-                    "assertion",
-                    .members([
-                        ("verified", true),
-                        ("signCount", .integer(Int64(verified.signCount))),
-                        ("userPresent", .bool(verified.flags.contains(.userPresent))),
-                        ("userVerified", .bool(verified.flags.contains(.userVerified))),
-                    ])
-                ))
+            result.append(("assertion", verified.json))
             lines.append("Assertion: the signature verifies (sign count \(verified.signCount)).")
         }
         if json {
@@ -201,6 +166,11 @@ struct VerifyCommand: ReportingCommand {
         } else {
             for line in lines { Console.out(line) }
         }
+    }
+
+    /// The response document in the file at `path` (`-`: standard input).
+    static func document(_ path: String) throws -> WebAuthnResponseDocument {
+        try WebAuthnResponseDocument(readInput(path), path: path)
     }
 
     /// The CLI's own sentences for the --trust-root checks.
@@ -222,7 +192,7 @@ struct VerifyCommand: ReportingCommand {
 
     /// The response's clientDataJSON, or the bare hash `register`/`authenticate
     /// --client-data-hash` write instead.
-    private func clientData(_ document: ResponseDocument) throws -> ClientDataInput {
+    private func clientData(_ document: WebAuthnResponseDocument) throws -> ClientDataInput {
         if document.has(["response", "clientDataJSON"]) {
             return .json(try document.binary(["response", "clientDataJSON"]))
         }
@@ -237,7 +207,7 @@ struct VerifyCommand: ReportingCommand {
     /// What the options ask of a response. Without clientDataJSON only the hash is there, and
     /// --challenge and --origin have nothing to be checked against.
     private func policy(
-        _ rpID: String?, _ challenge: [UInt8]?, _ document: ResponseDocument
+        _ rpID: String?, _ challenge: [UInt8]?, _ document: WebAuthnResponseDocument
     ) -> RelyingPartyPolicy {
         let hasClientData = document.has(["response", "clientDataJSON"])
         return RelyingPartyPolicy(
@@ -271,9 +241,9 @@ struct VerifyCommand: ReportingCommand {
     }
 }
 
-/// Reads a file, or standard input for `-`, up to 16 MiB.
-func readInput(_ path: String) throws -> [UInt8] {
-    let limit = 16 << 20
+/// Reads a file, or standard input for `-`, up to `limit` bytes (16 MiB unless given); a larger
+/// input is `tooLarge`, or an `invalid-input` error naming the limit.
+func readInput(_ path: String, limit: Int = 16 << 20, tooLarge: CLIError? = nil) throws -> [UInt8] {
     let data: Data?
     if path == "-" {
         data = try? FileHandle.standardInput.read(upToCount: limit + 1)
@@ -285,42 +255,8 @@ func readInput(_ path: String) throws -> [UInt8] {
         data = try? handle.read(upToCount: limit + 1)
     }
     let bytes = [UInt8](data ?? Data())
-    guard bytes.count <= limit else { throw CLIError.invalidInput("\(path) is larger than 16 MiB.") }
+    guard bytes.count <= limit else {
+        throw tooLarge ?? CLIError.invalidInput("\(path) is larger than \(limit >> 20) MiB.")
+    }
     return bytes
-}
-
-/// A WebAuthn response JSON document, read defensively.
-struct ResponseDocument {
-    let root: [String: Any]
-    let path: String
-
-    init(path: String) throws {
-        self.path = path
-        let bytes = try readInput(path)
-        guard let root = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
-            throw CLIError.invalidInput("\(path) is not a JSON object.")
-        }
-        self.root = root
-    }
-
-    func string(_ key: String) -> String? { root[key] as? String }
-
-    func has(_ keys: [String]) -> Bool { value(keys) != nil }
-
-    private func value(_ keys: [String]) -> Any? {
-        var current: Any? = root
-        for key in keys { current = (current as? [String: Any])?[key] }
-        return current
-    }
-
-    /// A base64url member, decoded.
-    func binary(_ keys: [String]) throws -> [UInt8] {
-        guard let text = value(keys) as? String else {
-            throw CLIError.invalidInput("\(path) lacks \(keys.joined(separator: ".")).")
-        }
-        guard let bytes = Base64URL.decode(text) else {
-            throw CLIError.invalidInput("\(keys.joined(separator: ".")) in \(path) is not base64url.")
-        }
-        return bytes
-    }
 }

@@ -51,7 +51,8 @@ extension VirtualServeCommand {
 
     /// Serves --count keys over UDP from this process until SIGINT or SIGTERM; SIGUSR1 re-plugs
     /// them all.
-    func serveMany(configuration: VirtualKey.Configuration, logger: Logger) async throws {
+    func serveMany(_ settings: VirtualKeySettings, logger: Logger) async throws {
+        let configuration = settings.configuration
         let target = try Self.parseManyAddress(address)
         let presence = try parsePresence()
         var keys: [VirtualKey] = []
@@ -67,8 +68,7 @@ extension VirtualServeCommand {
                         handler: withLatency(key),
                         configuration: .init(
                             host: target.host, port: port,
-                            capabilities: ctap1Only
-                                ? UDPCTAPHIDServer.Configuration.ctap1OnlyCapabilities : [.wink, .cbor]),
+                            capabilities: settings.ctaphidCapabilities),
                         logger: logger))
             } catch {
                 throw CLIError(error)

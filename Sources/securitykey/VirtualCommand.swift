@@ -212,7 +212,7 @@ struct VirtualServeCommand: ReportingCommand {
         if secretsLog != nil, count > 1 { throw ValidationError("--secrets-log goes with one key; leave out --count.") }
         _ = try parsePresence()
         try validateMany()
-        guard ["ctap20", "ctap21", "ctap21-pre"].contains(profile) else {
+        guard VirtualKeySettings.Profile(rawValue: profile) != nil else {
             throw ValidationError("--profile takes ctap20, ctap21 or ctap21-pre, not \"\(profile)\".")
         }
         if wantsBio, profile == "ctap20" {
@@ -243,17 +243,11 @@ struct VirtualServeCommand: ReportingCommand {
     }
 
     func parsePresence() throws(CLIError) -> UserPresencePolicy {
-        switch presence {
-        case "auto": return .approve
-        case "deny": return .deny
-        case "never": return .never
-        default:
-            if presence.hasPrefix("delay:"), let ms = Int(presence.dropFirst(6)), ms >= 0, ms <= 600_000 {
-                return .approveAfter(.milliseconds(ms))
-            }
+        guard let policy = UserPresencePolicy(name: presence) else {
             throw CLIError.usage(
                 "--presence takes auto, delay:MS (0 to 600000), deny or never, not \"\(presence)\".")
         }
+        return policy
     }
 
     static func parseAddress(_ text: String) throws(CLIError) -> (host: String, port: UInt16) {
@@ -271,42 +265,10 @@ struct VirtualServeCommand: ReportingCommand {
         LogBootstrap.bootstrapOnce()
         var logger = Logger(label: "securitykey.virtual")
         logger.logLevel = verbose >= 2 ? .trace : (verbose == 1 ? .debug : .notice)
-        var configuration: VirtualKey.Configuration
-        switch profile {
-        case "ctap21":
-            configuration = .ctap21(alwaysUV: alwaysUV, enterpriseAttestationEnabled: enterpriseAttestation)
-            configuration.enterpriseAttestationRPIDs = enterpriseAttestationRP
-            if let maxLargeBlob { configuration.maxSerializedLargeBlobArray = maxLargeBlob }
-        case "ctap21-pre": configuration = .ctap21Preview()
-        default: configuration = ctap1Only ? .ctap1Only() : VirtualKey.Configuration()
-        }
-        if let aaguid {
-            guard let parsed = AAGUID(uuidString: aaguid) else {
-                throw CLIError.usage("--aaguid takes a UUID such as 01234567-89ab-cdef-0123-456789abcdef.")
-            }
-            configuration.aaguid = parsed.bytes
-        }
-        switch attestation {
-        case "packed": configuration.attestation = .packed
-        case "self": configuration.attestation = .selfAttestation
-        case "none": configuration.attestation = .none
-        default: throw CLIError.usage("--attestation takes packed, self or none.")
-        }
-        configuration.pin = pin
-        if let extensions {
-            configuration.extensions = extensions.split(separator: ",").map {
-                String($0).trimmingCharacters(in: .whitespaces)
-            }
-        }
-        configuration.maxCredBlobLength = maxCredBlobLength
-        if wantsBio {
-            var sensor = VirtualKey.FingerprintSensor()
-            if let bioSamplesRequired { sensor.samplesRequired = bioSamplesRequired }
-            if let bioSamples { sensor.samples = try ScriptedFingerprintSample.parse(bioSamples) }
-            configuration = configuration.withFingerprintSensor(sensor)
-        }
+        let settings = try self.settings()
+        let configuration = settings.configuration
         if count > 1 {
-            try await serveMany(configuration: configuration, logger: logger)
+            try await serveMany(settings, logger: logger)
             return
         }
         let key = try VirtualKey(
@@ -360,7 +322,7 @@ struct VirtualServeCommand: ReportingCommand {
                 handler: handler,
                 configuration: .init(
                     serialNumber: serialNumber,
-                    capabilities: ctap1Only ? UDPCTAPHIDServer.Configuration.ctap1OnlyCapabilities : [.wink, .cbor]),
+                    capabilities: settings.ctaphidCapabilities),
                 logger: logger)
             body = {
                 await withTaskGroup(of: Void.self) { group in
@@ -371,7 +333,7 @@ struct VirtualServeCommand: ReportingCommand {
                     }
                     group.addTask {
                         // The kernel names the node; find it by the serial number we gave it.
-                        guard let node = await HIDRawNode.wait(serialNumber: serialNumber, within: .seconds(10))
+                        guard let node = await UHIDServer.hidrawNode(serialNumber: serialNumber, within: .seconds(10))
                         else {
                             if !Task.isCancelled {
                                 failure.set(
@@ -393,7 +355,7 @@ struct VirtualServeCommand: ReportingCommand {
                 handler: handler,
                 configuration: .init(
                     host: target.host, port: target.port,
-                    capabilities: ctap1Only ? UDPCTAPHIDServer.Configuration.ctap1OnlyCapabilities : [.wink, .cbor]),
+                    capabilities: settings.ctaphidCapabilities),
                 logger: logger)
             body = {
                 do throws(TransportError) { try await server.run() } catch { failure.set(CLIError(error)) }
@@ -426,6 +388,41 @@ struct VirtualServeCommand: ReportingCommand {
         Console.err(
             "securitykey: \(signal) received; the virtual key stopped\(state.map { ", state saved in \($0)" } ?? "")."
         )
+    }
+
+    /// The key the flags describe.
+    func settings() throws -> VirtualKeySettings {
+        var settings = VirtualKeySettings()
+        settings.profile = VirtualKeySettings.Profile(rawValue: profile) ?? .ctap20
+        settings.ctap1Only = ctap1Only
+        settings.alwaysUV = alwaysUV
+        settings.enterpriseAttestation = enterpriseAttestation
+        settings.enterpriseAttestationRPIDs = enterpriseAttestationRP
+        settings.maxLargeBlobArray = maxLargeBlob
+        if let aaguid {
+            guard let parsed = AAGUID(uuidString: aaguid) else {
+                throw CLIError.usage("--aaguid takes a UUID such as 01234567-89ab-cdef-0123-456789abcdef.")
+            }
+            settings.aaguid = parsed.bytes
+        }
+        switch attestation {
+        case "packed": settings.attestation = .packed
+        case "self": settings.attestation = .selfAttestation
+        case "none": settings.attestation = .none
+        default: throw CLIError.usage("--attestation takes packed, self or none.")
+        }
+        settings.pin = pin
+        settings.extensions = extensions.map {
+            $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+        }
+        settings.maxCredBlobLength = maxCredBlobLength
+        if wantsBio {
+            var sensor = VirtualKey.FingerprintSensor()
+            if let bioSamplesRequired { sensor.samplesRequired = bioSamplesRequired }
+            if let bioSamples { sensor.samples = try ScriptedFingerprintSample.parse(bioSamples) }
+            settings.fingerprintSensor = sensor
+        }
+        return settings
     }
 
     /// How long SIGUSR1 keeps a UDP key out of its port: long enough for a host's once-a-second
@@ -492,35 +489,4 @@ final class ServeFailure: Sendable {
 
     /// Records `error` unless one is already recorded.
     func set(_ error: CLIError) { stored.withLock { if $0 == nil { $0 = error } } }
-}
-
-/// Finds the hidraw node the kernel made for a uhid device, by the serial number (`HID_UNIQ`)
-/// in its sysfs uevent.
-enum HIDRawNode {
-    /// The `/dev/hidrawN` path of the device whose serial is `serialNumber`, once both its sysfs
-    /// entry and its device node exist; nil when `within` passes first or the task is cancelled.
-    static func wait(serialNumber: String, within: Duration) async -> String? {
-        let deadline = ContinuousClock.now + within
-        while ContinuousClock.now < deadline, !Task.isCancelled {
-            if let node = find(serialNumber: serialNumber), FileManager.default.fileExists(atPath: node) {
-                return node
-            }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return nil
-    }
-
-    private static func find(serialNumber: String) -> String? {
-        let base = "/sys/class/hidraw"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return nil }
-        for name in names.sorted() where name.hasPrefix("hidraw") {
-            // uevent files are a few hundred bytes; read at most 4 KiB.
-            guard let handle = FileHandle(forReadingAtPath: "\(base)/\(name)/device/uevent") else { continue }
-            let data = (try? handle.read(upToCount: 4096)) ?? nil
-            try? handle.close()
-            guard let data, let text = String(data: data, encoding: .utf8) else { continue }
-            if text.split(separator: "\n").contains(Substring("HID_UNIQ=\(serialNumber)")) { return "/dev/\(name)" }
-        }
-        return nil
-    }
 }

@@ -2,6 +2,7 @@ import _SecurityKeyInternals
 import Foundation
 import Logging
 import SDBus
+import SecurityKeyDaemonClient
 import SecurityKeys
 import Synchronization
 
@@ -57,7 +58,8 @@ actor Daemon {
                         continue
                     }
                     switch call.member {
-                    case "CreateCredential", "GetCredential":
+                    case SecurityKeyDaemonBus.Method.createCredential.rawValue,
+                        SecurityKeyDaemonBus.Method.getCredential.rawValue:
                         guard let ceremony = begin(call) else { continue }
                         group.addTask { await self.perform(call, ceremony) }
                     default: await handle(call)
@@ -89,12 +91,12 @@ actor Daemon {
             return reply(call, error: DaemonError(.type, "\(call.member) takes string arguments."))
         }
         switch (call.member, strings.count) {
-        case ("GetClientCapabilities", 0):
+        case (SecurityKeyDaemonBus.Method.getClientCapabilities.rawValue, 0):
             bus.reply(to: call, [.dictionary(Self.capabilities)])
-        case ("ListDevices", 0):
+        case (SecurityKeyDaemonBus.Method.listDevices.rawValue, 0):
             let devices = await pool.list().map(Self.entries)
             bus.reply(to: call, [.dictionaries(devices)])
-        case ("EnterClientPin", 2):
+        case (SecurityKeyDaemonBus.Method.enterClientPin.rawValue, 2):
             // The PIN is handed to the waiting request and never logged.
             guard var request = live[strings[0]], request.owner == call.caller.uniqueName,
                 let waiting = request.pin
@@ -104,7 +106,7 @@ actor Daemon {
             waiting.resume(returning: strings[1])
             logger.debug("PIN entered", metadata: ["request": "\(strings[0])"])
             bus.reply(to: call, [])
-        case ("SelectCredential", 2):
+        case (SecurityKeyDaemonBus.Method.selectCredential.rawValue, 2):
             guard var request = live[strings[0]], request.owner == call.caller.uniqueName,
                 let waiting = request.account
             else {
@@ -120,7 +122,7 @@ actor Daemon {
             live[strings[0]] = request
             waiting.continuation.resume(returning: index)
             bus.reply(to: call, [])
-        case ("CancelRequest", 1):
+        case (SecurityKeyDaemonBus.Method.cancelRequest.rawValue, 1):
             guard let request = live[strings[0]], request.owner == call.caller.uniqueName else {
                 return reply(call, error: Self.noSuchRequest(strings[0], waitingFor: nil))
             }
@@ -199,7 +201,7 @@ actor Daemon {
         }
         let top = topOrigin.isEmpty ? nil : topOrigin
         do throws(SecurityKeyError) {
-            if call.member == "CreateCredential" {
+            if call.member == SecurityKeyDaemonBus.Method.createCredential.rawValue {
                 let options = try PublicKeyCredentialCreationOptionsJSON(json: Array(json.utf8))
                 return .registration(try options.registrationRequest(origin: origin, topOrigin: top))
             } else {
@@ -212,10 +214,13 @@ actor Daemon {
         }
     }
 
-    func signal(_ id: String, to owner: String, _ state: String, _ details: [BusDictionaryEntry] = []) {
+    func signal(
+        _ id: String, to owner: String, _ state: SecurityKeyDaemonBus.State, _ details: [BusDictionaryEntry] = []
+    ) {
         bus.emitSignal(
-            path: DaemonInterface.objectPath, interface: DaemonInterface.interface, member: "StateChanged",
-            destination: owner, [.string(id), .string(state), .dictionary(details)])
+            path: DaemonInterface.objectPath, interface: DaemonInterface.interface,
+            member: SecurityKeyDaemonBus.stateChanged,
+            destination: owner, [.string(id), .string(state.rawValue), .dictionary(details)])
     }
 
     private func register(_ id: String, owner: String) -> AsyncStream<Interruption> {
@@ -252,17 +257,17 @@ actor Daemon {
         let owner = call.caller.uniqueName
         let interruptions = register(id, owner: owner)
         defer { unregister(id) }
-        signal(id, to: owner, "STARTED", [BusDictionaryEntry("call_serial", .uint64(call.serial))])
+        signal(id, to: owner, .started, [BusDictionaryEntry("call_serial", .uint64(call.serial))])
         logger.debug("request started", metadata: ["request": "\(id)", "method": "\(call.member)"])
         let outcome = await RequestRun(daemon: self, id: id, owner: owner, ceremony: ceremony)
             .run(interruptions: interruptions)
         switch outcome {
         case .success(let json):
-            signal(id, to: owner, "COMPLETED")
+            signal(id, to: owner, .completed)
             bus.reply(to: call, [.string(json)])
         case .failure(let error):
             signal(
-                id, to: owner, "FAILED",
+                id, to: owner, .failed,
                 [
                     BusDictionaryEntry("error", .string(error.name.rawValue)),
                     BusDictionaryEntry("message", .string(error.message)),
@@ -282,7 +287,7 @@ actor Daemon {
             live[id]?.pin?.resume(returning: nil)
             live[id]?.pin = continuation
             signal(
-                id, to: owner, "NEEDS_PIN",
+                id, to: owner, .needsPIN,
                 [BusDictionaryEntry("attempts_left", .int32(Int32(attemptsLeft ?? -1)))])
         }
     }
@@ -299,7 +304,7 @@ actor Daemon {
                     + "\"name\":\(Self.quoted(account.name)),\"displayName\":\(Self.quoted(account.displayName))}"
             }
             signal(
-                id, to: owner, "SELECT_CREDENTIAL",
+                id, to: owner, .selectCredential,
                 [BusDictionaryEntry("credentials", .string("[" + list.joined(separator: ",") + "]"))])
         }
     }

@@ -1,24 +1,11 @@
+import SecurityKeyDaemonClient
 import SecurityKeys
 
 /// A failure as WebAuthn names it (WebAuthn L3 §5.1.3–4: the DOMException a client rejects
 /// with), sent as the D-Bus error `org.securitykey.Daemon1.Error.<name>` with one sentence.
 struct DaemonError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The DOMException name.
-    struct Name: RawRepresentable, Hashable, Sendable {
-        var rawValue: String
-        /// The catch-all: the user or the key declined, the deadline passed, no key answered.
-        static let notAllowed = Name(rawValue: "NotAllowedError")
-        /// The origin may not claim the RP ID, or the caller may not claim the origin.
-        static let security = Name(rawValue: "SecurityError")
-        /// The caller cancelled the request (or left the bus, or the daemon is stopping).
-        static let abort = Name(rawValue: "AbortError")
-        /// The key already holds an excluded credential; or no such request of the caller's.
-        static let invalidState = Name(rawValue: "InvalidStateError")
-        /// The options are malformed (wrong types, bad base64url, too large).
-        static let type = Name(rawValue: "TypeError")
-        /// No algorithm or authenticator kind asked for is available.
-        static let notSupported = Name(rawValue: "NotSupportedError")
-    }
+    /// The DOMException name (the names are shared with the daemon's clients).
+    typealias Name = SecurityKeyDaemonBus.ErrorName
 
     var name: Name
     var message: String
@@ -29,7 +16,7 @@ struct DaemonError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The D-Bus error name.
-    var busName: String { DaemonInterface.errorPrefix + name.rawValue }
+    var busName: String { name.busName }
 
     var description: String { "\(name.rawValue): \(message)" }
 

@@ -1,14 +1,14 @@
+import SecurityKeyDaemonClient
+
 /// The D-Bus interface of securitykeyd; the introspection XML is the one committed as
 /// dbus/org.securitykey.Daemon1.xml (a test checks that they are the same).
 enum DaemonInterface {
     /// The well-known bus name.
-    static let busName = "org.securitykey.Daemon1"
+    static let busName = SecurityKeyDaemonBus.busName
     /// The one object.
-    static let objectPath = "/org/securitykey/Daemon1"
+    static let objectPath = SecurityKeyDaemonBus.objectPath
     /// The interface.
-    static let interface = "org.securitykey.Daemon1"
-    /// The prefix of the error names (`org.securitykey.Daemon1.Error.NotAllowedError`).
-    static let errorPrefix = "org.securitykey.Daemon1.Error."
+    static let interface = SecurityKeyDaemonBus.interface
 
     /// Introspection XML.
     static let introspection = #"""

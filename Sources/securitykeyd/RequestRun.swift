@@ -1,5 +1,6 @@
 import Foundation
 import SDBus
+import SecurityKeyDaemonClient
 import SecurityKeys
 import Synchronization
 import Transport
@@ -60,7 +61,7 @@ struct RequestRun: Sendable {
     /// credentials tries the other keys as they become idle, until every key was tried.
     func performCeremony(claimed: ClaimedKeys) async -> Result<String, DaemonError> {
         let pool = daemon.pool
-        if await pool.isEmpty { await daemon.signal(id, to: owner, "WAITING") }
+        if await pool.isEmpty { await daemon.signal(id, to: owner, .waiting) }
         var tried: Set<String> = []
         var last: SecurityKeyError?
         while true {
@@ -114,10 +115,10 @@ struct RequestRun: Sendable {
     /// key lets the others go to waiting requests.
     func report(_ status: SecurityKeyStatus, claimed: ClaimedKeys) async {
         switch status {
-        case .waitingForKey: await daemon.signal(id, to: owner, "WAITING")
+        case .waitingForKey: await daemon.signal(id, to: owner, .waiting)
         case .selectingKey(let count):
             await daemon.signal(
-                id, to: owner, "SELECTING_DEVICE",
+                id, to: owner, .selectingDevice,
                 [BusDictionaryEntry("count", .int32(Int32(clamping: count)))])
         case .keySelected(let uri):
             let others = claimed.uris.withLock { uris in
@@ -125,13 +126,13 @@ struct RequestRun: Sendable {
                 return uris.filter { $0 != uri }
             }
             await daemon.pool.release(others)
-            await daemon.signal(id, to: owner, "CONNECTED", [BusDictionaryEntry("device", .string(uri))])
+            await daemon.signal(id, to: owner, .connected, [BusDictionaryEntry("device", .string(uri))])
         case .touchNeeded(let uri):
             await daemon.signal(
-                id, to: owner, "NEEDS_USER_PRESENCE", [BusDictionaryEntry("device", .string(uri))])
+                id, to: owner, .needsUserPresence, [BusDictionaryEntry("device", .string(uri))])
         case .userVerificationRetry(let left):
             await daemon.signal(
-                id, to: owner, "NEEDS_USER_VERIFICATION",
+                id, to: owner, .needsUserVerification,
                 [BusDictionaryEntry("attempts_left", .int32(Int32(clamping: left ?? -1)))])
         // NEEDS_PIN and SELECT_CREDENTIAL are sent when the daemon is ready for the answer.
         case .pinNeeded, .selectingAccount, .done: break

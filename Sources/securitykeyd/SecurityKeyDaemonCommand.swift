@@ -5,6 +5,7 @@ import Foundation
 import HIDTransport
 import Logging
 import SDBus
+import SecurityKeyDaemonClient
 import SecurityKeys
 import Transport
 
@@ -118,12 +119,12 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
                     case .added(let device):
                         bus.emitSignal(
                             path: DaemonInterface.objectPath, interface: DaemonInterface.interface,
-                            member: "DeviceAdded",
+                            member: SecurityKeyDaemonBus.deviceAdded,
                             destination: nil, [.dictionary(Daemon.entries(device))])
                     case .removed(let uri):
                         bus.emitSignal(
                             path: DaemonInterface.objectPath, interface: DaemonInterface.interface,
-                            member: "DeviceRemoved",
+                            member: SecurityKeyDaemonBus.deviceRemoved,
                             destination: nil, [.string(uri)])
                     }
                 }

@@ -1,30 +1,35 @@
+import CBOR
 import Authenticators
+import CBOR
 import CTAP2
 import Foundation
 import WebAuthnVerification
 
-/// What `fleet --attest` concluded of one key's throwaway registration: whether the attestation
+/// What a fleet attestation check (`securitykey fleet --attest`) concluded of one key's throwaway registration: whether the attestation
 /// statement verifies, and whether its certificate path leads to a trusted root (the model's
-/// MDS roots, or the `--trust-root` anchors).
-struct FleetAttestationVerdict: Sendable {
+/// MDS roots, or the caller's anchors).
+public struct FleetAttestationVerdict: Sendable {
     /// The statement format (`packed`, `fido-u2f`, ...).
-    var format: String?
+    public var format: String?
     /// basic, attCA, self, none ...
-    var type: String?
+    public var type: String?
     /// Whether the statement's signature and format rules verified.
-    var statementVerified = false
+    public var statementVerified = false
     /// Whether the path chains to a trusted root; nil when nothing was there to chain to.
-    var trusted: Bool?
+    public var trusted: Bool?
     /// The root the path ends in.
-    var anchor: String?
+    public var anchor: String?
     /// Why the key is not proven genuine; nil when it is.
-    var problem: String?
+    public var problem: String?
 
     /// Genuine: the statement verified and chains to a trusted root.
-    var isGenuine: Bool { statementVerified && trusted == true && problem == nil }
+    public var isGenuine: Bool { statementVerified && trusted == true && problem == nil }
+
+    /// A verdict with nothing concluded yet.
+    public init() {}
 
     /// Judges `report`'s sample against `anchors` when given, else against `metadata`.
-    static func judge(
+    public static func judge(
         _ report: FleetKeyReport, metadata: MetadataBLOBPayload?, anchors: AttestationTrustAnchors?
     ) async -> FleetAttestationVerdict? {
         var verdict = FleetAttestationVerdict()
@@ -77,7 +82,8 @@ struct FleetAttestationVerdict: Sendable {
         return verdict
     }
 
-    var json: JSONValue {
+    /// The `attestation` member of a fleet row's JSON.
+    public var json: JSONValue {
         .members([
             ("genuine", .bool(isGenuine)),
             ("format", format.map(JSONValue.string) ?? .null),

@@ -1,11 +1,10 @@
 import _SecurityKeyInternals
 import CBOR
-import CTAP2
 
 extension AuthenticatorInfo {
     /// getInfo as JSON with the CTAP 2.2 §6.4 member names; byte strings in hex, the AAGUID
     /// as a lower-case hyphenated UUID, members the library does not know under their key.
-    var json: JSONValue {
+    public var json: JSONValue {
         func uint(_ v: UInt64?) -> JSONValue? { v.map { JSONValue.unsigned($0) } }
         func texts(_ v: [String]?) -> JSONValue? { v.map { JSONValue.array($0.map { .string($0) }) } }
         func uints(_ v: [UInt64]?) -> JSONValue? { v.map { JSONValue.array($0.map { .unsigned($0) }) } }
@@ -66,49 +65,5 @@ extension AuthenticatorInfo {
             ("authenticatorConfigCommands", uints(authenticatorConfigCommands)),
             ("unknownFields", unknown.isEmpty ? nil : .object(unknown)),
         ])
-    }
-
-    /// Lines that say what getInfo means, for people.
-    var summaryLines: [String] {
-        var lines: [String] = []
-        lines.append("Versions:        \(versions.map(\.rawValue).joined(separator: ", "))")
-        lines.append("AAGUID:          \(aaguid.description.lowercased())")
-        if !extensions.isEmpty {
-            lines.append("Extensions:      \(extensions.map(\.rawValue).joined(separator: ", "))")
-        }
-        if !transports.isEmpty { lines.append("Transports:      \(transports.joined(separator: ", "))") }
-        if !algorithms.isEmpty {
-            lines.append("Algorithms:      \(algorithms.map { "\($0.algorithm)" }.joined(separator: ", "))")
-        }
-        lines.append("Discoverable:    \(isEnabled(.residentKey) ? "yes" : "no") (resident keys)")
-        let pin: String
-        switch options[.clientPIN] {
-        case .some(true): pin = "set"
-        case .some(false): pin = "supported, not set"
-        case .none: pin = "not supported"
-        }
-        lines.append("PIN:             \(pin)")
-        let uv: String
-        switch options[.userVerification] {
-        case .some(true): uv = "built in, configured"
-        case .some(false): uv = "built in, not configured"
-        case .none: uv = "none built in"
-        }
-        lines.append("User verif.:     \(uv)")
-        if let maxMsgSize { lines.append("Max message:     \(maxMsgSize) bytes") }
-        if !pinUVAuthProtocols.isEmpty {
-            lines.append("PIN/UV protocols: \(pinUVAuthProtocols.map(String.init).joined(separator: ", "))")
-        }
-        if let minPINLength { lines.append("Min PIN length:  \(minPINLength)") }
-        if forcePINChange == true { lines.append("The PIN must be changed before the key can be used.") }
-        if let firmwareVersion { lines.append("Firmware:        \(firmwareVersion)") }
-        if let remaining = remainingDiscoverableCredentials {
-            lines.append("Free slots:      \(remaining) discoverable credential(s)")
-        }
-        let other = options.filter { ![.residentKey, .clientPIN, .userVerification].contains($0.key) }.sorted { $0.key < $1.key }
-        if !other.isEmpty {
-            lines.append("Options:         \(other.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
-        }
-        return lines
     }
 }

@@ -1,41 +1,50 @@
-import CBOR
-
-/// A JSON value with ordered object members, so that `--json` output keeps a stable,
-/// documented field order.
-enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+/// A JSON value with ordered object members, so that a document (the CLI's `--json` output,
+/// a decoded structure, a fleet row) keeps a stable, documented field order.
+public enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral
 {
+    /// An object, its members in order.
     case object([(String, JSONValue)])
+    /// An array.
     case array([JSONValue])
+    /// A string.
     case string(String)
+    /// An integer.
     case integer(Int64)
+    /// `true` or `false`.
     case bool(Bool)
+    /// `null`.
     case null
     /// JSON text produced elsewhere (CBOR's JSON rendering), inserted as it is.
     case raw(String)
 
-    init(stringLiteral value: String) { self = .string(value) }
-    init(integerLiteral value: Int) { self = .integer(Int64(value)) }
-    init(booleanLiteral value: Bool) { self = .bool(value) }
-    init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// A string.
+    public init(stringLiteral value: String) { self = .string(value) }
+    /// An integer.
+    public init(integerLiteral value: Int) { self = .integer(Int64(value)) }
+    /// A boolean.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An array.
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
 
-    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.text() == rhs.text() }
+    /// Equal when their serialized texts are.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.text() == rhs.text() }
 
     /// An integer that may not fit Int64 (CBOR unsigned values).
-    static func unsigned(_ value: UInt64) -> JSONValue { .raw(String(value)) }
+    public static func unsigned(_ value: UInt64) -> JSONValue { .raw(String(value)) }
 
     /// A CBOR value rendered as JSON, byte strings in `style`.
-    static func cbor(_ value: CBORValue, bytes style: CBORValue.JSONOptions.ByteStringStyle) -> JSONValue {
+    public static func cbor(_ value: CBORValue, bytes style: CBORValue.JSONOptions.ByteStringStyle) -> JSONValue {
         .raw(value.jsonText(options: .init(byteStrings: style)))
     }
 
     /// Builds an object leaving out members whose value is nil.
-    static func members(_ pairs: [(String, JSONValue?)]) -> JSONValue {
+    public static func members(_ pairs: [(String, JSONValue?)]) -> JSONValue {
         .object(pairs.compactMap { pair in pair.1.map { (pair.0, $0) } })
     }
 
     /// Serialized text, pretty-printed with two-space indentation when `pretty`.
-    func text(pretty: Bool = false) -> String {
+    public func text(pretty: Bool = false) -> String {
         var out = ""
         write(to: &out, pretty: pretty, level: 0)
         return out
@@ -80,5 +89,5 @@ enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIn
     }
 
     /// RFC 8259 §7 string escaping.
-    static func quote(_ s: String) -> String { JSONText.quoted(s) }
+    public static func quote(_ s: String) -> String { JSONText.quoted(s) }
 }

@@ -1,0 +1,31 @@
+import Foundation
+
+extension UHIDServer {
+    /// The `/dev/hidrawN` path the kernel made for a uhid device whose serial number
+    /// (`HID_UNIQ` in its sysfs uevent) is `serialNumber`, once both its sysfs entry and its
+    /// device node exist; nil when `within` passes first or the task is cancelled.
+    public static func hidrawNode(serialNumber: String, within: Duration) async -> String? {
+        let deadline = ContinuousClock.now + within
+        while ContinuousClock.now < deadline, !Task.isCancelled {
+            if let node = findHIDRawNode(serialNumber: serialNumber), FileManager.default.fileExists(atPath: node) {
+                return node
+            }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return nil
+    }
+
+    private static func findHIDRawNode(serialNumber: String) -> String? {
+        let base = "/sys/class/hidraw"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return nil }
+        for name in names.sorted() where name.hasPrefix("hidraw") {
+            // uevent files are a few hundred bytes; read at most 4 KiB.
+            guard let handle = FileHandle(forReadingAtPath: "\(base)/\(name)/device/uevent") else { continue }
+            let data = (try? handle.read(upToCount: 4096)) ?? nil
+            try? handle.close()
+            guard let data, let text = String(data: data, encoding: .utf8) else { continue }
+            if text.split(separator: "\n").contains(Substring("HID_UNIQ=\(serialNumber)")) { return "/dev/\(name)" }
+        }
+        return nil
+    }
+}

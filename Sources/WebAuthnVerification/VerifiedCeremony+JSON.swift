@@ -1,0 +1,38 @@
+import _SecurityKeyInternals
+import CBOR
+
+extension VerifiedRegistration {
+    /// What was verified, as a JSON document (`securitykey verify --json`'s `registration`,
+    /// Docs/CLI.md). With `metadataChecked`, `model` and `certification` come from `model` (null
+    /// when the metadata has no entry); without, they are left out.
+    public func json(metadataChecked: Bool, model: MetadataBLOBPayloadEntry?) -> JSONValue {
+        let trusted: Bool? = attestation.trustAnchor != nil ? true : nil
+        return .members([
+            ("verified", true),
+            ("format", .string(attestationFormat.rawValue)),
+            ("attestationType", .string(attestation.type.rawValue)),
+            ("trustPath", .array(attestation.trustPath.map { .string($0.subject.description) })),
+            ("trustRootVerified", trusted.map(JSONValue.bool)),
+            ("certificatePath", .array(attestation.certificatePath.map { .string($0.subject.description) })),
+            ("trustAnchor", attestation.trustAnchor.map { .string($0.subject.description) }),
+            ("model", metadataChecked ? model?.description.map(JSONValue.string) ?? .null : nil),
+            ("certification", metadataChecked ? model?.certification.map { .string($0.status.rawValue) } ?? .null : nil),
+            ("credentialId", .string(Base64URL.encode(credentialID))),
+            ("aaguid", .string(aaguid.description.lowercased())),
+            ("signCount", .integer(Int64(signCount))),
+            ("userVerified", .bool(flags.contains(.userVerified))),
+        ])
+    }
+}
+
+extension VerifiedAssertion {
+    /// What was verified, as a JSON document (`securitykey verify --json`'s `assertion`).
+    public var json: JSONValue {
+        .members([
+            ("verified", true),
+            ("signCount", .integer(Int64(signCount))),
+            ("userPresent", .bool(flags.contains(.userPresent))),
+            ("userVerified", .bool(flags.contains(.userVerified))),
+        ])
+    }
+}

@@ -1,0 +1,47 @@
+import CTAP2
+
+extension AuthenticatorInfo {
+    /// Lines that say what getInfo means, for people.
+    var summaryLines: [String] {
+        var lines: [String] = []
+        lines.append("Versions:        \(versions.map(\.rawValue).joined(separator: ", "))")
+        lines.append("AAGUID:          \(aaguid.description.lowercased())")
+        if !extensions.isEmpty {
+            lines.append("Extensions:      \(extensions.map(\.rawValue).joined(separator: ", "))")
+        }
+        if !transports.isEmpty { lines.append("Transports:      \(transports.joined(separator: ", "))") }
+        if !algorithms.isEmpty {
+            lines.append("Algorithms:      \(algorithms.map { "\($0.algorithm)" }.joined(separator: ", "))")
+        }
+        lines.append("Discoverable:    \(isEnabled(.residentKey) ? "yes" : "no") (resident keys)")
+        let pin: String
+        switch options[.clientPIN] {
+        case .some(true): pin = "set"
+        case .some(false): pin = "supported, not set"
+        case .none: pin = "not supported"
+        }
+        lines.append("PIN:             \(pin)")
+        let uv: String
+        switch options[.userVerification] {
+        case .some(true): uv = "built in, configured"
+        case .some(false): uv = "built in, not configured"
+        case .none: uv = "none built in"
+        }
+        lines.append("User verif.:     \(uv)")
+        if let maxMsgSize { lines.append("Max message:     \(maxMsgSize) bytes") }
+        if !pinUVAuthProtocols.isEmpty {
+            lines.append("PIN/UV protocols: \(pinUVAuthProtocols.map(String.init).joined(separator: ", "))")
+        }
+        if let minPINLength { lines.append("Min PIN length:  \(minPINLength)") }
+        if forcePINChange == true { lines.append("The PIN must be changed before the key can be used.") }
+        if let firmwareVersion { lines.append("Firmware:        \(firmwareVersion)") }
+        if let remaining = remainingDiscoverableCredentials {
+            lines.append("Free slots:      \(remaining) discoverable credential(s)")
+        }
+        let other = options.filter { ![.residentKey, .clientPIN, .userVerification].contains($0.key) }.sorted { $0.key < $1.key }
+        if !other.isEmpty {
+            lines.append("Options:         \(other.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
+        }
+        return lines
+    }
+}
