@@ -46,6 +46,9 @@ ssh_guest_start_sshd() {
     # sshd's privilege-separation directory and user (the host's /etc/passwd has sshd).
     mkdir -p /run/sshd && chmod 0755 /run/sshd
     getent passwd sshd >/dev/null || ssh_guest_fail "no sshd user in /etc/passwd (openssh-server installed?)"
+    # The session runs as root, whose home in the guest is the host's: its shell start-up files
+    # (bash reads ~/.bashrc for sshd's sessions) would run on every login. An empty home instead.
+    mount -t tmpfs -o mode=0700 tmpfs /root || ssh_guest_fail "cannot give root an empty home in the guest"
     local work=$SSH_GUEST_WORK
     ssh-keygen -q -t ed25519 -N '' -f "$work/host_ed25519" || ssh_guest_fail "cannot make a host key"
     : >"$work/authorized_keys"

@@ -87,7 +87,7 @@ for file in "${keys[@]}"; do
     expected=$(cut -d' ' -f1,2 "$file.pub")
     case $(basename "$file") in built-in-*) provider=$ours ;; *) provider=internal ;; esac
     got=$(ssh_guest_login "$file" "$provider") ||
-        ssh_guest_fail "$(basename "$file") did not log in through the $(name_of "$provider") provider: $(tail -n 5 "$file.login.log")"
+        ssh_guest_fail "$(basename "$file") did not log in through the $(name_of "$provider") provider: $(grep -v '^debug' "$file.login.log" | head -n 80)"
     [[ $got == "publickey $expected" ]] ||
         ssh_guest_fail "sshd says $(basename "$file") logged in with '$got', not '$expected'"
     provider_answered "$provider" "$file.login.log" ||
