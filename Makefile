@@ -21,10 +21,10 @@ BUILD_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev zlib1g-de
 RUNTIME_PACKAGES := libhidapi-hidraw0 libpcsclite1 libudev1 zlib1g libsystemd0 libcurl4 pcscd publicsuffix
 TEST_PACKAGES := vsmartcard-vpcd dbus-daemon systemd libglib2.0-bin openssl python3-venv python3-dev \
 	swig util-linux iproute2 qemu-system-x86 busybox-static cpio kmod fido2-tools libfido2-dev valgrind \
-	debootstrap lintian fakeroot
+	debootstrap lintian fakeroot openssh-client openssh-server
 APT_PACKAGES := $(BUILD_PACKAGES) $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-build pydeps build test test-packaging release install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
+.PHONY: all deps deps-build pydeps build ssh-provider test test-packaging release install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
 
 all: build
 
@@ -37,6 +37,7 @@ help:
 	@echo "make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS='cbor tpm']   each libFuzzer target for N seconds"
 	@echo "make fuzz-coverage   line coverage of each target's parser files over its corpus (llvm-cov)"
 	@echo "make docs    DocC documentation of the library products in .build/docs"
+	@echo "make ssh-provider   .build/release/libsecuritykey-sk.so, OpenSSH's security-key provider"
 	@echo "make build | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages ($(1)); a quick no-op when everything is there.
@@ -69,6 +70,15 @@ $(VENV)/.stamp: scripts/requirements-test.txt
 
 build: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+
+# OpenSSH's security-key provider, libsecuritykey-sk.so (SecurityKeyProvider=, ssh-keygen -w,
+# ssh-add -S): a release build with the Swift runtime linked in (it loads in ssh-sk-helper on a
+# machine without the toolchain), exporting only OpenSSH's four sk_* functions
+# (Sources/SecurityKeySK/exports.map), stripped, at .build/release/libsecuritykey-sk.so.
+ssh-provider: deps-build
+	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey-sk \
+	  -Xlinker --version-script=$(CURDIR)/Sources/SecurityKeySK/exports.map
+	strip --strip-unneeded .build/release/libsecuritykey-sk.so
 
 # The tests that need pcscd run inside a private PC/SC test bed (scripts/pcsc-testbed.sh);
 # python-fido2 in .venv is the independent implementation they check against. The packaging

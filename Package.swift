@@ -260,7 +260,8 @@ let package = Package(
         // Debian's OpenSSH (ssh-keygen, ssh, sshd, ssh-agent) with libsecuritykey-sk.so against
         // virtual keys served by the built `securitykey` over UDP and vpcd.
         .testTarget(name: "SSHSecurityKeyProviderTests", dependencies: [
-            "SSHSecurityKeyProvider", "SecurityKeySK", "securitykey", "TestProcesses", "WebAuthnVerification", "CTAP2", "CBOR",
+            "SSHSecurityKeyProvider", "SecurityKeySK", "CSSHSecurityKeyAPI", "securitykey", "TestProcesses",
+            "WebAuthnVerification", "Authenticators", "CTAP2", "CBOR",
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [
