@@ -22,7 +22,7 @@ BUILD_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev zlib1g-de
 RUNTIME_PACKAGES := libhidapi-hidraw0 libpcsclite1 libudev1 zlib1g libsystemd0 libcurl4 pcscd publicsuffix
 TEST_PACKAGES := vsmartcard-vpcd dbus-daemon systemd libglib2.0-bin openssl python3-venv python3-dev \
 	swig util-linux iproute2 qemu-system-x86 busybox-static cpio kmod fido2-tools libfido2-dev valgrind \
-	debootstrap lintian fakeroot
+	debootstrap lintian fakeroot openssh-client openssh-server
 APT_PACKAGES := $(BUILD_PACKAGES) $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
 .PHONY: all deps deps-build pydeps build test test-packaging release ssh-provider install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw bench-ssh format install clean help
@@ -39,6 +39,7 @@ help:
 	@echo "make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS='cbor tpm']   each libFuzzer target for N seconds"
 	@echo "make fuzz-coverage   line coverage of each target's parser files over its corpus (llvm-cov)"
 	@echo "make docs    DocC documentation of the library products in .build/docs"
+	@echo "make ssh-provider   .build/release/libsecuritykey-sk.so, OpenSSH's security-key provider"
 	@echo "make build | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages ($(1)); a quick no-op when everything is there.
@@ -217,7 +218,7 @@ release: deps-build
 # nothing is compiled twice) and lists the objects; its own link of the library, which looks for
 # the static runtime among the shared ones, may fail and is done again here, by swiftc
 # -static-stdlib over the same objects.
-ssh-provider:
+ssh-provider: deps-build
 	$(SWIFT) build $(RELEASE_FLAGS) --target SecurityKeySK
 	-@$(SWIFT) build $(RELEASE_FLAGS) --product securitykey-sk >/dev/null 2>&1
 	bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \

@@ -23,6 +23,9 @@ let package = Package(
         .library(name: "ISO7816", targets: ["ISO7816"]),
         .library(name: "WebAuthnVerification", targets: ["WebAuthnVerification"]),
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
+        .library(name: "SSHSecurityKeyProvider", targets: ["SSHSecurityKeyProvider"]),
+        // OpenSSH's security-key provider (SecurityKeyProvider=, ssh-keygen -w, ssh-add -S).
+        .library(name: "securitykey-sk", type: .dynamic, targets: ["SecurityKeySK"]),
         .executable(name: "securitykey", targets: ["securitykey"]),
         .executable(name: "securitykey-bench", targets: ["securitykey-bench"]),
         // Not an API: exported only so the libFuzzer package in Fuzz/ can link the fuzz targets.
@@ -132,6 +135,28 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // MARK: OpenSSH's security-key middleware over the device layer
+        // The C header of OpenSSH's middleware API (sk-api.h), for the entry points only.
+        .systemLibrary(name: "CSSHSecurityKeyAPI", path: "Sources/CSSHSecurityKeyAPI"),
+        .target(
+            name: "SSHSecurityKeyProvider",
+            dependencies: [
+                "Authenticators", "CBOR", "CTAP2", "Transport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // The C entry points (sk_api_version, sk_enroll, sk_sign, sk_load_resident_keys) of
+        // libsecuritykey-sk.so; exports.map keeps every other symbol local (make ssh-provider).
+        .target(
+            name: "SecurityKeySK",
+            dependencies: [
+                "SSHSecurityKeyProvider", "CSSHSecurityKeyAPI",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["exports.map"],
+            swiftSettings: strict),
+
         // MARK: D-Bus connection (sd-bus on a dedicated thread), for the daemon
         .target(name: "SDBus", dependencies: ["CSDBus"], swiftSettings: strict),
 
@@ -232,6 +257,13 @@ let package = Package(
         // Runs the built `securitykeyd` and `securitykey` binaries against a private dbus-daemon.
         .testTarget(name: "DaemonTests", dependencies: ["securitykeyd", "securitykey", "TestProcesses"], exclude: ["Python"],
                     swiftSettings: strict),
+        // Debian's OpenSSH (ssh-keygen, ssh, sshd, ssh-agent) with libsecuritykey-sk.so against
+        // virtual keys served by the built `securitykey` over UDP and vpcd.
+        .testTarget(name: "SSHSecurityKeyProviderTests", dependencies: [
+            "SSHSecurityKeyProvider", "SecurityKeySK", "CSSHSecurityKeyAPI", "securitykey", "TestProcesses",
+            "WebAuthnVerification", "Authenticators", "CTAP2", "CBOR",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [
             "SecurityKeys", "TestProcesses",
             .product(name: "Crypto", package: "swift-crypto"),
