@@ -41,7 +41,7 @@ load_runs() {
     for _ in $(seq "$n"); do
         # No key at all: no UDP endpoints, no pcscd (a test bed's, if one runs here, stays out).
         line=$(env -u SECURITYKEY_UDP PCSCLITE_CSOCK_NAME=/nonexistent/pcscd.comm \
-            "$SK_LOAD" "$SECURITYKEY_SK_PROVIDER" --resident) ||
+            "$SK_LOAD" "$SECURITYKEY_SK_PROVIDER" --resident 2>/dev/null) ||
             ssh_guest_fail "sk-load failed on $SECURITYKEY_SK_PROVIDER"
         [[ $line == *"resident_result=-4 "* ]] ||
             ssh_guest_fail "sk_load_resident_keys with no key present did not say device-not-found (-4): $line"
