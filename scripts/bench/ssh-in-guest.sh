@@ -26,14 +26,9 @@ export SECURITYKEY_BIN=${SECURITYKEY_BIN:-$PWD/.build/release/securitykey}
 export SECURITYKEY_SK_PROVIDER=${SECURITYKEY_SK_PROVIDER:-$PWD/.build/release/libsecuritykey-sk.so}
 export SK_LOAD=${SK_LOAD:-$PWD/.build/bench/sk-load}
 
-ssh_guest_fail() {
-    echo "ssh-in-guest: $*" >&2
-    local log
-    for log in "${SSH_GUEST_WORK:-/nonexistent}"/*.log; do
-        [[ -s $log ]] && { echo "--- $log" >&2; tail -n 25 "$log" >&2; }
-    done
-    exit 1
-}
+ssh_guest_name=ssh-in-guest
+# shellcheck source=scripts/hidvm/ssh-guest.sh
+. scripts/hidvm/ssh-guest.sh
 
 # The load driver N times, one process each; prints "LABEL ms" lines for the summary.
 load_runs() {
@@ -65,8 +60,6 @@ fi
 # --- in the guest --------------------------------------------------------------------------------
 n=$2
 SSH_GUEST_WORK=$(mktemp -d)
-# shellcheck source=scripts/hidvm/ssh-guest.sh
-. scripts/hidvm/ssh-guest.sh
 trap 'ssh_guest_stop; rm -rf "$SSH_GUEST_WORK"' EXIT
 ours=$SECURITYKEY_SK_PROVIDER
 runs=$SSH_GUEST_WORK/runs
@@ -79,15 +72,14 @@ echo "ssh-in-guest: $(ssh -V 2>&1), kernel $(uname -r), key at $ssh_guest_uri, $
 
 # ms since START (an $EPOCHREALTIME value), as a decimal.
 elapsed_ms() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", (b - a) * 1000 }'; }
-name_of() { [[ $1 == internal ]] && echo built-in || echo ours; }
 
 for i in $(seq "$n"); do
     # Alternate which provider goes first, so that neither always runs on a warmer guest.
     if (( i % 2 )); then order=(internal "$ours"); else order=("$ours" internal); fi
     for provider in "${order[@]}"; do
         start=$EPOCHREALTIME
-        ssh_guest_enrol "$provider" ecdsa-sk "$SSH_GUEST_WORK/$(name_of "$provider")-$i"
-        echo "enrol $(name_of "$provider") $(elapsed_ms "$start")" >>"$runs"
+        ssh_guest_enrol "$provider" ecdsa-sk "$SSH_GUEST_WORK/$(ssh_guest_provider_name "$provider")-$i"
+        echo "enrol $(ssh_guest_provider_name "$provider") $(elapsed_ms "$start")" >>"$runs"
     done
 done
 login_key=$SSH_GUEST_WORK/built-in-1
@@ -96,8 +88,8 @@ for i in $(seq "$n"); do
     if (( i % 2 )); then order=(internal "$ours"); else order=("$ours" internal); fi
     for provider in "${order[@]}"; do
         start=$EPOCHREALTIME
-        got=$(ssh_guest_login "$login_key" "$provider") || ssh_guest_fail "login through $(name_of "$provider") failed"
-        echo "login $(name_of "$provider") $(elapsed_ms "$start")" >>"$runs"
+        got=$(ssh_guest_login "$login_key" "$provider") || ssh_guest_fail "login through $(ssh_guest_provider_name "$provider") failed"
+        echo "login $(ssh_guest_provider_name "$provider") $(elapsed_ms "$start")" >>"$runs"
         [[ $got == "$expected" ]] || ssh_guest_fail "sshd says the login used '$got', not '$expected'"
     done
 done

@@ -4,8 +4,22 @@
 # ssh-keygen/ssh through a chosen security-key provider (OpenSSH's built-in libfido2 one,
 # `internal`, or a library path such as ours, libsecuritykey-sk.so).
 #
-# Needs: ssh_guest_fail (prints and exits), SSH_GUEST_WORK (a private scratch directory),
-# SECURITYKEY_BIN (the CLI that serves the key). Sets ssh_guest_uri, ssh_guest_port.
+# Needs: ssh_guest_name (the caller's name, for messages), SECURITYKEY_BIN (the CLI that serves
+# the key) and, before starting anything, SSH_GUEST_WORK (a private scratch directory). Sets
+# ssh_guest_uri, ssh_guest_port.
+
+# Prints why the caller fails, with the end of every log in SSH_GUEST_WORK, and exits 1.
+ssh_guest_fail() {
+    echo "$ssh_guest_name: $*" >&2
+    local log
+    for log in "${SSH_GUEST_WORK:-/nonexistent}"/*.log; do
+        [[ -s $log ]] && { echo "--- $log" >&2; tail -n 25 "$log" >&2; }
+    done
+    exit 1
+}
+
+# How the messages name a provider: `internal` is OpenSSH's built-in one, any library is ours.
+ssh_guest_provider_name() { [[ $1 == internal ]] && echo built-in || echo ours; }
 
 ssh_guest_key_pid=
 ssh_guest_sshd_pid=

@@ -18,14 +18,9 @@ cd "$(dirname "$0")/../.."
 export SECURITYKEY_BIN=${SECURITYKEY_BIN:-$PWD/.build/debug/securitykey}
 export SECURITYKEY_SK_PROVIDER=${SECURITYKEY_SK_PROVIDER:-$PWD/.build/debug/libsecuritykey-sk.so}
 
-ssh_guest_fail() {
-    echo "test-ssh: $*" >&2
-    local log
-    for log in "${SSH_GUEST_WORK:-/nonexistent}"/*.log; do
-        [[ -s $log ]] && { echo "--- $log" >&2; tail -n 25 "$log" >&2; }
-    done
-    exit 1
-}
+ssh_guest_name=test-ssh
+# shellcheck source=scripts/hidvm/ssh-guest.sh
+. scripts/hidvm/ssh-guest.sh
 
 [[ -x $SECURITYKEY_BIN ]] || ssh_guest_fail "no $SECURITYKEY_BIN (swift build --product securitykey)"
 [[ -f $SECURITYKEY_SK_PROVIDER ]] ||
@@ -45,8 +40,6 @@ fi
 command -v ssh-keygen >/dev/null && [[ -x /usr/sbin/sshd && -x /usr/lib/openssh/ssh-sk-helper ]] ||
     ssh_guest_fail "OpenSSH's client and server are not installed (openssh-client, openssh-server)"
 SSH_GUEST_WORK=$(mktemp -d)
-# shellcheck source=scripts/hidvm/ssh-guest.sh
-. scripts/hidvm/ssh-guest.sh
 trap 'ssh_guest_stop; rm -rf "$SSH_GUEST_WORK"' EXIT
 started=$SECONDS
 ssh_guest_start_key
@@ -54,7 +47,6 @@ ssh_guest_start_sshd
 echo "test-ssh: $(ssh -V 2>&1), key at $ssh_guest_uri, sshd on 127.0.0.1:$ssh_guest_port"
 
 ours=$SECURITYKEY_SK_PROVIDER
-name_of() { [[ $1 == internal ]] && echo built-in || echo ours; }
 # Evidence, in OpenSSH's own debug output, that PROVIDER served the operation logged in LOG:
 # ssh-sk-helper names a loaded library and the API version it reports; the built-in provider
 # reports how many devices libfido2 found.
@@ -71,11 +63,11 @@ provider_answered() {
 keys=()
 for type in ecdsa-sk ed25519-sk; do
     for provider in internal "$ours"; do
-        file=$SSH_GUEST_WORK/$(name_of "$provider")-$type
+        file=$SSH_GUEST_WORK/$(ssh_guest_provider_name "$provider")-$type
         ssh_guest_enrol "$provider" "$type" "$file"
         provider_answered "$provider" "$file.log" ||
-            ssh_guest_fail "ssh-keygen's output does not show the $(name_of "$provider") provider enrolling $type"
-        echo "test-ssh: enrolled $type through the $(name_of "$provider") provider: $(cut -d' ' -f1 "$file.pub")"
+            ssh_guest_fail "ssh-keygen's output does not show the $(ssh_guest_provider_name "$provider") provider enrolling $type"
+        echo "test-ssh: enrolled $type through the $(ssh_guest_provider_name "$provider") provider: $(cut -d' ' -f1 "$file.pub")"
         keys+=("$file")
     done
 done
@@ -87,12 +79,12 @@ for file in "${keys[@]}"; do
     expected=$(cut -d' ' -f1,2 "$file.pub")
     case $(basename "$file") in built-in-*) provider=$ours ;; *) provider=internal ;; esac
     got=$(ssh_guest_login "$file" "$provider") ||
-        ssh_guest_fail "$(basename "$file") did not log in through the $(name_of "$provider") provider: $(grep -v '^debug' "$file.login.log" | head -n 80)"
+        ssh_guest_fail "$(basename "$file") did not log in through the $(ssh_guest_provider_name "$provider") provider: $(grep -v '^debug' "$file.login.log" | head -n 80)"
     [[ $got == "publickey $expected" ]] ||
         ssh_guest_fail "sshd says $(basename "$file") logged in with '$got', not '$expected'"
     provider_answered "$provider" "$file.login.log" ||
-        ssh_guest_fail "ssh's output does not show the $(name_of "$provider") provider signing"
-    echo "test-ssh: $(basename "$file") logged in through the $(name_of "$provider") provider"
+        ssh_guest_fail "ssh's output does not show the $(ssh_guest_provider_name "$provider") provider signing"
+    echo "test-ssh: $(basename "$file") logged in through the $(ssh_guest_provider_name "$provider") provider"
     logins=$((logins + 1))
 done
 [[ ${#keys[@]} == 4 && $logins == 4 ]] || ssh_guest_fail "ran ${#keys[@]} enrolments and $logins logins, not 4 and 4"
