@@ -217,7 +217,7 @@ release: deps-build
 # only: the product build compiles the modules (with the flags the binaries' builds use, so
 # nothing is compiled twice) and lists the objects; its own link of the library, which looks for
 # the static runtime among the shared ones, may fail and is done again here, by swiftc
-# -static-stdlib over the same objects.
+# -static-stdlib over the same objects. Stripped, as installed (the benchmark loads this file).
 ssh-provider: deps-build
 	$(SWIFT) build $(RELEASE_FLAGS) --target SecurityKeySK
 	-@$(SWIFT) build $(RELEASE_FLAGS) --product securitykey-sk >/dev/null 2>&1
@@ -226,6 +226,7 @@ ssh-provider: deps-build
 	$(SWIFTC) -emit-library -static-stdlib -module-name securitykey_sk -o "$$bin/libsecuritykey-sk.so" \
 	  @"$$bin/securitykey-sk.product/Objects.LinkFileList" -L "$$bin" \
 	  -Xlinker --gc-sections -Xlinker --version-script=Sources/SecurityKeySK/exports.map
+	strip --strip-unneeded $(SK_PROVIDER)
 	@if ldd $(SK_PROVIDER) | grep -E "swift|Foundation|not found"; then \
 	  echo "ssh-provider: $(SK_PROVIDER) still needs the Swift runtime" >&2; exit 1; fi
 
