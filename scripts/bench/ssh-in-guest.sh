@@ -94,33 +94,32 @@ for i in $(seq "$n"); do
     done
 done
 
-awk -v n="$n" '
+# Sorted by what, provider and time, so each group's values arrive in order (min first).
+sort -k1,1 -k2,2 -k3,3g "$runs" | awk -v n="$n" '
     function median(a, k,    m) { m = int((k + 1) / 2); return (k % 2) ? a[m] : (a[m] + a[m + 1]) / 2 }
     { key = $1 " " $2; count[key]++; value[key, count[key]] = $3 }
+    # One line: OP runs of HOST (a provider, or where ours was loaded), labelled TEXT.
+    function row(op, host, text, digits,    key, k, i, s, ratio, shown) {
+        key = op " " host; k = count[key]
+        if (k != n) { print "ssh-in-guest: " k " runs for " key ", not " n > "/dev/stderr"; failed = 1; return }
+        for (i = 1; i <= k; i++) s[i] = value[key, i]
+        med[key] = median(s, k)
+        ratio = (host == "ours" && (op " built-in") in med) ? sprintf("%.2fx", med[key] / med[op " built-in"]) : ""
+        shown = (host == "built-in") ? host : "ours"
+        printf "%-40s %-9s %5d %9." digits "f %9." digits "f %9." digits "f %14s\n", text, shown, k, s[1], med[key], s[k], ratio
+    }
     END {
         print "Wall-clock ms per command; the guest CPU is emulated (QEMU TCG): compare ours with the built-in provider."
-        printf "%-34s %-9s %5s %9s %9s %9s %16s\n", "what", "provider", "runs", "min", "median", "max", "ours/built-in"
-        split("enrol login", ops, " ")
-        label["enrol"] = "ssh-keygen -t ecdsa-sk (guest)"; label["login"] = "ssh login, one command (guest)"
-        for (o = 1; o <= 2; o++) for (p = 1; p <= 2; p++) {
-            host = (p == 1) ? "built-in" : "ours"; key = ops[o] " " host
-            k = count[key]; if (k != n) { print "missing runs for " key > "/dev/stderr"; exit 1 }
-            for (i = 1; i <= k; i++) s[i] = value[key, i]
-            asort(s); med[key] = median(s, k)
-            ratio = (host == "ours") ? sprintf("%.2fx", med[key] / med[ops[o] " built-in"]) : ""
-            printf "%-34s %-9s %5d %9.1f %9.1f %9.1f %16s\n", label[ops[o]], host, k, s[1], med[key], s[k], ratio
-            delete s
-        }
-        split("load-first-call load-resident-none", loads, " ")
-        label["load-first-call"] = "dlopen to sk_api_version return"
-        label["load-resident-none"] = "dlopen to sk_load_resident_keys"
-        for (l = 1; l <= 2; l++) for (w = 1; w <= 2; w++) {
-            where = (w == 1) ? "host" : "guest"; key = loads[l] " " where
-            k = count[key]; if (k != n) { print "missing runs for " key > "/dev/stderr"; exit 1 }
-            for (i = 1; i <= k; i++) s[i] = value[key, i]
-            asort(s)
-            printf "%-34s %-9s %5d %9.2f %9.2f %9.2f %16s\n", label[loads[l]] " (" where ")", "ours", k, s[1], median(s, k), s[k], ""
-            delete s
-        }
-        print "(sk_load_resident_keys: no key present, so it returns SSH_SK_ERR_DEVICE_NOT_FOUND after searching.)"
-    }' "$runs"
+        printf "%-40s %-9s %5s %9s %9s %9s %14s\n", "what", "provider", "runs", "min", "median", "max", "ours/built-in"
+        row("enrol", "built-in", "ssh-keygen -t ecdsa-sk (guest)", 1)
+        row("enrol", "ours", "ssh-keygen -t ecdsa-sk (guest)", 1)
+        row("login", "built-in", "ssh login, one command (guest)", 1)
+        row("login", "ours", "ssh login, one command (guest)", 1)
+        row("load-first-call", "host", "dlopen to sk_api_version (host)", 2)
+        row("load-first-call", "guest", "dlopen to sk_api_version (guest)", 2)
+        row("load-resident-none", "host", "dlopen to sk_load_resident_keys (host)", 2)
+        row("load-resident-none", "guest", "dlopen to sk_load_resident_keys (guest)", 2)
+        print "(Load rows: ours only. sk_load_resident_keys with no key present returns SSH_SK_ERR_DEVICE_NOT_FOUND"
+        print "after searching USB and PC/SC: the library'"'"'s start-up plus a search for keys.)"
+        exit failed
+    }'
