@@ -60,8 +60,8 @@ for type in ecdsa-sk ed25519-sk; do
         file=$SSH_GUEST_WORK/$(ssh_guest_provider_name "$provider")-$type
         ssh_guest_enrol "$provider" "$type" "$file"
         provider_answered "$provider" "$file.log" ||
-            ssh_guest_fail "ssh-keygen's output does not show the $(ssh_guest_provider_name "$provider") provider enrolling $type"
-        echo "test-ssh: enrolled $type through the $(ssh_guest_provider_name "$provider") provider: $(cut -d' ' -f1 "$file.pub")"
+            ssh_guest_fail "ssh-keygen's output does not show provider $(ssh_guest_provider_name "$provider") enrolling $type"
+        echo "test-ssh: enrolled $type through provider $(ssh_guest_provider_name "$provider"): $(cut -d' ' -f1 "$file.pub")"
         keys+=("$file")
     done
 done
@@ -73,12 +73,12 @@ for file in "${keys[@]}"; do
     expected=$(cut -d' ' -f1,2 "$file.pub")
     case $(basename "$file") in built-in-*) provider=$ours ;; *) provider=internal ;; esac
     got=$(ssh_guest_login "$file" "$provider") ||
-        ssh_guest_fail "$(basename "$file") did not log in through the $(ssh_guest_provider_name "$provider") provider: $(grep -v '^debug' "$file.login.log" | head -n 80)"
+        ssh_guest_fail "$(basename "$file") did not log in through provider $(ssh_guest_provider_name "$provider"): $(grep -v '^debug' "$file.login.log" | head -n 80)"
     [[ $got == "publickey $expected" ]] ||
         ssh_guest_fail "sshd says $(basename "$file") logged in with '$got', not '$expected'"
     provider_answered "$provider" "$file.login.log" ||
-        ssh_guest_fail "ssh's output does not show the $(ssh_guest_provider_name "$provider") provider signing"
-    echo "test-ssh: $(basename "$file") logged in through the $(ssh_guest_provider_name "$provider") provider"
+        ssh_guest_fail "ssh's output does not show provider $(ssh_guest_provider_name "$provider") signing"
+    echo "test-ssh: $(basename "$file") logged in through provider $(ssh_guest_provider_name "$provider")"
     logins=$((logins + 1))
 done
 [[ ${#keys[@]} == 4 && $logins == 4 ]] || ssh_guest_fail "ran ${#keys[@]} enrolments and $logins logins, not 4 and 4"
