@@ -175,7 +175,8 @@ if chroot "$chroot_dir" env -i PATH=/usr/bin:/bin HOME=/root timeout 60 \
     ssh-keygen -q -t ecdsa-sk -w "$provider" -N '' -f /tmp/no-key </dev/null >"$scratch/ssh-keygen.txt" 2>&1; then
     echo "test-packaging: ssh-keygen enrolled a key with none present" >&2; exit 1
 fi
-grep -qx "Key enrollment failed: device not found" "$scratch/ssh-keygen.txt" ||
+# OpenSSH's log lines end in CR LF.
+tr -d '\r' <"$scratch/ssh-keygen.txt" | grep -qx "Key enrollment failed: device not found" ||
     { cat "$scratch/ssh-keygen.txt" >&2; echo "test-packaging: ssh-keygen -w $provider did not say device not found" >&2; exit 1; }
 echo "test-packaging: the packaged OpenSSH provider loads, and ssh-keygen through it says: device not found"
 
