@@ -4,6 +4,7 @@
 
 SHELL := /bin/bash
 SWIFT ?= swift
+SWIFTC ?= swiftc
 SWIFT_BUILD_FLAGS := --explicit-target-dependency-import-check error
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -21,10 +22,10 @@ BUILD_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev zlib1g-de
 RUNTIME_PACKAGES := libhidapi-hidraw0 libpcsclite1 libudev1 zlib1g libsystemd0 libcurl4 pcscd publicsuffix
 TEST_PACKAGES := vsmartcard-vpcd dbus-daemon systemd libglib2.0-bin openssl python3-venv python3-dev \
 	swig util-linux iproute2 qemu-system-x86 busybox-static cpio kmod fido2-tools libfido2-dev valgrind \
-	debootstrap lintian fakeroot
+	debootstrap lintian fakeroot openssh-client openssh-server
 APT_PACKAGES := $(BUILD_PACKAGES) $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-build pydeps build test test-packaging release install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw format install clean help
+.PHONY: all deps deps-build pydeps build test test-packaging release ssh-provider install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw bench-ssh format install clean help
 
 all: build
 
@@ -34,9 +35,11 @@ help:
 	@echo "make bench   [BENCH_ARGS='-n 1000'] ours vs python-fido2 (vs libfido2) on virtual keys, fleet, micro"
 	@echo "make bench-report   run the benchmark and write Docs/Performance.md"
 	@echo "make bench-drivers | bench-smoke | bench-callgrind | bench-hidraw   libfido2 host, instructions, hidraw"
+	@echo "make bench-ssh   [SSH_BENCH_RUNS=5] OpenSSH through our provider vs the built-in one (QEMU guest), load time"
 	@echo "make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS='cbor tpm']   each libFuzzer target for N seconds"
 	@echo "make fuzz-coverage   line coverage of each target's parser files over its corpus (llvm-cov)"
 	@echo "make docs    DocC documentation of the library products in .build/docs"
+	@echo "make ssh-provider   .build/release/libsecuritykey-sk.so, OpenSSH's security-key provider"
 	@echo "make build | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages ($(1)); a quick no-op when everything is there.
@@ -115,16 +118,23 @@ bench: bench-build
 	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 .build/release/securitykey-bench $(BENCH_ARGS)
 
 bench-report: bench-build
+	@$(MAKE) --no-print-directory ssh-provider
 	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/bench/report.sh $(BENCH_ARGS)
 
 # The libfido2 host of the benchmark (bench/libfido2/fido2-udp-driver.c): CTAPHID over UDP or hidraw.
 CC ?= cc
 BENCH_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror
-bench-drivers: .build/bench/fido2-udp-driver
+bench-drivers: .build/bench/fido2-udp-driver .build/bench/sk-load
 .build/bench/fido2-udp-driver: bench/libfido2/fido2-udp-driver.c
 	@command -v pkg-config >/dev/null && pkg-config --exists libfido2 || $(MAKE) deps
 	mkdir -p .build/bench
 	$(CC) $(BENCH_CFLAGS) -o $@ $< $$(pkg-config --cflags --libs libfido2)
+
+# Loads an OpenSSH provider library as ssh-sk-helper does and times it (bench/openssh/sk-load.c);
+# the packaging test runs it in the chroot too.
+.build/bench/sk-load: bench/openssh/sk-load.c
+	mkdir -p .build/bench
+	$(CC) $(BENCH_CFLAGS) -o $@ $< -ldl
 
 # The libfido2 host against a virtual key over UDP: ready, 3 verified ops of each kind, bad input.
 bench-smoke: deps bench-drivers
@@ -143,6 +153,15 @@ bench-hidraw: deps bench-drivers
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --product securitykey
 	scripts/bench/hidraw-in-guest.sh
 
+# OpenSSH (ssh-keygen enrolment, ssh login) through our provider vs the built-in one on the same
+# uhid key in the QEMU guest, and the provider's load-to-first-call time; the shipped builds
+# (make release's). Writes its section of Docs/Performance.md (scripts/bench/ssh-report.sh).
+SSH_BENCH_RUNS ?= 5
+bench-ssh: deps .build/bench/sk-load
+	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey
+	@$(MAKE) --no-print-directory ssh-provider
+	SSH_BENCH_RUNS=$(SSH_BENCH_RUNS) scripts/bench/ssh-report.sh
+
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
 
@@ -157,7 +176,11 @@ RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS)
 STAGE := .build/install
 BINDIR := $(PREFIX)/bin
 MANDIR := $(PREFIX)/share/man/man1
+MAN7DIR := $(PREFIX)/share/man/man7
+SKDIR := $(PREFIX)/lib/securitykey
+SK_PROVIDER := .build/release/libsecuritykey-sk.so
 INSTALLED = $(BINDIR)/securitykey $(BINDIR)/securitykeyd \
+	$(SKDIR)/libsecuritykey-sk.so $(MAN7DIR)/securitykey-sk.7 \
 	$(PREFIX)/share/bash-completion/completions/securitykey \
 	$(PREFIX)/share/zsh/site-functions/_securitykey \
 	$(PREFIX)/share/fish/vendor_completions.d/securitykey.fish \
@@ -172,6 +195,7 @@ INSTALLED = $(BINDIR)/securitykey $(BINDIR)/securitykeyd \
 release: deps-build
 	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey
 	$(SWIFT) build $(RELEASE_FLAGS) --product securitykeyd
+	@$(MAKE) --no-print-directory ssh-provider
 	$(SWIFT) build -c release --product generate-manual
 	rm -rf $(STAGE) && mkdir -p $(STAGE)/man
 	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" .build/release/securitykey --multi-page \
@@ -187,6 +211,25 @@ release: deps-build
 	.build/release/securitykey --generate-completion-script zsh > $(STAGE)/_securitykey
 	.build/release/securitykey --generate-completion-script fish > $(STAGE)/securitykey.fish
 
+# OpenSSH's provider library, $(SK_PROVIDER), with the Swift runtime linked in (it loads into
+# ssh-sk-helper on a machine without the toolchain) and only OpenSSH's sk_* entry points exported
+# (Sources/SecurityKeySK/exports.map). SwiftPM links the runtime statically into executables
+# only: the product build compiles the modules (with the flags the binaries' builds use, so
+# nothing is compiled twice) and lists the objects; its own link of the library, which looks for
+# the static runtime among the shared ones, may fail and is done again here, by swiftc
+# -static-stdlib over the same objects. Stripped, as installed (the benchmark loads this file).
+ssh-provider: deps-build
+	$(SWIFT) build $(RELEASE_FLAGS) --target SecurityKeySK
+	-@$(SWIFT) build $(RELEASE_FLAGS) --product securitykey-sk >/dev/null 2>&1
+	bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
+	test -s "$$bin/securitykey-sk.product/Objects.LinkFileList" || { echo "ssh-provider: SwiftPM listed no objects" >&2; exit 1; }; \
+	$(SWIFTC) -emit-library -static-stdlib -module-name securitykey_sk -o "$$bin/libsecuritykey-sk.so" \
+	  @"$$bin/securitykey-sk.product/Objects.LinkFileList" -L "$$bin" \
+	  -Xlinker --gc-sections -Xlinker --version-script=Sources/SecurityKeySK/exports.map
+	strip --strip-unneeded $(SK_PROVIDER)
+	@if ldd $(SK_PROVIDER) | grep -E "swift|Foundation|not found"; then \
+	  echo "ssh-provider: $(SK_PROVIDER) still needs the Swift runtime" >&2; exit 1; fi
+
 install: release
 	@$(MAKE) --no-print-directory install-files
 
@@ -195,8 +238,10 @@ install: release
 install-files:
 	install -D -m 0755 -s .build/release/securitykey $(DESTDIR)$(BINDIR)/securitykey
 	install -D -m 0755 -s .build/release/securitykeyd $(DESTDIR)$(BINDIR)/securitykeyd
+	install -D -m 0644 -s $(SK_PROVIDER) $(DESTDIR)$(SKDIR)/libsecuritykey-sk.so
 	install -d $(DESTDIR)$(MANDIR)
 	install -m 0644 $(STAGE)/man/*.1 $(DESTDIR)$(MANDIR)/
+	install -D -m 0644 packaging/man/securitykey-sk.7 $(DESTDIR)$(MAN7DIR)/securitykey-sk.7
 	install -D -m 0644 $(STAGE)/securitykey.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/securitykey
 	install -D -m 0644 $(STAGE)/_securitykey $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_securitykey
 	install -D -m 0644 $(STAGE)/securitykey.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/securitykey.fish

@@ -25,6 +25,9 @@ let package = Package(
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
         .library(name: "Fleet", targets: ["Fleet"]),
         .library(name: "SecurityKeyDaemonClient", targets: ["SecurityKeyDaemonClient"]),
+        .library(name: "SSHSecurityKeyProvider", targets: ["SSHSecurityKeyProvider"]),
+        // OpenSSH's security-key provider (SecurityKeyProvider=, ssh-keygen -w, ssh-add -S).
+        .library(name: "securitykey-sk", type: .dynamic, targets: ["SecurityKeySK"]),
         .executable(name: "securitykey", targets: ["securitykey"]),
         .executable(name: "securitykey-bench", targets: ["securitykey-bench"]),
         // Not an API: exported only so the libFuzzer package in Fuzz/ can link the fuzz targets.
@@ -143,6 +146,28 @@ let package = Package(
             dependencies: ["Authenticators", "CBOR", "CTAP2", "Transport", "WebAuthnVerification"],
             swiftSettings: strict),
 
+        // MARK: OpenSSH's security-key middleware over the device layer
+        // The C header of OpenSSH's middleware API (sk-api.h), for the entry points only.
+        .systemLibrary(name: "CSSHSecurityKeyAPI", path: "Sources/CSSHSecurityKeyAPI"),
+        .target(
+            name: "SSHSecurityKeyProvider",
+            dependencies: [
+                "Authenticators", "CBOR", "CTAP2", "Transport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // The C entry points (sk_api_version, sk_enroll, sk_sign, sk_load_resident_keys) of
+        // libsecuritykey-sk.so; exports.map keeps every other symbol local (make ssh-provider).
+        .target(
+            name: "SecurityKeySK",
+            dependencies: [
+                "SSHSecurityKeyProvider", "CSSHSecurityKeyAPI",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["exports.map"],
+            swiftSettings: strict),
+
         // MARK: D-Bus connection (sd-bus on a dedicated thread), for the daemon and its clients
         .target(name: "SDBus", dependencies: ["CSDBus"], swiftSettings: strict),
 
@@ -257,6 +282,13 @@ let package = Package(
                     swiftSettings: strict),
         // Docs/Architecture.md's module table against the targets above.
         .testTarget(name: "ArchitectureTests", swiftSettings: strict),
+        // Debian's OpenSSH (ssh-keygen, ssh, sshd, ssh-agent) with libsecuritykey-sk.so against
+        // virtual keys served by the built `securitykey` over UDP and vpcd.
+        .testTarget(name: "SSHSecurityKeyProviderTests", dependencies: [
+            "SSHSecurityKeyProvider", "SecurityKeySK", "CSSHSecurityKeyAPI", "securitykey", "TestProcesses",
+            "WebAuthnVerification", "Authenticators", "CTAP2", "CBOR",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [
             "_SecurityKeyInternals", "SecurityKeys", "TestProcesses",
             .product(name: "Crypto", package: "swift-crypto"),

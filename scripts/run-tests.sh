@@ -20,7 +20,9 @@ scripts/hidvm/test-uhid.sh --no-build || status=$?
 # DaemonTests, like CLITests, drive processes from synchronous tests that wait (sleep, read
 # pipes) on cooperative-pool threads; beside the in-process servers they starve them, so they
 # run on their own as well.
-card_groups=(ProviderPCSCTests CLITests DaemonTests WebAuthnVerificationTests)
+# SSHSecurityKeyProviderTests, like CLITests, run OpenSSH's programs from synchronous tests and
+# wait on them; they run on their own too.
+card_groups=(ProviderPCSCTests CLITests DaemonTests WebAuthnVerificationTests SSHSecurityKeyProviderTests)
 # UHIDServerTests ran in the guest above.
 skip=$(IFS='|'; echo "${card_groups[*]}|UHIDServerTests")
 scripts/pcsc-testbed.sh run -- bash -c '

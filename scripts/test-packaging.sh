@@ -6,7 +6,9 @@
 #  2. make deb: lintian finds no error or warning beyond the documented overrides.
 #  3. the package installed into a minimal Debian chroot (debootstrap, no toolchain): apt pulls
 #     its Depends, `securitykey --version` runs, and a virtual key served there is registered
-#     with and signed in to.
+#     with and signed in to; OpenSSH's provider library loads there (bench/openssh/sk-load:
+#     dlopen, the four entry points, API version 0x000a) and Debian's ssh-keygen, with no key
+#     present, says "device not found" through it.
 #  4. a separate package depending on this one by path builds and runs, using only products.
 #  5. make docs: the DocC catalog builds without a warning (no broken link).
 #
@@ -62,7 +64,7 @@ prepare_chroot() {
     mount -t proc proc "$chroot_dir/proc"
     local packages
     packages="$(sed -n -e 's/^Depends: //p' -e 's/^Recommends: //p' packaging/debian/control |
-        sed -e 's/([^)]*)//g' | tr ',' '\n' | tr -d ' ' | sort -u | tr '\n' ' ')"
+        sed -e 's/([^)]*)//g' | tr ',' '\n' | tr -d ' ' | sort -u | tr '\n' ' ') openssh-client"
     chroot "$chroot_dir" /bin/sh -c "apt-get update -qq && \
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages"
 }
@@ -82,7 +84,7 @@ background+=($!)
 consumer_job=$!
 
 step "make release (static Swift runtime; once, for install and the package)"
-timed release make --no-print-directory release >"$scratch/release.log" 2>&1 ||
+timed release make --no-print-directory release .build/bench/sk-load >"$scratch/release.log" 2>&1 ||
     { tail -n 40 "$scratch/release.log" >&2; echo "test-packaging: make release failed" >&2; exit 1; }
 
 step "make install-files DESTDIR=$scratch/root, then make uninstall"
@@ -93,19 +95,20 @@ for f in usr/local/bin/securitykey usr/local/bin/securitykeyd usr/local/share/ma
     usr/local/share/dbus-1/services/org.securitykey.Daemon1.service \
     usr/local/lib/systemd/system/securitykeyd.service \
     usr/local/share/dbus-1/system-services/org.securitykey.Daemon1.service \
-    usr/local/share/dbus-1/system.d/org.securitykey.Daemon1.conf; do
+    usr/local/share/dbus-1/system.d/org.securitykey.Daemon1.conf \
+    usr/local/lib/securitykey/libsecuritykey-sk.so usr/local/share/man/man7/securitykey-sk.7; do
     [ -f "$scratch/root/$f" ] || { echo "test-packaging: $f was not installed" >&2; exit 1; }
 done
 grep -q "Exec=/usr/local/bin/securitykeyd" "$scratch/root/usr/local/share/dbus-1/services/org.securitykey.Daemon1.service"
 grep -q "Exec=/usr/local/bin/securitykeyd --system" \
     "$scratch/root/usr/local/share/dbus-1/system-services/org.securitykey.Daemon1.service"
 grep -q "ExecStart=/usr/local/bin/securitykeyd --system" "$scratch/root/usr/local/lib/systemd/system/securitykeyd.service"
-for binary in securitykey securitykeyd; do
-    if ldd "$scratch/root/usr/local/bin/$binary" | grep -E "swift|Foundation|not found"; then
+for binary in bin/securitykey bin/securitykeyd lib/securitykey/libsecuritykey-sk.so; do
+    if ldd "$scratch/root/usr/local/$binary" | grep -E "swift|Foundation|not found"; then
         echo "test-packaging: $binary needs the Swift runtime or a missing library" >&2
         exit 1
     fi
-    if readelf -S "$scratch/root/usr/local/bin/$binary" | grep -q '\.symtab'; then
+    if readelf -S "$scratch/root/usr/local/$binary" | grep -q '\.symtab'; then
         echo "test-packaging: $binary is not stripped" >&2
         exit 1
     fi
@@ -154,6 +157,28 @@ echo "test-packaging: registered and signed in inside the chroot with the packag
 kill -TERM "$serve_pid" 2>/dev/null || true
 wait "$serve_pid" 2>/dev/null || true
 serve_pid=""
+# OpenSSH's provider, as packaged: it loads without a toolchain and exports exactly OpenSSH's
+# entry points; with no key anywhere (no hidraw, no pcscd, no SECURITYKEY_UDP) Debian's
+# ssh-keygen, through it, fails with OpenSSH's "device not found", not a load error or a hang.
+provider=/usr/lib/securitykey/libsecuritykey-sk.so
+exported="$(nm -D --defined-only --extern-only "$chroot_dir$provider" | awk '{ print $3 }' | sort | tr '\n' ' ')"
+[ "$exported" = "sk_api_version sk_enroll sk_load_resident_keys sk_sign " ] ||
+    { echo "test-packaging: $provider exports: $exported" >&2; exit 1; }
+cp .build/bench/sk-load "$chroot_dir/tmp/sk-load"
+loaded="$(chroot "$chroot_dir" env -i PATH=/usr/bin:/bin timeout 60 /tmp/sk-load "$provider" --resident)" ||
+    { echo "test-packaging: $provider does not load in the chroot" >&2; exit 1; }
+echo "$loaded"
+case "$loaded" in *api_version=0x000a*resident_result=-4\ *) ;; *)
+    echo "test-packaging: $provider did not report API 0x000a and no device: $loaded" >&2; exit 1 ;;
+esac
+if chroot "$chroot_dir" env -i PATH=/usr/bin:/bin HOME=/root timeout 60 \
+    ssh-keygen -q -t ecdsa-sk -w "$provider" -N '' -f /tmp/no-key </dev/null >"$scratch/ssh-keygen.txt" 2>&1; then
+    echo "test-packaging: ssh-keygen enrolled a key with none present" >&2; exit 1
+fi
+# OpenSSH's log lines end in CR LF.
+tr -d '\r' <"$scratch/ssh-keygen.txt" | grep -qx "Key enrollment failed: device not found" ||
+    { cat "$scratch/ssh-keygen.txt" >&2; echo "test-packaging: ssh-keygen -w $provider did not say device not found" >&2; exit 1; }
+echo "test-packaging: the packaged OpenSSH provider loads, and ssh-keygen through it says: device not found"
 
 step "a package that depends on this one, by path"
 wait "$consumer_job" || { tail -n 40 "$scratch/consumer.log" >&2; echo "test-packaging: the consumer did not build" >&2; exit 1; }

@@ -139,3 +139,5 @@ commit="${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown
     cat "$here/reading-the-numbers.md"
 } > "$out"
 echo "report: wrote $out" >&2
+# OpenSSH through our provider against the built-in one (a QEMU guest): its own section.
+BENCH_COMMIT="$commit" "$here/ssh-report.sh" || echo "report: the OpenSSH benchmark failed; its section was not written" >&2

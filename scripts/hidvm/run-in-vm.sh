@@ -3,25 +3,37 @@
 # and hidraw, for testing the uhid server where the host kernel has neither.
 #
 #   scripts/hidvm/run-in-vm.sh [--setup] CMD [ARGS...]
+#   scripts/hidvm/run-in-vm.sh --skip-as NAME CMD [ARGS...]
 #
 # The guest boots a stock Debian kernel (downloaded with `apt-get download`, unpacked, never
 # installed) with a busybox initramfs. The host's root file system is shared read-only over 9p
 # under a tmpfs overlay (writes vanish), except the current directory, which is shared
 # read-write. CMD runs in the current directory with the caller's environment; its output is
 # printed when the guest powers off, and its exit code is ours (125: the guest could not start;
-# 124: it started but CMD did not finish within HIDVM_TIMEOUT).
+# 124: it started but CMD did not finish within HIDVM_TIMEOUT). With --skip-as NAME (the test
+# scripts), a guest that cannot start prints "NAME: SKIPPED" and exits 0 instead of 125.
 #
 # Knobs: HIDVM_CACHE (default ~/.cache/hidvm), HIDVM_MEM (MiB, 2048), HIDVM_SMP (nproc),
 # HIDVM_TIMEOUT (s, 1800), HIDVM_KVER (Debian kernel ABI, default what linux-image-amd64 needs).
 # Debian packages used: qemu-system-x86 busybox-static cpio kmod (installed when missing).
 set -euo pipefail
 
-fail() { echo "hidvm: $*" >&2; exit 125; }
+skip_as=
+# No guest can start here: 125, or for --skip-as a SKIPPED line and 0.
+unavailable() {
+    if [[ -n $skip_as ]]; then
+        echo "$skip_as: SKIPPED — QEMU could not start a guest on this machine (see the hidvm lines above)."
+        exit 0
+    fi
+    exit 125
+}
+fail() { echo "hidvm: $*" >&2; unavailable; }
 say() { echo "hidvm: $*" >&2; }
 
 setup_only=0
 if [[ ${1:-} == --setup ]]; then setup_only=1; shift; fi
-[[ $setup_only == 1 || $# -gt 0 ]] || { echo "usage: $0 [--setup] CMD [ARGS...]" >&2; exit 2; }
+if [[ ${1:-} == --skip-as && -n ${2:-} ]]; then skip_as=$2; shift 2; fi
+[[ $setup_only == 1 || $# -gt 0 ]] || { echo "usage: $0 [--setup | --skip-as NAME] CMD [ARGS...]" >&2; exit 2; }
 
 cache=${HIDVM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hidvm}
 mem=${HIDVM_MEM:-2048}
@@ -147,6 +159,6 @@ if [[ ! -f $run/rc ]]; then
     # 125: the guest never came up (QEMU or the kernel failed); 124: it came up but CMD did not
     # finish within HIDVM_TIMEOUT.
     if [[ -f $run/started ]]; then say "the guest did not finish within ${limit}s (qemu exit $qemu_rc)"; exit 124; fi
-    say "the guest did not start (qemu exit $qemu_rc)"; exit 125
+    say "the guest did not start (qemu exit $qemu_rc)"; unavailable
 fi
 exit "$(cat "$run/rc")"

@@ -2,7 +2,9 @@
 # test-uhid.sh — the real-hidraw tests: run the uhid server tests and `securitykey virtual serve
 # --uhid` in the QEMU guest (scripts/hidvm/run-in-vm.sh), where /dev/uhid and hidraw exist, with
 # three independent hosts on the same /dev/hidrawN: ours (libhidapi-hidraw), libfido2's tools and
-# python-fido2. Fails unless every named test really ran and passed.
+# python-fido2; then Debian's OpenSSH with its built-in provider and ours on one key
+# (scripts/hidvm/test-ssh.sh, in the same guest). Fails unless every named test really ran and
+# passed.
 #
 #   scripts/hidvm/test-uhid.sh [--no-build]
 #
@@ -26,13 +28,7 @@ if [[ ${1:-} != --in-guest ]]; then
     fi
     [[ -x $SECURITYKEY_PYTHON ]] || { echo "test-uhid: no python-fido2 at $SECURITYKEY_PYTHON (make pydeps)" >&2; exit 1; }
     echo "== uhid/hidraw tests in a QEMU guest (scripts/hidvm)"
-    rc=0
-    scripts/hidvm/run-in-vm.sh scripts/hidvm/test-uhid.sh --in-guest || rc=$?
-    if [[ $rc == 125 ]]; then
-        echo "test-uhid: SKIPPED — QEMU could not start a guest on this machine (see the hidvm lines above)."
-        exit 0
-    fi
-    exit "$rc"
+    exec scripts/hidvm/run-in-vm.sh --skip-as test-uhid scripts/hidvm/test-uhid.sh --in-guest
 fi
 
 # --- in the guest --------------------------------------------------------------------------------
@@ -113,3 +109,6 @@ trap - EXIT
 for _ in $(seq 50); do [[ -e $node ]] || break; sleep 0.1; done
 [[ ! -e $node ]] || { echo "test-uhid: $node still exists after serve --uhid stopped" >&2; exit 1; }
 echo "test-uhid: ${#tests[@]} uhid tests, the serve --uhid round trip and securitykeyd beside other programs passed in the guest."
+
+echo "== OpenSSH: the built-in provider and ours on one uhid key"
+scripts/hidvm/test-ssh.sh --in-guest
