@@ -75,9 +75,12 @@ build: deps
 # ssh-add -S): a release build with the Swift runtime linked in (it loads in ssh-sk-helper on a
 # machine without the toolchain), exporting only OpenSSH's four sk_* functions
 # (Sources/SecurityKeySK/exports.map), stripped, at .build/release/libsecuritykey-sk.so.
+# --static-swift-stdlib does not reach a dynamic library's link: -static-stdlib does, and the
+# static Foundation libraries' directory is not on that link line by itself.
+SWIFT_STATIC_LIBS = $(shell dirname "$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")")")/lib/swift_static/linux
 ssh-provider: deps-build
-	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey-sk \
-	  -Xlinker --version-script=$(CURDIR)/Sources/SecurityKeySK/exports.map
+	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey-sk -Xswiftc -static-stdlib \
+	  -Xlinker -L$(SWIFT_STATIC_LIBS) -Xlinker --version-script=$(CURDIR)/Sources/SecurityKeySK/exports.map
 	strip --strip-unneeded .build/release/libsecuritykey-sk.so
 
 # The tests that need pcscd run inside a private PC/SC test bed (scripts/pcsc-testbed.sh);
