@@ -1,3 +1,4 @@
+import CSSHSecurityKeyAPI
 import Foundation
 import Logging
 import SSHSecurityKeyProvider
@@ -9,6 +10,7 @@ enum ProviderCall {
     static func run<T: Sendable>(
         _ body: @escaping @Sendable (SSHSecurityKeyProvider) async throws(SSHSecurityKeyError) -> T
     ) -> Result<T, SSHSecurityKeyError> {
+        ProcessSetup.keepLoaded()
         let logger = ProcessLogging.logger
         let environment = ProcessInfo.processInfo.environment
         let lost = SSHSecurityKeyError(.general, "The security-key call ended without a result.")
@@ -22,6 +24,20 @@ enum ProviderCall {
             }
         }
     }
+}
+
+/// The library stays loaded once called: OpenSSH dlclose()s its provider after every call,
+/// while threads of the concurrency runtime may still be finishing the call's task in this
+/// library's code (and, linked statically, run the runtime itself from it). A reference that is
+/// never released, taken with RTLD_NODELETE, makes every dlclose() leave it in place.
+enum ProcessSetup {
+    private static let pinned: Void = {
+        var info = securitykey_dl_info()
+        guard securitykey_dladdr(#dsohandle, &info) != 0, let file = info.dli_fname else { return }
+        _ = dlopen(file, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)
+    }()
+
+    static func keepLoaded() { pinned }
 }
 
 /// Logging for the host process, set up once: the host (ssh-sk-helper) owns standard output

@@ -164,10 +164,12 @@ final class OpenSSHBed {
         environment["DISPLAY"] = ":0"
     }
 
-    /// The prompts OpenSSH showed through SSH_ASKPASS so far.
+    /// The PIN prompts OpenSSH showed through SSH_ASKPASS so far (it also shows "Confirm user
+    /// presence" notices there).
     var pinPrompts: [String] {
         ((try? String(contentsOfFile: path("askpass.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(
-            String.init)
+            String.init
+        ).filter { $0.contains("PIN") }
     }
 
     // MARK: OpenSSH
@@ -270,17 +272,29 @@ final class OpenSSHBed {
 
     private var agentPID: Int32?
 
-    /// Starts `ssh-agent` allowing the provider (`-P`), bound to a socket in the work directory;
-    /// later commands reach it through SSH_AUTH_SOCK.
+    /// Starts `ssh-agent -D` allowing the provider (`-P`), bound to a socket in the work
+    /// directory; later commands reach it through SSH_AUTH_SOCK. A shell stands between: the
+    /// agent closes every inherited descriptor, which Foundation's Process takes for its child's
+    /// exit (and then waits for it), so the child is the shell, which keeps them.
     func startAgent() throws {
-        let socket = path("agent.sock")
-        let agent = try openSSH("ssh-agent", ["-s", "-a", socket, "-P", Self.provider], timeout: .seconds(30))
-        guard agent.status == 0,
-            let assignment = agent.stdoutText.split(separator: ";").first(where: { $0.contains("SSH_AGENT_PID=") }),
-            let pid = Int32(assignment.split(separator: "=").last ?? "")
-        else { throw BedError("ssh-agent did not start: \(agent.stderrText)") }
-        agentPID = pid
-        environment["SSH_AUTH_SOCK"] = socket
+        let socket = path("agent.sock"), output = path("agent.out")
+        let shell = try TestProcess.start(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", "ssh-agent -D -a \"$1\" -P \"$2\" > \"$3\" 2>&1; :", "sh", socket, Self.provider, output],
+            name: "agent-shell", work: work, environment: environment)
+        background.append(shell)
+        for _ in 0..<100 {
+            let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            if let assignment = printed.split(separator: ";").first(where: { $0.contains("SSH_AGENT_PID=") }),
+                let pid = Int32(assignment.split(separator: "=").last ?? ""),
+                FileManager.default.fileExists(atPath: socket)
+            {
+                agentPID = pid
+                environment["SSH_AUTH_SOCK"] = socket
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw BedError("ssh-agent did not start: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
     }
 
     /// What sshd logged so far.
