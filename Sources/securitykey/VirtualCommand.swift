@@ -140,7 +140,8 @@ struct VirtualServeCommand: ReportingCommand {
 
     @Flag(
         name: .long,
-        help: "With --profile ctap21 or ctap21-pre: a simulated fingerprint sensor (bio enrollment, built-in UV once a finger is enrolled)."
+        help:
+            "With --profile ctap21 or ctap21-pre: a simulated fingerprint sensor (bio enrollment, built-in UV once a finger is enrolled)."
     )
     var bio = false
 
@@ -208,14 +209,17 @@ struct VirtualServeCommand: ReportingCommand {
         }
         if uhid, address != nil { throw ValidationError("--uhid takes no address.") }
         if !uhid, serial != nil { throw ValidationError("--serial goes with --uhid.") }
-        if secretsLog != nil, count > 1 { throw ValidationError("--secrets-log goes with one key; leave out --count.") }
+        if secretsLog != nil, count > 1 {
+            throw ValidationError("--secrets-log goes with one key; leave out --count.")
+        }
         _ = try parsePresence()
         try validateMany()
         guard VirtualKeySettings.Profile(rawValue: profile) != nil else {
             throw ValidationError("--profile takes ctap20, ctap21 or ctap21-pre, not \"\(profile)\".")
         }
         if wantsBio, profile == "ctap20" {
-            throw ValidationError("--bio, --bio-samples and --bio-samples-required need --profile ctap21 or ctap21-pre.")
+            throw ValidationError(
+                "--bio, --bio-samples and --bio-samples-required need --profile ctap21 or ctap21-pre.")
         }
         if let bioSamplesRequired, !(1...50).contains(bioSamplesRequired) {
             throw ValidationError("--bio-samples-required takes 1 to 50.")
@@ -226,7 +230,8 @@ struct VirtualServeCommand: ReportingCommand {
             }
         }
         if ctap1Only, profile != "ctap20" || pin != nil || wantsBio {
-            throw ValidationError("--ctap1-only makes a U2F key: it takes no --profile, no --pin and no --bio.")
+            throw ValidationError(
+                "--ctap1-only makes a U2F key: it takes no --profile, no --pin and no --bio.")
         }
         if profile != "ctap21", enterpriseAttestation || alwaysUV || !enterpriseAttestationRP.isEmpty {
             throw ValidationError(
@@ -234,7 +239,9 @@ struct VirtualServeCommand: ReportingCommand {
             )
         }
         if let maxLargeBlob {
-            guard profile == "ctap21" else { throw ValidationError("--max-large-blob needs --profile ctap21.") }
+            guard profile == "ctap21" else {
+                throw ValidationError("--max-large-blob needs --profile ctap21.")
+            }
             guard (1024...(1 << 20)).contains(maxLargeBlob) else {
                 throw ValidationError("--max-large-blob takes 1024 to 1048576 bytes.")
             }
@@ -269,18 +276,21 @@ struct VirtualServeCommand: ReportingCommand {
             // Anyone who reads the file can use the key's PIN-gated commands while a token
             // lives: never on by default, and only when the caller says it knows.
             throw CLIError.usage(
-                "--secrets-log writes the key's tokens and shared secrets to a file, for leak tests only; set SECURITYKEY_ALLOW_SECRETS_LOG=1 to confirm.")
+                "--secrets-log writes the key's tokens and shared secrets to a file, for leak tests only; set SECURITYKEY_ALLOW_SECRETS_LOG=1 to confirm."
+            )
         }
         let server = try VirtualKeyServer(
             settings: try settings(), transport: transport, count: count, stateFile: state,
             userPresence: try parsePresence(), latency: latency.map { .milliseconds($0) }, logger: logger)
         if let secretsLog, let key = server.keys.first {
             await key.recordSecrets(to: try VirtualKeySecretsLog(path: secretsLog))
-            Console.err("securitykey: warning: writing the virtual key's tokens and shared secrets to \(secretsLog).")
+            Console.err(
+                "securitykey: warning: writing the virtual key's tokens and shared secrets to \(secretsLog).")
         }
         if let attestationRoot, let key = server.keys.first {
             do {
-                try Data(key.attestationRootCertificatePEM.utf8).write(to: URL(fileURLWithPath: attestationRoot))
+                try Data(key.attestationRootCertificatePEM.utf8).write(
+                    to: URL(fileURLWithPath: attestationRoot))
             } catch {
                 throw CLIError(
                     .failure, code: "io", "Cannot write \(attestationRoot): \(error.localizedDescription)")
@@ -292,7 +302,8 @@ struct VirtualServeCommand: ReportingCommand {
             }
             if count == 1, let document = documents.first {
                 Console.err(
-                    "securitykey: virtual key \(document.aaguid) served \(document.location); SIGINT or SIGTERM stops it.")
+                    "securitykey: virtual key \(document.aaguid) served \(document.location); SIGINT or SIGTERM stops it."
+                )
             } else if case .udp(let host, _) = transport {
                 let ports = server.ports
                 Console.err(
@@ -322,13 +333,18 @@ struct VirtualServeCommand: ReportingCommand {
         }
         if udp {
             let target: (host: String, port: UInt16) =
-                count > 1 ? try Self.parseManyAddress(address) : try address.map(Self.parseAddress) ?? ("127.0.0.1", 8111)
+                count > 1
+                ? try Self.parseManyAddress(address)
+                : try address.map(Self.parseAddress) ?? ("127.0.0.1", 8111)
             return .udp(host: target.host, port: target.port)
         }
         let env = ProcessInfo.processInfo.environment
         let target: (host: String, port: UInt16) =
             try address.map(Self.parseAddress)
-            ?? (env["SECURITYKEY_VPCD_HOST"] ?? "127.0.0.1", env["SECURITYKEY_VPCD_PORT"].flatMap { UInt16($0) } ?? 35963)
+            ?? (
+                env["SECURITYKEY_VPCD_HOST"] ?? "127.0.0.1",
+                env["SECURITYKEY_VPCD_PORT"].flatMap { UInt16($0) } ?? 35963
+            )
         return .pcsc(vpcdHost: target.host, vpcdPort: target.port)
     }
 
@@ -371,7 +387,8 @@ struct VirtualServeCommand: ReportingCommand {
     /// and answers the signal's name ("end" if the body ended by itself); each SIGUSR1 meanwhile
     /// runs `powerCycle`. The body's error, if it fails first, is thrown.
     static func serveUntilSignal(
-        _ body: @escaping @Sendable () async throws -> Void, powerCycle: @escaping @Sendable () async -> Void = {}
+        _ body: @escaping @Sendable () async throws -> Void,
+        powerCycle: @escaping @Sendable () async -> Void = {}
     ) async throws -> String {
         let (stream, stop) = SignalCancellation.signalNames()
         defer { stop() }

@@ -92,7 +92,8 @@ public final class VirtualKeyServer: Sendable {
     /// Throws ``VirtualKeyError`` (settings, state file; `count` above 1 with another transport
     /// than UDP or with a state file) or `TransportError` (a UDP port that cannot be bound).
     public init(
-        settings: VirtualKeySettings, transport: VirtualKeyTransport, count: Int = 1, stateFile: String? = nil,
+        settings: VirtualKeySettings, transport: VirtualKeyTransport, count: Int = 1,
+        stateFile: String? = nil,
         userPresence: UserPresencePolicy = .approve, latency: Duration? = nil,
         logger: Logger = Logger(label: "securitykey.virtual")
     ) throws {
@@ -101,12 +102,14 @@ public final class VirtualKeyServer: Sendable {
         }
         if count > 1 {
             guard case .udp = transport, stateFile == nil else {
-                throw VirtualKeyError(.invalidConfiguration, "Many keys are served over UDP, without a state file.")
+                throw VirtualKeyError(
+                    .invalidConfiguration, "Many keys are served over UDP, without a state file.")
             }
         }
         if case .uhid(let serialNumber) = transport, !VirtualKeyTransport.isValidSerialNumber(serialNumber) {
             throw VirtualKeyError(
-                .invalidConfiguration, "A uhid serial number is up to 63 ASCII characters, no newline or '='.")
+                .invalidConfiguration, "A uhid serial number is up to 63 ASCII characters, no newline or '='."
+            )
         }
         let configuration = settings.configuration
         var keys: [VirtualKey] = []
@@ -114,7 +117,8 @@ public final class VirtualKeyServer: Sendable {
             // A new key each time: its own AAGUID, attestation identity and credentials.
             keys.append(
                 try VirtualKey(
-                    configuration: configuration, stateFile: stateFile, userPresence: userPresence, logger: logger))
+                    configuration: configuration, stateFile: stateFile, userPresence: userPresence,
+                    logger: logger))
         }
         let handlers: [any CTAPMessageHandler] = keys.map { key in
             guard let latency, latency > .zero else { return key }
@@ -123,7 +127,8 @@ public final class VirtualKeyServer: Sendable {
         switch transport {
         case .udp(let host, let port):
             if port != 0, Int(port) + count - 1 > Int(UInt16.max) {
-                throw VirtualKeyError(.invalidConfiguration, "\(count) keys from port \(port) run past port 65535.")
+                throw VirtualKeyError(
+                    .invalidConfiguration, "\(count) keys from port \(port) run past port 65535.")
             }
             var servers: [UDPCTAPHIDServer] = []
             for (index, handler) in handlers.enumerated() {
@@ -146,7 +151,8 @@ public final class VirtualKeyServer: Sendable {
             self.servers = .uhid(
                 UHIDServer(
                     handler: handlers[0],
-                    configuration: .init(serialNumber: serialNumber, capabilities: settings.ctaphidCapabilities),
+                    configuration: .init(
+                        serialNumber: serialNumber, capabilities: settings.ctaphidCapabilities),
                     logger: logger),
                 serialNumber: serialNumber)
         }
@@ -170,7 +176,8 @@ public final class VirtualKeyServer: Sendable {
             -> VirtualKeyReadiness
         {
             VirtualKeyReadiness(
-                transport: transport, uri: uri, vpcd: vpcd, aaguid: Hex.uuid(key.aaguid), stateFile: stateFile,
+                transport: transport, uri: uri, vpcd: vpcd, aaguid: Hex.uuid(key.aaguid),
+                stateFile: stateFile,
                 processID: pid)
         }
         switch servers {
@@ -187,7 +194,9 @@ public final class VirtualKeyServer: Sendable {
                 group.addTask { try await server.run() }
                 group.addTask {
                     // The kernel names the node; find it by the serial number we gave it.
-                    guard let node = await UHIDServer.hidrawNode(serialNumber: serialNumber, within: .seconds(10))
+                    guard
+                        let node = await UHIDServer.hidrawNode(
+                            serialNumber: serialNumber, within: .seconds(10))
                     else {
                         if Task.isCancelled { return }
                         throw VirtualKeyError(
