@@ -82,14 +82,7 @@ public struct AAGUID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The lowercase UUID form.
-    public var description: String {
-        let h = Hex.encode(bytes)
-        let parts = [
-            h.prefix(8), h.dropFirst(8).prefix(4), h.dropFirst(12).prefix(4),
-            h.dropFirst(16).prefix(4), h.dropFirst(20),
-        ]
-        return parts.joined(separator: "-")
-    }
+    public var description: String { Hex.uuid(bytes) }
 }
 
 /// The relying party a credential is scoped to (WebAuthn §5.4.2 PublicKeyCredentialRpEntity).

@@ -22,6 +22,8 @@ public struct VirtualKeyError: Error, Sendable, CustomStringConvertible {
         public static let invalidConfiguration = Code(rawValue: "invalid-configuration")
         /// A key or certificate could not be created.
         public static let crypto = Code(rawValue: "crypto")
+        /// A served key's device did not appear to hosts (uhid: no hidraw node came).
+        public static let noDevice = Code(rawValue: "no-device")
         /// A CTAP request was rejected; ``VirtualKeyError/status`` holds the answer.
         public static let requestRejected = Code(rawValue: "request-rejected")
 

@@ -26,6 +26,18 @@ public enum Hex {
         encode(withUnsafeBytes(of: value.bigEndian) { Array($0) })
     }
 
+    /// 16 bytes in the textual UUID form (`01020304-0102-0304-0506-010203040506`, lower case),
+    /// as AAGUIDs are written; other lengths as plain hex.
+    public static func uuid(_ bytes: [UInt8]) -> String {
+        let h = encode(bytes)
+        guard bytes.count == 16 else { return h }
+        let parts = [
+            h.prefix(8), h.dropFirst(8).prefix(4), h.dropFirst(12).prefix(4),
+            h.dropFirst(16).prefix(4), h.dropFirst(20),
+        ]
+        return parts.joined(separator: "-")
+    }
+
     /// Decodes hex digits (either case); with `lenient`, whitespace and a leading `0x` are
     /// skipped first. Nil when the text is not an even number of hex digits.
     public static func decode(_ text: String, lenient: Bool = false) -> [UInt8]? {

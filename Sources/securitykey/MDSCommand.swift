@@ -61,7 +61,15 @@ struct MDSUpdateCommand: ReportingCommand {
 
     func execute() async throws {
         let time = try verifyTime.map(MDSCLI.parseTime)
-        let anchors = try anchor.map { try MDSCLI.certificates(readInput($0), from: $0) }
+        let anchors = try anchor.map { (path: String) throws -> [Certificate] in
+            let bytes = try readInput(path)
+            // The one PEM-bundle-or-DER reader; a file it refuses is bad input here (exit 1).
+            do throws(WebAuthnVerificationError) {
+                return try AttestationTrustAnchors.parse(bytes, source: path)
+            } catch {
+                throw CLIError.invalidInput(error.message)
+            }
+        }
         let crls = try crl.map { path in
             let bytes = try readInput(path)
             return try MDSCLI.mapped { () throws(WebAuthnVerificationError) in
@@ -229,24 +237,6 @@ enum MDSCLI {
         if let d = full.date(from: text + "T00:00:00Z"), text.count == 10 { return d }
         throw CLIError.usage(
             "--verify-time takes an ISO 8601 time (2024-12-16T00:00:00Z) or a date (2024-12-16).")
-    }
-
-    /// Every certificate of a PEM bundle, or one DER certificate.
-    static func certificates(_ bytes: [UInt8], from path: String) throws -> [Certificate] {
-        let text = String(decoding: bytes, as: UTF8.self)
-        if text.contains("-----BEGIN CERTIFICATE-----") {
-            let end = "-----END CERTIFICATE-----"
-            let blocks = text.components(separatedBy: end).dropLast().map { $0 + end }
-            let certificates = blocks.compactMap { try? Certificate(pemEncoded: $0) }
-            guard !certificates.isEmpty else {
-                throw CLIError.invalidInput("\(path) holds no readable certificate.")
-            }
-            return certificates
-        }
-        guard let certificate = try? Certificate(derEncoded: bytes) else {
-            throw CLIError.invalidInput("\(path) is neither a PEM bundle nor a DER certificate.")
-        }
-        return [certificate]
     }
 
     /// Downloads the BLOB at `url` (64 MiB at most, within a minute).

@@ -5,7 +5,6 @@ import CTAP2
 import Dispatch
 import Foundation
 import Logging
-import Synchronization
 import Transport
 import VirtualAuthenticator
 
@@ -141,7 +140,8 @@ struct VirtualServeCommand: ReportingCommand {
 
     @Flag(
         name: .long,
-        help: "With --profile ctap21 or ctap21-pre: a simulated fingerprint sensor (bio enrollment, built-in UV once a finger is enrolled)."
+        help:
+            "With --profile ctap21 or ctap21-pre: a simulated fingerprint sensor (bio enrollment, built-in UV once a finger is enrolled)."
     )
     var bio = false
 
@@ -209,14 +209,17 @@ struct VirtualServeCommand: ReportingCommand {
         }
         if uhid, address != nil { throw ValidationError("--uhid takes no address.") }
         if !uhid, serial != nil { throw ValidationError("--serial goes with --uhid.") }
-        if secretsLog != nil, count > 1 { throw ValidationError("--secrets-log goes with one key; leave out --count.") }
+        if secretsLog != nil, count > 1 {
+            throw ValidationError("--secrets-log goes with one key; leave out --count.")
+        }
         _ = try parsePresence()
         try validateMany()
         guard VirtualKeySettings.Profile(rawValue: profile) != nil else {
             throw ValidationError("--profile takes ctap20, ctap21 or ctap21-pre, not \"\(profile)\".")
         }
         if wantsBio, profile == "ctap20" {
-            throw ValidationError("--bio, --bio-samples and --bio-samples-required need --profile ctap21 or ctap21-pre.")
+            throw ValidationError(
+                "--bio, --bio-samples and --bio-samples-required need --profile ctap21 or ctap21-pre.")
         }
         if let bioSamplesRequired, !(1...50).contains(bioSamplesRequired) {
             throw ValidationError("--bio-samples-required takes 1 to 50.")
@@ -227,7 +230,8 @@ struct VirtualServeCommand: ReportingCommand {
             }
         }
         if ctap1Only, profile != "ctap20" || pin != nil || wantsBio {
-            throw ValidationError("--ctap1-only makes a U2F key: it takes no --profile, no --pin and no --bio.")
+            throw ValidationError(
+                "--ctap1-only makes a U2F key: it takes no --profile, no --pin and no --bio.")
         }
         if profile != "ctap21", enterpriseAttestation || alwaysUV || !enterpriseAttestationRP.isEmpty {
             throw ValidationError(
@@ -235,7 +239,9 @@ struct VirtualServeCommand: ReportingCommand {
             )
         }
         if let maxLargeBlob {
-            guard profile == "ctap21" else { throw ValidationError("--max-large-blob needs --profile ctap21.") }
+            guard profile == "ctap21" else {
+                throw ValidationError("--max-large-blob needs --profile ctap21.")
+            }
             guard (1024...(1 << 20)).contains(maxLargeBlob) else {
                 throw ValidationError("--max-large-blob takes 1024 to 1048576 bytes.")
             }
@@ -265,25 +271,23 @@ struct VirtualServeCommand: ReportingCommand {
         LogBootstrap.bootstrapOnce()
         var logger = Logger(label: "securitykey.virtual")
         logger.logLevel = verbose >= 2 ? .trace : (verbose == 1 ? .debug : .notice)
-        let settings = try self.settings()
-        let configuration = settings.configuration
-        if count > 1 {
-            try await serveMany(settings, logger: logger)
-            return
-        }
-        let key = try VirtualKey(
-            configuration: configuration, stateFile: state, userPresence: try parsePresence(), logger: logger)
-        if let secretsLog {
+        let transport = try self.transport()
+        if secretsLog != nil, ProcessInfo.processInfo.environment["SECURITYKEY_ALLOW_SECRETS_LOG"] != "1" {
             // Anyone who reads the file can use the key's PIN-gated commands while a token
             // lives: never on by default, and only when the caller says it knows.
-            guard ProcessInfo.processInfo.environment["SECURITYKEY_ALLOW_SECRETS_LOG"] == "1" else {
-                throw CLIError.usage(
-                    "--secrets-log writes the key's tokens and shared secrets to a file, for leak tests only; set SECURITYKEY_ALLOW_SECRETS_LOG=1 to confirm.")
-            }
-            await key.recordSecrets(to: try VirtualKeySecretsLog(path: secretsLog))
-            Console.err("securitykey: warning: writing the virtual key's tokens and shared secrets to \(secretsLog).")
+            throw CLIError.usage(
+                "--secrets-log writes the key's tokens and shared secrets to a file, for leak tests only; set SECURITYKEY_ALLOW_SECRETS_LOG=1 to confirm."
+            )
         }
-        if let attestationRoot {
+        let server = try VirtualKeyServer(
+            settings: try settings(), transport: transport, count: count, stateFile: state,
+            userPresence: try parsePresence(), latency: latency.map { .milliseconds($0) }, logger: logger)
+        if let secretsLog, let key = server.keys.first {
+            await key.recordSecrets(to: try VirtualKeySecretsLog(path: secretsLog))
+            Console.err(
+                "securitykey: warning: writing the virtual key's tokens and shared secrets to \(secretsLog).")
+        }
+        if let attestationRoot, let key = server.keys.first {
             do {
                 try Data(key.attestationRootCertificatePEM.utf8).write(
                     to: URL(fileURLWithPath: attestationRoot))
@@ -292,102 +296,56 @@ struct VirtualServeCommand: ReportingCommand {
                     .failure, code: "io", "Cannot write \(attestationRoot): \(error.localizedDescription)")
             }
         }
-        let aaguidText = AAGUID(bytes: key.aaguid)?.description ?? Hex.encode(key.aaguid)
-        let handler = withLatency(key)
-        let failure = ServeFailure()
-        let announce: @Sendable (_ transport: String, _ location: (String, String), _ whereText: String) -> Void =
-            { [json, state] transport, location, whereText in
-                if json {
-                    Console.out(
-                        JSONValue.members([
-                            ("transport", .string(transport)), (location.0, .string(location.1)),
-                            ("aaguid", .string(aaguidText)), ("state", state.map(JSONValue.string) ?? .null),
-                            ("pid", .integer(Int64(ProcessInfo.processInfo.processIdentifier))),
-                        ]).text())
-                }
-                Console.err(
-                    "securitykey: virtual key \(aaguidText) served \(whereText); SIGINT or SIGTERM stops it.")
+        let announce: @Sendable ([VirtualKeyReadiness]) -> Void = { [json, count, latency] documents in
+            if json {
+                for document in documents { Console.out(document.json.text()) }
             }
-        let body: @Sendable () async -> Void
-        // What SIGUSR1 does beyond an immediate power cycle (UDP: a simulated re-insertion).
-        var replug: (@Sendable () async -> Void)?
+            if count == 1, let document = documents.first {
+                Console.err(
+                    "securitykey: virtual key \(document.aaguid) served \(document.location); SIGINT or SIGTERM stops it."
+                )
+            } else if case .udp(let host, _) = transport {
+                let ports = server.ports
+                Console.err(
+                    "securitykey: \(count) virtual keys served over CTAPHID/UDP at udp:\(host):"
+                        + "\(ports.min() ?? 0)...\(ports.max() ?? 0)"
+                        + (latency.map { ", each answering after \($0) ms" } ?? "")
+                        + "; SIGINT or SIGTERM stops them.")
+            }
+        }
+        let signal = try await Self.serveUntilSignal(
+            { try await server.run(onReady: announce) }, powerCycle: { await server.replug() })
+        Console.err(
+            count == 1
+                ? "securitykey: \(signal) received; the virtual key stopped\(state.map { ", state saved in \($0)" } ?? "")."
+                : "securitykey: \(signal) received; the \(count) virtual keys stopped.")
+    }
+
+    /// Where the flags say to serve: --uhid with its serial number, --udp at the address (for
+    /// --count keys, HOST:0 allowed), or --pcsc to vpcd (the environment's default address).
+    func transport() throws(CLIError) -> VirtualKeyTransport {
         if uhid {
             let serialNumber = serial ?? "SKVIRTUAL-\(ProcessInfo.processInfo.processIdentifier)"
-            guard !serialNumber.isEmpty, serialNumber.utf8.count < 64,
-                serialNumber.allSatisfy({ $0.isASCII && !$0.isNewline && $0 != "=" })
-            else {
+            guard VirtualKeyTransport.isValidSerialNumber(serialNumber) else {
                 throw CLIError.usage("--serial takes up to 63 ASCII characters, no newline or '='.")
             }
-            let server = UHIDServer(
-                handler: handler,
-                configuration: .init(
-                    serialNumber: serialNumber,
-                    capabilities: settings.ctaphidCapabilities),
-                logger: logger)
-            body = {
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        do throws(TransportError) { try await server.run() } catch {
-                            failure.set(CLIError(error))
-                        }
-                    }
-                    group.addTask {
-                        // The kernel names the node; find it by the serial number we gave it.
-                        guard let node = await UHIDServer.hidrawNode(serialNumber: serialNumber, within: .seconds(10))
-                        else {
-                            if !Task.isCancelled {
-                                failure.set(
-                                    CLIError(
-                                        .failure, code: "no-device",
-                                        "The uhid device was created but no hidraw node appeared within 10 s."))
-                            }
-                            return
-                        }
-                        announce("uhid", ("uri", "hid:\(node)"), "through uhid as hid:\(node)")
-                    }
-                    // Either child failing ends the serve; a found node leaves the server running.
-                    for await _ in group where failure.error != nil { group.cancelAll() }
-                }
-            }
-        } else if udp {
-            let target: (host: String, port: UInt16) = try address.map(Self.parseAddress) ?? ("127.0.0.1", 8111)
-            let server = try UDPCTAPHIDServer(
-                handler: handler,
-                configuration: .init(
-                    host: target.host, port: target.port,
-                    capabilities: settings.ctaphidCapabilities),
-                logger: logger)
-            body = {
-                do throws(TransportError) { try await server.run() } catch { failure.set(CLIError(error)) }
-            }
-            // SIGUSR1 over UDP: out of the port for 2 s (hosts see it go), then back, powered up.
-            replug = {
-                server.unplug(for: Self.unpluggedTime)
-                try? await Task.sleep(for: Self.unpluggedTime)
-                await key.powerCycle()
-            }
-            announce(
-                "udp", ("uri", "udp:\(target.host):\(server.port)"),
-                "over CTAPHID/UDP at udp:\(target.host):\(server.port)")
-        } else {
-            let env = ProcessInfo.processInfo.environment
-            let target: (host: String, port: UInt16) =
-                try address.map(Self.parseAddress)
-                ?? (
-                    env["SECURITYKEY_VPCD_HOST"] ?? "127.0.0.1",
-                    env["SECURITYKEY_VPCD_PORT"].flatMap { UInt16($0) } ?? 35963
-                )
-            var cardConfiguration = VPCDCardServer.Configuration(host: target.host, port: target.port)
-            cardConfiguration.ctap1Only = ctap1Only
-            let server = VPCDCardServer(handler: handler, configuration: cardConfiguration, logger: logger)
-            body = { await server.run() }
-            announce("pcsc", ("vpcd", "\(target.host):\(target.port)"), "to vpcd at \(target.host):\(target.port)")
+            return .uhid(serialNumber: serialNumber)
         }
-        let signal = await Self.serveUntilSignal(body, powerCycle: replug ?? { await key.powerCycle() })
-        if let error = failure.error { throw error }
-        Console.err(
-            "securitykey: \(signal) received; the virtual key stopped\(state.map { ", state saved in \($0)" } ?? "")."
-        )
+        if udp {
+            let target: (host: String, port: UInt16) =
+                count > 1
+                ? try Self.parseManyAddress(address)
+                : try address.map(Self.parseAddress) ?? ("127.0.0.1", 8111)
+            return .udp(host: target.host, port: target.port)
+        }
+        let env = ProcessInfo.processInfo.environment
+        let target: (host: String, port: UInt16) =
+            try address.map(Self.parseAddress)
+            ?? (
+                env["SECURITYKEY_VPCD_HOST"] ?? "127.0.0.1",
+                env["SECURITYKEY_VPCD_PORT"].flatMap { UInt16($0) } ?? 35963
+            )
+        return .pcsc(vpcdHost: target.host, vpcdPort: target.port)
     }
 
     /// The key the flags describe.
@@ -425,22 +383,20 @@ struct VirtualServeCommand: ReportingCommand {
         return settings
     }
 
-    /// How long SIGUSR1 keeps a UDP key out of its port: long enough for a host's once-a-second
-    /// probe to see it gone.
-    static let unpluggedTime: Duration = .seconds(2)
-
-    /// Runs `body` until SIGINT or SIGTERM arrives, then cancels it and waits for it to finish;
-    /// each SIGUSR1 meanwhile runs `powerCycle`.
+    /// Runs `body` until SIGINT or SIGTERM arrives, then cancels it and waits for it to finish,
+    /// and answers the signal's name ("end" if the body ended by itself); each SIGUSR1 meanwhile
+    /// runs `powerCycle`. The body's error, if it fails first, is thrown.
     static func serveUntilSignal(
-        _ body: @escaping @Sendable () async -> Void, powerCycle: @escaping @Sendable () async -> Void = {}
-    ) async -> String {
+        _ body: @escaping @Sendable () async throws -> Void,
+        powerCycle: @escaping @Sendable () async -> Void = {}
+    ) async throws -> String {
         let (stream, stop) = SignalCancellation.signalNames()
         defer { stop() }
         let (powerUps, stopPowerUps) = powerCycleSignals()
         defer { stopPowerUps() }
-        return await withTaskGroup(of: String?.self) { group in
+        return try await withThrowingTaskGroup(of: String?.self) { group in
             group.addTask {
-                await body()
+                try await body()
                 return nil
             }
             group.addTask {
@@ -456,7 +412,7 @@ struct VirtualServeCommand: ReportingCommand {
             }
             // The power-cycle watcher runs until cancelled, so the first child to end is the
             // body or the signal watcher.
-            let first = await group.next() ?? nil
+            let first = try await group.next() ?? nil
             group.cancelAll()
             return first ?? "end"
         }
@@ -478,15 +434,4 @@ struct VirtualServeCommand: ReportingCommand {
             }
         )
     }
-}
-
-/// The first error that ends `virtual serve`, set from whichever task saw it.
-final class ServeFailure: Sendable {
-    private let stored = Mutex<CLIError?>(nil)
-
-    /// The recorded error, if any.
-    var error: CLIError? { stored.withLock { $0 } }
-
-    /// Records `error` unless one is already recorded.
-    func set(_ error: CLIError) { stored.withLock { if $0 == nil { $0 = error } } }
 }
