@@ -17,15 +17,25 @@ public struct WebAuthnResponseDocument: Sendable {
     }
 
     /// The top-level string member `key`.
-    public func string(_ key: String) -> String? {
-        guard case .string(let text) = value([key]) else { return nil }
+    public func string(_ key: String) -> String? { string([key]) }
+
+    /// The string member at `keys`.
+    func string(_ keys: [String]) -> String? {
+        guard case .string(let text) = value(keys) else { return nil }
         return text
+    }
+
+    /// Whether the member at `keys` is an object.
+    func isObject(_ keys: [String]) -> Bool {
+        guard case .object = value(keys) else { return false }
+        return true
     }
 
     /// Whether the member at `keys` (a path of object members) is there.
     public func has(_ keys: [String]) -> Bool { value(keys) != nil }
 
-    private func value(_ keys: [String]) -> JSONNode? {
+    /// The member at `keys`, `null` included.
+    func value(_ keys: [String]) -> JSONNode? {
         var current: JSONNode? = root
         for key in keys {
             guard case .object(let members) = current else { return nil }

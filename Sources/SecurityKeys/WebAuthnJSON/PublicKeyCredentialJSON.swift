@@ -142,8 +142,7 @@ public enum PublicKeyCredentialJSON {
     public static func registration(
         reading json: [UInt8], deviceURI: String
     ) throws(WebAuthnJSONError) -> SecurityKeyCredentialRegistration {
-        let root = try JSONMembers(try parse(json), path: "")
-        let response = try requiredObject(root, "response")
+        let (root, response) = try members(json)
         var transports: [SecurityKeyTransport] = []
         for (index, item) in (try response.array("transports") ?? []).enumerated() {
             guard case .string(let name) = item else {
@@ -187,8 +186,7 @@ public enum PublicKeyCredentialJSON {
     public static func assertion(
         reading json: [UInt8], deviceURI: String
     ) throws(WebAuthnJSONError) -> SecurityKeyCredentialAssertion {
-        let root = try JSONMembers(try parse(json), path: "")
-        let response = try requiredObject(root, "response")
+        let (root, response) = try members(json)
         var assertion = SecurityKeyCredentialAssertion(
             credentialID: try root.requiredBytes("rawId", sizes: anySize),
             rawAuthenticatorData: try response.requiredBytes("authenticatorData", sizes: anySize),
@@ -220,8 +218,10 @@ public enum PublicKeyCredentialJSON {
 
     static let anySize = 0...(1 << 20)
 
-    static func requiredObject(_ members: JSONMembers, _ name: String) throws(WebAuthnJSONError) -> JSONMembers {
-        try JSONMembers(try members.required(name), path: members.memberPath(name))
+    /// The document's top-level members and those of its `response`.
+    static func members(_ json: [UInt8]) throws(WebAuthnJSONError) -> (root: JSONMembers, response: JSONMembers) {
+        let root = try JSONMembers(try parse(json), path: "")
+        return (root, try JSONMembers(try root.required("response"), path: "response"))
     }
 
     /// `prf.results.first` and `.second` (32-byte PRF outputs), when present.
