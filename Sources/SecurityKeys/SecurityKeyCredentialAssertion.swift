@@ -59,47 +59,12 @@ public struct SecurityKeyCredentialAssertion: Hashable, Sendable {
         self.clientDataHash = clientData.hash
     }
 
-    /// The WebAuthn JSON encoding (WebAuthn L3 §5.1 `AuthenticationResponseJSON`): binary members
-    /// base64url; `appid` appears among the client extension results when an AppID was asked for.
-    public var webAuthnJSON: String {
-        var response: [String: Any] = [
-            "authenticatorData": Base64URL.encode(rawAuthenticatorData),
-            "signature": Base64URL.encode(signature),
-        ]
-        if let rawClientDataJSON { response["clientDataJSON"] = Base64URL.encode(rawClientDataJSON) }
-        if let userID { response["userHandle"] = Base64URL.encode(userID) }
-        return WebAuthnJSON.serialize([
-            "id": Base64URL.encode(credentialID), "rawId": Base64URL.encode(credentialID),
-            "type": "public-key",
-            "authenticatorAttachment": "cross-platform", "response": response,
-            "clientExtensionResults": clientExtensionResults,
-        ])
-    }
+    /// The WebAuthn JSON encoding (WebAuthn L3 §5.1 `AuthenticationResponseJSON`), members
+    /// sorted by name: binary members base64url; `appid` appears among the client extension
+    /// results when an AppID was asked for. Written by ``PublicKeyCredentialJSON``.
+    public var webAuthnJSON: String { PublicKeyCredentialJSON.assertion(self).sortedMembers().text() }
 
     /// The client extension outputs (WebAuthn L3 §5.8 `AuthenticationExtensionsClientOutputs`)
     /// as JSON text: binary members base64url.
-    public var clientExtensionResultsJSON: String { WebAuthnJSON.serialize(clientExtensionResults) }
-
-    var clientExtensionResults: [String: Any] {
-        var out: [String: Any] = [:]
-        if appID { out["appid"] = true }
-        if let prf {
-            var results = ["first": Base64URL.encode(prf.first.bytes)]
-            if let second = prf.second { results["second"] = Base64URL.encode(second.bytes) }
-            out["prf"] = ["results": results]
-        }
-        if let hmacGetSecret {
-            var entry = ["output1": Base64URL.encode(hmacGetSecret.output1.bytes)]
-            if let output2 = hmacGetSecret.output2 { entry["output2"] = Base64URL.encode(output2.bytes) }
-            out["hmacGetSecret"] = entry
-        }
-        if let credentialBlob { out["getCredBlob"] = Base64URL.encode(credentialBlob) }
-        if let largeBlob {
-            var entry: [String: Any] = [:]
-            if let data = largeBlob.readData { entry["blob"] = Base64URL.encode(data) }
-            if let written = largeBlob.didWrite { entry["written"] = written }
-            out["largeBlob"] = entry
-        }
-        return out
-    }
+    public var clientExtensionResultsJSON: String { PublicKeyCredentialJSON.clientExtensionResults(self).text() }
 }

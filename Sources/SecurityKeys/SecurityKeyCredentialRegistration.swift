@@ -1,6 +1,5 @@
 import _SecurityKeyInternals
 import CTAP2
-import Foundation
 
 /// A new credential, as AuthenticationServices'
 /// `ASAuthorizationSecurityKeyPublicKeyCredentialRegistration` carries it.
@@ -65,58 +64,11 @@ public struct SecurityKeyCredentialRegistration: Hashable, Sendable {
     }
 
     /// The WebAuthn JSON encoding (WebAuthn L3 §5.1 `RegistrationResponseJSON`, what
-    /// `PublicKeyCredential.toJSON()` gives): binary members base64url.
-    public var webAuthnJSON: String {
-        var response: [String: Any] = [
-            "attestationObject": Base64URL.encode(rawAttestationObject),
-            "transports": transports.map(\.rawValue),
-        ]
-        if let rawClientDataJSON { response["clientDataJSON"] = Base64URL.encode(rawClientDataJSON) }
-        return WebAuthnJSON.serialize([
-            "id": Base64URL.encode(credentialID), "rawId": Base64URL.encode(credentialID),
-            "type": "public-key",
-            "authenticatorAttachment": "cross-platform", "response": response,
-            "clientExtensionResults": clientExtensionResults,
-        ])
-    }
+    /// `PublicKeyCredential.toJSON()` gives), members sorted by name: binary members base64url.
+    /// Written by ``PublicKeyCredentialJSON``.
+    public var webAuthnJSON: String { PublicKeyCredentialJSON.registration(self).sortedMembers().text() }
 
     /// The client extension outputs (WebAuthn L3 §5.8 `AuthenticationExtensionsClientOutputs`)
     /// as JSON text: binary members base64url.
-    public var clientExtensionResultsJSON: String { WebAuthnJSON.serialize(clientExtensionResults) }
-
-    var clientExtensionResults: [String: Any] {
-        var out: [String: Any] = [:]
-        if let prf {
-            var entry: [String: Any] = ["enabled": prf.isSupported]
-            if let first = prf.first {
-                var results = ["first": Base64URL.encode(first.bytes)]
-                if let second = prf.second { results["second"] = Base64URL.encode(second.bytes) }
-                entry["results"] = results
-            }
-            out["prf"] = entry
-        }
-        if let hmacCreateSecret { out["hmacCreateSecret"] = hmacCreateSecret }
-        if let credentialProperties {
-            var entry: [String: Any] = [:]
-            if let rk = credentialProperties.residentKey { entry["rk"] = rk }
-            out["credProps"] = entry
-        }
-        if let credentialBlobStored { out["credBlob"] = credentialBlobStored }
-        if let appIDExclude { out["appidExclude"] = appIDExclude }
-        if let largeBlob { out["largeBlob"] = ["supported": largeBlob.isSupported] }
-        return out
-    }
-}
-
-/// Serializes the WebAuthn JSON dictionaries with a stable key order.
-enum WebAuthnJSON {
-    static func serialize(_ object: [String: Any]) -> String {
-        // Only strings, booleans, arrays and dictionaries of them reach here, which
-        // JSONSerialization always accepts.
-        let data =
-            (try? JSONSerialization.data(
-                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
+    public var clientExtensionResultsJSON: String { PublicKeyCredentialJSON.clientExtensionResults(self).text() }
 }

@@ -91,13 +91,8 @@ struct AuthenticateCommand: ReportingCommand {
         let userHandle = assertion.userID.map { Base64URL.encode($0) }
         if global.json {
             Console.json(
-                ProviderCeremony.credentialJSON(
-                    id: assertion.credentialID, clientDataJSON: assertion.rawClientDataJSON,
-                    response: [
-                        ("authenticatorData", .string(Base64URL.encode(assertion.rawAuthenticatorData))),
-                        ("signature", .string(Base64URL.encode(assertion.signature))),
-                        ("userHandle", userHandle.map(JSONValue.string) ?? .null),
-                    ],
+                PublicKeyCredentialJSON.assertion(
+                    assertion, absentUserHandle: .null,
                     beside: [
                         ("rpId", .string(request.relyingPartyIdentifier)),
                         ("clientDataHash", .string(Base64URL.encode(clientDataHash))),
@@ -105,8 +100,7 @@ struct AuthenticateCommand: ReportingCommand {
                         ("userPresent", .bool(authData.userPresent)),
                         ("userVerified", .bool(authData.userVerified)),
                         ("device", .string(assertion.deviceURI)),
-                    ],
-                    clientExtensionResults: clientExtensionResults(assertion.clientExtensionResultsJSON)))
+                    ]))
             return
         }
         Console.out("Credential ID:     \(id)")

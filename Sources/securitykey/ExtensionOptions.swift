@@ -187,6 +187,3 @@ func parseSalt(_ text: String, option: String) throws(CLIError) -> [UInt8] {
     }
     return bytes
 }
-
-/// The `clientExtensionResults` member of the `--json` output: the provider's JSON text.
-func clientExtensionResults(_ json: String) -> JSONValue { .raw(json) }

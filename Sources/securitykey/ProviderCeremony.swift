@@ -62,23 +62,6 @@ enum ProviderCeremony {
     static let mismatched = CLIError(
         .failure, code: "invalid-response", "The provider answered with the wrong kind of result.")
 
-    /// A WebAuthn L3 PublicKeyCredential JSON (RegistrationResponseJSON or
-    /// AuthenticationResponseJSON): id, rawId, type, attachment, `response` (clientDataJSON first,
-    /// then `response`'s members), the client extension results, then `beside` (rpId, ...).
-    static func credentialJSON(
-        id: [UInt8], clientDataJSON: [UInt8]?, response: [(String, JSONValue?)], beside: [(String, JSONValue?)],
-        clientExtensionResults: JSONValue = .object([])
-    ) -> JSONValue {
-        let text = Base64URL.encode(id)
-        return .members(
-            [
-                ("id", .string(text)), ("rawId", .string(text)), ("type", "public-key"),
-                ("authenticatorAttachment", "cross-platform"),
-                ("response", .members([("clientDataJSON", clientDataJSON.map { .string(Base64URL.encode($0)) })] + response)),
-                ("clientExtensionResults", clientExtensionResults),
-            ] + beside)
-    }
-
     /// The client data hash that was signed: of the clientDataJSON, or the one given.
     static func clientDataHash(json: [UInt8]?, input: SecurityKeyClientData) -> [UInt8] {
         if let json { return Array(SHA256.hash(data: json)) }

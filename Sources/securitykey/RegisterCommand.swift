@@ -156,18 +156,12 @@ struct RegisterCommand: ReportingCommand {
         let id = Base64URL.encode(credential.credentialID)
         if global.json {
             Console.json(
-                ProviderCeremony.credentialJSON(
-                    id: credential.credentialID, clientDataJSON: registration.rawClientDataJSON,
-                    response: [
-                        ("attestationObject", .string(Base64URL.encode(registration.rawAttestationObject))),
-                        ("authenticatorData", .string(Base64URL.encode(attestationObject.authData.bytes))),
-                        ("transports", .array(registration.transports.map { .string($0.rawValue) })),
-                        ("publicKey", .string(Base64URL.encode(publicKey.spkiDERRepresentation))),
-                        (
-                            "publicKeyAlgorithm",
-                            (credential.credentialPublicKey.algorithm?.rawValue).map { .integer(Int64($0)) }
-                        ),
-                    ],
+                PublicKeyCredentialJSON.registration(
+                    registration,
+                    attestedKey: .init(
+                        authenticatorData: attestationObject.authData.bytes,
+                        publicKey: publicKey.spkiDERRepresentation,
+                        algorithm: (credential.credentialPublicKey.algorithm?.rawValue).map { Int($0) }),
                     beside: [
                         ("rpId", .string(request.relyingPartyIdentifier)),
                         ("userId", .string(Base64URL.encode(userHandle))),
@@ -179,8 +173,7 @@ struct RegisterCommand: ReportingCommand {
                         ),
                         ("publicKeyPEM", .string(publicKey.pemRepresentation)),
                         ("device", .string(registration.deviceURI)),
-                    ] + Self.authenticatorOutputs(registration.authenticatorExtensionOutputs),
-                    clientExtensionResults: clientExtensionResults(registration.clientExtensionResultsJSON)))
+                    ] + Self.authenticatorOutputs(registration.authenticatorExtensionOutputs)))
             return
         }
         Console.out("Credential ID:      \(id)")

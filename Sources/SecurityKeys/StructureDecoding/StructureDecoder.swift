@@ -110,10 +110,10 @@ public enum StructureDecoder {
             throw StructureDecodingError("The input is empty.")
         }
         if first == UInt8(ascii: "{") {
-            let response = (try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["response"]
-            guard let response = response as? [String: Any] else { return .clientData }
-            if response["attestationObject"] != nil { return .registrationResponse }
-            if response["authenticatorData"] != nil { return .authenticationResponse }
+            guard let document = try? WebAuthnResponseDocument(bytes, path: "input"), document.isObject(["response"])
+            else { return .clientData }
+            if document.has(["response", "attestationObject"]) { return .registrationResponse }
+            if document.has(["response", "authenticatorData"]) { return .authenticationResponse }
             return .clientData
         }
         var body = bytes
@@ -237,65 +237,67 @@ public enum StructureDecoder {
         ])
     }
 
-    /// The members of a WebAuthn response JSON object and of its `response` member.
-    static func responseMembers(_ bytes: [UInt8], kind: String) throws -> (
-        outer: [String: Any], response: [String: Any]
-    ) {
-        guard let outer = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-            let response = outer["response"] as? [String: Any]
-        else {
+    /// A WebAuthn response JSON object with a `response` member, read by
+    /// ``PublicKeyCredentialJSON``'s parser.
+    static func responseDocument(_ bytes: [UInt8], kind: String) throws -> WebAuthnResponseDocument {
+        guard let document = try? WebAuthnResponseDocument(bytes, path: "input"), document.isObject(["response"]) else {
             throw StructureDecodingError("The input is not a WebAuthn \(kind) JSON object with a response member.")
         }
-        return (outer, response)
+        return document
     }
 
-    /// The bytes of a base64url member of a response, or nil when it is absent or null.
-    static func base64URLMember(_ object: [String: Any], _ name: String) throws -> [UInt8]? {
-        guard let value = object[name], !(value is NSNull) else { return nil }
-        guard let text = value as? String, let bytes = Base64URL.decode(text) else {
-            throw StructureDecodingError("The member \(name) is not base64url.")
+    /// The bytes of a base64url member of the response, or nil when it is absent or null.
+    static func base64URLMember(_ document: WebAuthnResponseDocument, _ name: String) throws -> [UInt8]? {
+        switch document.value(["response", name]) {
+        case nil, .null?: return nil
+        case .string(let text)?:
+            if let bytes = Base64URL.decode(text) { return bytes }
+        default: break
         }
-        return bytes
+        throw StructureDecodingError("The member \(name) is not base64url.")
     }
 
     /// The identifying members both response kinds share: `id` (checked against `rawId`),
     /// `type`, `authenticatorAttachment`, and the decoded client data where there is one.
-    static func commonResponseMembers(_ outer: [String: Any], _ response: [String: Any]) throws -> [(
-        String, JSONValue
-    )] {
-        guard let id = outer["id"] as? String, Base64URL.decode(id) != nil else {
+    static func commonResponseMembers(_ document: WebAuthnResponseDocument) throws -> [(String, JSONValue)] {
+        guard let id = document.string("id"), Base64URL.decode(id) != nil else {
             throw StructureDecodingError("The response's id is missing or not base64url.")
         }
-        if let rawID = outer["rawId"] as? String, Base64URL.decode(rawID) != Base64URL.decode(id) {
+        if let rawID = document.string("rawId"), Base64URL.decode(rawID) != Base64URL.decode(id) {
             throw StructureDecodingError("The response's rawId and id name different credentials.")
         }
         var members: [(String, JSONValue)] = [("id", .string(id))]
-        if let type = outer["type"] as? String { members.append(("type", .string(type))) }
-        if let attachment = outer["authenticatorAttachment"] as? String {
+        if let type = document.string("type") { members.append(("type", .string(type))) }
+        if let attachment = document.string("authenticatorAttachment") {
             members.append(("authenticatorAttachment", .string(attachment)))
         }
-        members.append(("clientData", try base64URLMember(response, "clientDataJSON").map(clientData) ?? .null))
+        members.append(("clientData", try base64URLMember(document, "clientDataJSON").map(clientData) ?? .null))
         return members
     }
 
     /// `register --json` output (WebAuthn L3 §5.1 RegistrationResponseJSON): the client data and
     /// the attestation object decoded, and whether the new credential's ID is the response's `id`.
     static func registrationResponse(_ bytes: [UInt8]) throws -> JSONValue {
-        let (outer, response) = try responseMembers(bytes, kind: "registration")
-        guard let objectBytes = try base64URLMember(response, "attestationObject") else {
+        let document = try responseDocument(bytes, kind: "registration")
+        guard let objectBytes = try base64URLMember(document, "attestationObject") else {
             throw StructureDecodingError("The registration response has no attestationObject.")
         }
-        var members = try commonResponseMembers(outer, response)
+        var members = try commonResponseMembers(document)
         let object = try AttestationObject(cbor: objectBytes)
         let newID = object.authData.attestedCredentialData?.credentialID
         members.append(("attestationObject", try attestationObject(objectBytes)))
         members.append(
             (
                 "idMatchesAuthenticatorData",
-                .bool(newID != nil && newID == (outer["id"] as? String).flatMap(Base64URL.decode))
+                .bool(newID != nil && newID == document.string("id").flatMap(Base64URL.decode))
             ))
-        if let transports = response["transports"] as? [String] {
-            members.append(("transports", .array(transports.map(JSONValue.string))))
+        if case .array(let items)? = document.value(["response", "transports"]) {
+            let transports = items.compactMap { item -> JSONValue? in
+                guard case .string(let name) = item else { return nil }
+                return .string(name)
+            }
+            // Listed only when every entry is a string.
+            if transports.count == items.count { members.append(("transports", .array(transports))) }
         }
         return .object(members)
     }
@@ -303,17 +305,17 @@ public enum StructureDecoder {
     /// `authenticate --json` output (WebAuthn L3 §5.1 AuthenticationResponseJSON): the client
     /// data and authenticator data decoded, the signature in hex, the user handle as given.
     static func authenticationResponse(_ bytes: [UInt8]) throws -> JSONValue {
-        let (outer, response) = try responseMembers(bytes, kind: "authentication")
-        guard let authData = try base64URLMember(response, "authenticatorData") else {
+        let document = try responseDocument(bytes, kind: "authentication")
+        guard let authData = try base64URLMember(document, "authenticatorData") else {
             throw StructureDecodingError("The authentication response has no authenticatorData.")
         }
-        guard let signature = try base64URLMember(response, "signature") else {
+        guard let signature = try base64URLMember(document, "signature") else {
             throw StructureDecodingError("The authentication response has no signature.")
         }
-        var members = try commonResponseMembers(outer, response)
+        var members = try commonResponseMembers(document)
         members.append(("authenticatorData", try authenticatorData(AuthenticatorData(bytes: authData))))
         members.append(("signature", .string(Hex.encode(signature))))
-        let userHandle = try base64URLMember(response, "userHandle")
+        let userHandle = try base64URLMember(document, "userHandle")
         members.append(("userHandle", userHandle.map { .string(Base64URL.encode($0)) } ?? .null))
         return .object(members)
     }
