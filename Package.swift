@@ -162,7 +162,7 @@ let package = Package(
         .target(
             name: "SecurityKeySK",
             dependencies: [
-                "SSHSecurityKeyProvider", "CSSHSecurityKeyAPI",
+                "_SecurityKeyInternals", "SSHSecurityKeyProvider", "CSSHSecurityKeyAPI",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["exports.map"],
@@ -285,7 +285,8 @@ let package = Package(
         // Debian's OpenSSH (ssh-keygen, ssh, sshd, ssh-agent) with libsecuritykey-sk.so against
         // virtual keys served by the built `securitykey` over UDP and vpcd.
         .testTarget(name: "SSHSecurityKeyProviderTests", dependencies: [
-            "SSHSecurityKeyProvider", "SecurityKeySK", "CSSHSecurityKeyAPI", "securitykey", "TestProcesses",
+            "_SecurityKeyInternals", "SSHSecurityKeyProvider", "SecurityKeySK", "CSSHSecurityKeyAPI", "securitykey",
+            "TestProcesses",
             "WebAuthnVerification", "Authenticators", "CTAP2", "CBOR",
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),

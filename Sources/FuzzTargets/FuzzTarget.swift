@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Dispatch
 import Synchronization
 
@@ -69,20 +70,11 @@ func lengthPrefixedRecords(_ bytes: [UInt8], limit: Int = 64) -> [[UInt8]] {
     return records
 }
 
-/// Runs async parser code to completion from libFuzzer's synchronous callback.
-///
-/// A fuzz harness has no caller to own the work, so this is the one place that starts a
-/// detached task and waits for it on a semaphore; the library code it calls stays structured.
+/// Runs async parser code to completion from libFuzzer's synchronous callback
+/// (``SynchronousCall``): a fuzz harness has no caller to own the work; the library code it
+/// calls stays structured.
 func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) throws(FuzzPropertyViolation) -> T {
-    let result = Mutex<T?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        let value = await body()
-        result.withLock { $0 = value }
-        done.signal()
-    }
-    done.wait()
-    guard let value = result.withLock({ $0.take() }) else {
+    guard let value = SynchronousCall.run(body) else {
         throw FuzzPropertyViolation(description: "The async work finished without a result.")
     }
     return value

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CSSHSecurityKeyAPI
 import Foundation
 import Logging

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Authenticators
 import CSSHSecurityKeyAPI
 import Foundation
