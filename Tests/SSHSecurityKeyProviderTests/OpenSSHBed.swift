@@ -230,8 +230,8 @@ final class OpenSSHBed {
         PubkeyAcceptedAlgorithms sk-ecdsa-sha2-nistp256@openssh.com,sk-ssh-ed25519@openssh.com
         LogLevel VERBOSE
         """.write(toFile: path("sshd_config"), atomically: true, encoding: .utf8)
-        // sshd and ssh-agent close every inherited descriptor, which Foundation's Process
-        // takes for their exit (and then waits for it): they run as daemons, ended by PID.
+        // sshd closes every inherited descriptor, which Foundation's Process takes for its
+        // exit (and then waits for it): it runs as a daemon, ended by PID (see startAgent).
         stopSSHD()
         let sshd = try openSSH(
             "/usr/sbin/sshd", ["-f", path("sshd_config"), "-E", path("sshd.log")], timeout: .seconds(30))
