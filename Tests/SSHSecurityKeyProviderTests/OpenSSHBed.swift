@@ -54,9 +54,9 @@ final class OpenSSHBed {
             process.process.waitUntilExit()
         }
         if let pcscBed {
-            _ = try? TestProcess.run(
-                Self.repository.appendingPathComponent("scripts/pcsc-testbed.sh"), ["stop", pcscBed.path],
-                timeout: .seconds(30))
+            _ = try? detached(
+                [Self.repository.appendingPathComponent("scripts/pcsc-testbed.sh").path, "stop", pcscBed.path],
+                name: "pcsc-stop", timeout: 30)
         }
         try? FileManager.default.removeItem(at: work)
     }
@@ -111,13 +111,11 @@ final class OpenSSHBed {
     func servePCSC(extra: [String] = []) throws -> String {
         let bed = work.appendingPathComponent("pcsc")
         let script = Self.repository.appendingPathComponent("scripts/pcsc-testbed.sh")
-        // Output to files: the bed's pcscd outlives the script and must hold no pipe of ours.
-        let started = try TestProcess.start(script, ["start", bed.path], name: "pcsc-start", work: work)
-        started.process.waitUntilExit()
-        guard started.process.terminationStatus == 0 else {
+        pcscBed = bed
+        let started = try detached([script.path, "start", bed.path], name: "pcsc-start", timeout: 60)
+        guard started.status == 0 else {
             throw BedError("the PC/SC test bed did not start (needs root, pcscd, vsmartcard-vpcd): \(started.stderr)")
         }
-        pcscBed = bed
         for line in started.stdout.split(separator: "\n") where line.hasPrefix("export ") {
             let assignment = line.dropFirst("export ".count)
             guard let equals = assignment.firstIndex(of: "=") else { continue }
@@ -232,8 +230,8 @@ final class OpenSSHBed {
         PubkeyAcceptedAlgorithms sk-ecdsa-sha2-nistp256@openssh.com,sk-ssh-ed25519@openssh.com
         LogLevel VERBOSE
         """.write(toFile: path("sshd_config"), atomically: true, encoding: .utf8)
-        // sshd and ssh-agent close every inherited descriptor, which Foundation's Process
-        // takes for their exit (and then waits for it): they run as daemons, ended by PID.
+        // sshd closes every inherited descriptor, which Foundation's Process takes for its
+        // exit (and then waits for it): it runs as a daemon, ended by PID (see startAgent).
         stopSSHD()
         let sshd = try openSSH(
             "/usr/sbin/sshd", ["-f", path("sshd_config"), "-E", path("sshd.log")], timeout: .seconds(30))
@@ -272,29 +270,67 @@ final class OpenSSHBed {
 
     private var agentPID: Int32?
 
-    /// Starts `ssh-agent -D` allowing the provider (`-P`), bound to a socket in the work
-    /// directory; later commands reach it through SSH_AUTH_SOCK. A shell stands between: the
-    /// agent closes every inherited descriptor, which Foundation's Process takes for its child's
-    /// exit (and then waits for it), so the child is the shell, which keeps them.
+    /// Starts `ssh-agent -D` allowing the provider (`-P`, which the agent matches against the
+    /// provider's resolved path: the build directory is reached through a symlink), bound to a
+    /// socket in the work directory; later commands reach it through SSH_AUTH_SOCK. A shell
+    /// stands between: the agent closes every inherited descriptor, which Foundation's Process
+    /// takes for its child's exit (and then waits for it), so the child is the shell, which
+    /// keeps them. In the foreground (`-D`) the agent prints "echo Agent pid N;", not
+    /// SSH_AGENT_PID; it is ended by that PID.
     func startAgent() throws {
         let socket = path("agent.sock"), output = path("agent.out")
         let shell = try TestProcess.start(
-            URL(fileURLWithPath: "/bin/sh"), ["-c", "ssh-agent -D -a \"$1\" -P \"$2\" > \"$3\" 2>&1; :", "sh", socket, Self.provider, output],
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "ssh-agent -D -a \"$1\" -P \"$2\" > \"$3\" 2>&1; :", "sh", socket, Self.resolvedProvider, output],
             name: "agent-shell", work: work, environment: environment)
         background.append(shell)
-        for _ in 0..<100 {
+        for _ in 0..<200 {
             let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            if let assignment = printed.split(separator: ";").first(where: { $0.contains("SSH_AGENT_PID=") }),
-                let pid = Int32(assignment.split(separator: "=").last ?? ""),
+            if let line = printed.split(separator: "\n").first(where: { $0.hasPrefix("echo Agent pid ") }),
+                let pid = Int32(line.dropFirst("echo Agent pid ".count).trimmingCharacters(in: CharacterSet(charactersIn: ";"))),
                 FileManager.default.fileExists(atPath: socket)
             {
                 agentPID = pid
                 environment["SSH_AUTH_SOCK"] = socket
                 return
             }
+            guard shell.process.isRunning else { break }
             Thread.sleep(forTimeInterval: 0.05)
         }
         throw BedError("ssh-agent did not start: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
+    }
+
+    /// The provider's path with every symlink resolved, as ssh-agent compares it with `-P`.
+    static var resolvedProvider: String {
+        guard let resolved = realpath(provider, nil) else { return provider }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Runs `arguments` to its end, output in files, for a command that leaves a daemon behind
+    /// (the PC/SC bed's pcscd): Foundation's Process learns of its child's exit when a socket
+    /// the child inherits is closed, so a daemon that inherited it would make the command never
+    /// end for Process. An outer shell keeps that socket while the command runs in a subshell
+    /// that closed every descriptor above 2; `timeout` bounds it, so a hang is a failure.
+    func detached(_ arguments: [String], name: String, timeout seconds: Int) throws -> (
+        status: Int32, stdout: String, stderr: String
+    ) {
+        let closeAll = """
+            (for fd in $(ls /proc/$BASHPID/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
+             exec timeout -k 5 \(seconds) "$@")
+            """
+        let shell = try TestProcess.start(
+            URL(fileURLWithPath: "/bin/bash"), ["-c", closeAll, "bash"] + arguments, name: name, work: work,
+            environment: environment)
+        let deadline = Date().addingTimeInterval(Double(seconds + 15))
+        while shell.process.isRunning {
+            guard Date() < deadline else {
+                kill(shell.process.processIdentifier, SIGKILL)
+                throw BedError("\(arguments.joined(separator: " ")) did not finish in \(seconds) s: \(shell.stderr)")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return (shell.process.terminationStatus, shell.stdout, shell.stderr)
     }
 
     /// What sshd logged so far.
