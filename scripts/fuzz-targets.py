@@ -69,8 +69,7 @@ TARGETS = {
     "structure-decoder": ["Sources/SecurityKeys/StructureDecoding/StructureDecoder.swift",
                           "Sources/SecurityKeys/StructureDecoding/StructureDecoder+CTAPHID.swift",
                           "Sources/SecurityKeys/StructureDecoding/WebAuthnResponseDocument.swift"],
-    "daemon-responses": ["Sources/SecurityKeyDaemonClient/SecurityKeyDaemonClient+Responses.swift",
-                         "Sources/SecurityKeyDaemonClient/SecurityKeyDaemonClient+ExtensionOutputs.swift"],
+    "daemon-responses": ["Sources/SecurityKeyDaemonClient/SecurityKeyDaemonClient+Responses.swift"],
 }
 
 # Vector kinds that seed each target directly.

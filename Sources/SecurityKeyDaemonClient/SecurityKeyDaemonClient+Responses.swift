@@ -31,10 +31,6 @@ extension SecurityKeyDaemonClient {
         }
     }
 
-    static func malformed(_ what: String) -> SecurityKeyDaemonClientError {
-        SecurityKeyDaemonClientError(.malformedResponse, "securitykeyd's response \(what).")
-    }
-
     static func malformed(_ error: WebAuthnJSONError) -> SecurityKeyDaemonClientError {
         SecurityKeyDaemonClientError(.malformedResponse, "securitykeyd's response is malformed: \(error.message)")
     }

@@ -196,6 +196,11 @@ public struct SecurityKeyDaemonClient: Sendable {
         }
     }
 
+    /// A reply that is not what securitykeyd sends: `what` says how.
+    static func malformed(_ what: String) -> SecurityKeyDaemonClientError {
+        SecurityKeyDaemonClientError(.malformedResponse, "securitykeyd's response \(what).")
+    }
+
     /// The unique name owning the daemon's name, or nil when nobody owns it.
     static func nameOwner(_ bus: BusConnection, place: String) async throws(SecurityKeyDaemonClientError) -> String? {
         let reply = try await call(
