@@ -42,10 +42,11 @@ start=$SECONDS
 step() { echo "== test-packaging: $* (at $((SECONDS - start)) s)"; }
 # Records how long a part took, for the summary: timed NAME COMMAND...
 timed() {
-    local name="$1" began=$SECONDS
+    local name="$1" began=$SECONDS status=0
     shift
-    "$@"
+    "$@" || status=$?
     echo "$name $((SECONDS - began))" >> "$scratch/durations"
+    return "$status"
 }
 
 # The chroot: Debian's minimal base (debootstrap, cached as a tarball in .build-packaging), proc,

@@ -79,6 +79,9 @@ struct VerifyCommand: ReportingCommand {
         }
     }
 
+    // Swift 6.3.1 crashes (signal 11 in LLVM's coroutine splitting) compiling this async
+    // function with optimization; it runs once per `verify`, so it is built unoptimized.
+    @_optimize(none)
     private func verifyResponses() async throws {
         var result: [(String, JSONValue)] = []
         var lines: [String] = []
