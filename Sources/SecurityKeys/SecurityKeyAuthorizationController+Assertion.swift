@@ -8,6 +8,7 @@ extension SecurityKeyAuthorizationController {
 
     /// Signs in with an existing credential (WebAuthn L3 §5.1.4 for a roaming authenticator;
     /// CTAP 2.2 §6.2).
+    /// - Parameter request: the relying party's sign-in request.
     /// - Parameter deadline: when the request must be done (default: its `timeout` from now); a
     ///   caller that already spent part of the time (opening the key) passes the deadline it made.
     public func performAssertion(

@@ -5,6 +5,7 @@ import Transport
 
 extension SecurityKeyAuthorizationController {
     /// Registers a new credential (WebAuthn L3 §5.1.3 for a roaming authenticator; CTAP 2.2 §6.1).
+    /// - Parameter request: the relying party's registration request.
     /// - Parameter deadline: when the request must be done (default: its `timeout` from now); a
     ///   caller that already spent part of the time (opening the key) passes the deadline it made.
     public func performRegistration(

@@ -5,7 +5,7 @@ import Transport
 
 /// Where a controller looks for security keys: a transport's discovery (listed, then watched
 /// through its hotplug events until a key appears), a key the caller already opened with its
-/// getInfo (an ``Authenticators/Authenticator``), or a bare connection the caller opened (and
+/// getInfo (an `Authenticator`), or a bare connection the caller opened (and
 /// keeps owning).
 public struct SecurityKeySource: Sendable {
     enum Kind: Sendable {

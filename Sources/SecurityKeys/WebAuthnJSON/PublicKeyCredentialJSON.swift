@@ -11,7 +11,7 @@ import Crypto
 ///
 /// Written members come in this order: `id`, `rawId`, `type`, `authenticatorAttachment`,
 /// `response` (`clientDataJSON` first), `clientExtensionResults`, then the caller's `beside`
-/// members; ``JSONValue/sortedMembers()`` gives the name-sorted form (``SecurityKeyCredentialRegistration/webAuthnJSON``).
+/// members; `JSONValue.sortedMembers()` gives the name-sorted form (``SecurityKeyCredentialRegistration/webAuthnJSON``).
 public enum PublicKeyCredentialJSON {
     /// The L3 members of `AuthenticatorAttestationResponseJSON` taken from the parsed
     /// attestation: the authenticator data, the credential public key as SubjectPublicKeyInfo
