@@ -18,6 +18,7 @@ bin="$(dirname "$(command -v swift)")"
 llvm_cov="${LLVM_COV:-$bin/llvm-cov}"
 llvm_profdata="${LLVM_PROFDATA:-$bin/llvm-profdata}"
 
+mkdir -p "$scratch"
 echo "fuzz-coverage: building securitykey-fuzz with coverage mapping"
 start=$SECONDS
 swift build --package-path Fuzz --scratch-path "$scratch/coverage" --sanitize fuzzer \
