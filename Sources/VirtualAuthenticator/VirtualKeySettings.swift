@@ -35,6 +35,8 @@ public struct VirtualKeySettings: Sendable, Hashable {
     public var pin: String?
     /// The extensions the key reports (the profile's when nil).
     public var extensions: [String]?
+    /// The COSE algorithms the key offers, in getInfo's order (every implemented one when nil).
+    public var algorithms: [COSEAlgorithm]?
     /// The longest credBlob stored.
     public var maxCredBlobLength = 32
     /// A simulated fingerprint sensor (ctap21 and ctap21-pre only); nil for none.
@@ -63,6 +65,7 @@ public struct VirtualKeySettings: Sendable, Hashable {
         configuration.attestation = attestation
         configuration.pin = pin
         if let extensions { configuration.extensions = extensions }
+        if let algorithms { configuration.algorithms = algorithms }
         configuration.maxCredBlobLength = maxCredBlobLength
         if let fingerprintSensor { configuration = configuration.withFingerprintSensor(fingerprintSensor) }
         return configuration

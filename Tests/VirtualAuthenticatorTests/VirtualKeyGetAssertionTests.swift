@@ -6,7 +6,7 @@ import Transport
 
 @Suite("VirtualKey getAssertion and getNextAssertion")
 struct VirtualKeyGetAssertionTests {
-    @Test(arguments: [Spec.es256, Spec.edDSA, Spec.es384])
+    @Test(arguments: Spec.allAlgorithms)
     func assertionWithAllowListVerifies(_ algorithm: Int) async throws {
         let key = try makeKey()
         let (id, publicKey) = try await register(key, algorithm: algorithm)

@@ -111,7 +111,7 @@ extension VirtualKey {
             maxMsgSize: Int = 1200,
             maxCredentialCountInList: Int = 8,
             maxCredentialIdLength: Int = 64,
-            algorithms: [COSEAlgorithm] = [.es256, .edDSA, .es384],
+            algorithms: [COSEAlgorithm] = COSEAlgorithm.implemented,
             transports: [String] = ["nfc", "usb"],
             firmwareVersion: Int? = 0x01_00_00,
             maxDiscoverableCredentials: Int = 25,
@@ -224,6 +224,9 @@ extension VirtualKey {
             }
             for algorithm in algorithms where !COSEAlgorithm.implemented.contains(algorithm) {
                 throw VirtualKeyError(.invalidConfiguration, "Algorithm \(algorithm) is not implemented.")
+            }
+            if Set(algorithms).count != algorithms.count {
+                throw VirtualKeyError(.invalidConfiguration, "An algorithm is listed twice.")
             }
             if maxCredentialIdLength < CredentialID.length {
                 throw VirtualKeyError(
