@@ -124,15 +124,23 @@ public enum Secp256k1 {
             defer { if let d { BN_clear_free(d) } }
             if let scalar {
                 d = BN_bin2bn(scalar, Int32(scalar.count), nil)
-                guard let d, OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_PRIV_KEY, d) == 1 else {
+                guard let d, OSSL_PARAM_BLD_push_BN(builder, CLibCrypto_PARAM_PRIV_KEY, d) == 1 else {
                     throw Secp256k1Error(.library, "Passing the secp256k1 scalar to libcrypto failed.")
                 }
             }
-            guard OSSL_PARAM_BLD_push_utf8_string(builder, OSSL_PKEY_PARAM_GROUP_NAME, "secp256k1", 0) == 1,
-                OSSL_PARAM_BLD_push_octet_string(builder, OSSL_PKEY_PARAM_PUB_KEY, publicPoint, publicPoint.count)
-                    == 1,
-                let parameters = OSSL_PARAM_BLD_to_param(builder)
-            else { throw Secp256k1Error(.library, "Building the secp256k1 key parameters failed.") }
+            // The builder reads the point when it makes the parameters, which copy it.
+            let made = publicPoint.withUnsafeBufferPointer { point -> UnsafeMutablePointer<OSSL_PARAM>? in
+                guard
+                    OSSL_PARAM_BLD_push_utf8_string(
+                        builder, CLibCrypto_PARAM_GROUP_NAME, CLibCrypto_GROUP_SECP256K1, 0) == 1,
+                    OSSL_PARAM_BLD_push_octet_string(builder, CLibCrypto_PARAM_PUB_KEY, point.baseAddress, point.count)
+                        == 1
+                else { return nil }
+                return OSSL_PARAM_BLD_to_param(builder)
+            }
+            guard let parameters = made else {
+                throw Secp256k1Error(.library, "Building the secp256k1 key parameters failed.")
+            }
             defer { OSSL_PARAM_free(parameters) }
             guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
                 throw Secp256k1Error(.library, "EVP_PKEY_CTX_new_from_name failed.")

@@ -52,15 +52,15 @@ struct VirtualKeyAlgorithmsTests {
         try await VirtualKeyStateTests.withDirectory { directory in
             let path = directory + "/key.state"
             try FileManager.default.copyItem(atPath: seed.path, toPath: path)
-            let before = try VirtualKey(configuration: .ctap21(), stateFile: path, stateFileAccess: .readOnly)
+            let before = try await VirtualKey(configuration: .ctap21(), stateFile: path, stateFileAccess: .readOnly)
                 .discoverableCredentialCount
             let (count, credential) = try await {
                 let key = try VirtualKey(configuration: .ctap21(), stateFile: path)
-                return (key.discoverableCredentialCount, try await Self.registerWithoutPIN(key))
+                return (await key.discoverableCredentialCount, try await Self.registerWithoutPIN(key))
             }()
             #expect(count == before)
             let reloaded = try VirtualKey(configuration: .ctap21(), stateFile: path)
-            #expect(reloaded.discoverableCredentialCount == before)
+            #expect(await reloaded.discoverableCredentialCount == before)
             if let credential { #expect(try await Self.assertionVerifies(reloaded, credential)) }
         }
     }
