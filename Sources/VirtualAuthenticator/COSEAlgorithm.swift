@@ -29,6 +29,19 @@ public struct COSEAlgorithm: RawRepresentable, Hashable, Sendable, CustomStringC
         .es256, .edDSA, .es384, .es512, .es256K, .rs256, .ps256, .mlDSA65, .mlDSA87,
     ]
 
+    /// What a key offers unless told otherwise: every implemented algorithm but ML-DSA, whose
+    /// replies (up to 7.4 kB) do not fit the default maxMsgSize of 1200 bytes, which hosts may
+    /// hold replies to (``needsLargeMessages``).
+    public static let offeredByDefault: [COSEAlgorithm] = implemented.filter { !$0.needsLargeMessages }
+
+    /// The maxMsgSize a key offering an algorithm that ``needsLargeMessages`` reports: CTAPHID's
+    /// largest message, 64 − 7 + 128 × (64 − 5) bytes (CTAP 2.1 §11.2.4).
+    public static let largeMessageSize = 7609
+
+    /// Whether replies with this algorithm's keys and signatures outgrow a 1200-byte maxMsgSize:
+    /// an ML-DSA-87 self-attested registration is about 7.4 kB, an ML-DSA-65 one 5.4 kB.
+    public var needsLargeMessages: Bool { self == .mlDSA65 || self == .mlDSA87 }
+
     /// The algorithm a name or a COSE number states: es256, eddsa, es384, es512, es256k, rs256,
     /// ps256, mldsa65, mldsa87 (any case), or an integer such as -257; nil for anything else.
     public init?(name: String) {

@@ -175,7 +175,7 @@ struct VirtualServeCommand: ReportingCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The COSE algorithms the key offers, in getInfo's order: es256, eddsa, es384, es512, es256k, rs256, ps256, mldsa65, mldsa87 or numbers (default: all of them).",
+            "The COSE algorithms the key offers, in getInfo's order: es256, eddsa, es384, es512, es256k, rs256, ps256, mldsa65, mldsa87 or numbers (default: all but the ML-DSA ones; with ML-DSA, maxMsgSize is 7609).",
             valueName: "list"))
     var algorithms: String?
 

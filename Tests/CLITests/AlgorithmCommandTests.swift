@@ -22,7 +22,10 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let root = directory.appendingPathComponent("root.pem").path
-        let served = try CLIRunner.withVirtualKey(["--udp", "127.0.0.1:\(port)", "--attestation-root", root]) {
+        let served = try CLIRunner.withVirtualKey([
+            "--udp", "127.0.0.1:\(port)", "--attestation-root", root, "--algorithms",
+            Self.algorithms.map(\.name).joined(separator: ","),
+        ]) {
             CLIRunner.waitUntilServed(device)
             for algorithm in Self.algorithms {
                 try Self.ceremony(algorithm, python: python, device: device, root: root, directory: directory)

@@ -79,6 +79,13 @@ struct VirtualKeyAlgorithmsTests {
         let info = try #require(try await send(key, Spec.getInfo).body)
         #expect(
             info[0x0A] == [.map(["type": "public-key", "alg": -49]), .map(["type": "public-key", "alg": -7])])
+        // ML-DSA replies need CTAPHID's largest message (CTAP 2.1 §11.2.4: 57 + 128 × 59 bytes).
+        #expect(info[5] == .int(57 + 128 * 59))
+        let defaultInfo = try #require(try await send(try makeKey(), Spec.getInfo).body)
+        #expect(defaultInfo[5] == 1200)
+        #expect(throws: VirtualKeyError.self) {
+            try VirtualKey(configuration: .init(maxMsgSize: 2048, algorithms: [.es256, .mlDSA87]))
+        }
         // The platform's preference decides among those offered (CTAP 2.1 §6.1.2 step 3).
         let reply = try await send(
             key, Spec.makeCredential, makeCredentialRequest(algorithms: [Spec.rs256, Spec.es256, Spec.mlDSA65]))
@@ -96,7 +103,7 @@ struct VirtualKeyAlgorithmsTests {
     /// attestation signs the attestation with the credential key, so the packed verifier checks
     /// every algorithm's signature too.
     @Test func pythonFIDO2RegistersAndSignsInWithEveryAlgorithm() async throws {
-        let key = try VirtualKey(configuration: .init(attestation: .selfAttestation))
+        let key = try VirtualKey(configuration: .init(algorithms: COSEAlgorithm.implemented, attestation: .selfAttestation))
         guard
             let verdicts = try await runPythonCheck(
                 "fido2_algorithms_check.py", key, arguments: Spec.allAlgorithms.map(String.init))

@@ -12,7 +12,7 @@ struct VirtualKeyMakeCredentialTests {
         let aaguid: [UInt8] = [
             0xF8, 0xA0, 0x11, 0xF3, 0x8C, 0x0A, 0x4D, 0x15, 0x80, 0x06, 0x17, 0x11, 0x1F, 0x9E, 0xDC, 0x7D,
         ]
-        let key = try makeKey(.init(aaguid: aaguid))
+        let key = try makeKey(.init(aaguid: aaguid, algorithms: COSEAlgorithm.implemented))
         let clientDataHash = randomClientDataHash()
         let reply = try await send(
             key, Spec.makeCredential,
@@ -75,7 +75,7 @@ struct VirtualKeyMakeCredentialTests {
 
     @Test(arguments: Spec.allAlgorithms)
     func selfAttestationIsSignedByTheCredentialKey(_ algorithm: Int) async throws {
-        let key = try makeKey(.init(attestation: .selfAttestation))
+        let key = try makeKey(.init(algorithms: COSEAlgorithm.implemented, attestation: .selfAttestation))
         let clientDataHash = randomClientDataHash()
         let reply = try await send(
             key, Spec.makeCredential,
