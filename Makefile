@@ -18,8 +18,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # host they check against; libfido2-dev and valgrind build and measure the benchmark's libfido2
 # host; dbus-daemon, systemd (busctl) and libglib2.0-bin (gdbus) drive the daemon's tests;
 # debootstrap, lintian and fakeroot check the Debian package (make test-packaging).
-BUILD_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev zlib1g-dev libsystemd-dev libcurl4-openssl-dev
-RUNTIME_PACKAGES := libhidapi-hidraw0 libpcsclite1 libudev1 zlib1g libsystemd0 libcurl4 pcscd publicsuffix
+BUILD_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev zlib1g-dev libsystemd-dev libcurl4-openssl-dev libssl-dev
+RUNTIME_PACKAGES := libhidapi-hidraw0 libpcsclite1 libudev1 zlib1g libsystemd0 libcurl4 pcscd publicsuffix libssl3
 TEST_PACKAGES := vsmartcard-vpcd dbus-daemon systemd libglib2.0-bin openssl python3-venv python3-dev \
 	swig util-linux iproute2 qemu-system-x86 busybox-static cpio kmod fido2-tools libfido2-dev valgrind \
 	debootstrap lintian fakeroot openssh-client openssh-server

@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "CTAPHID", targets: ["CTAPHID"]),
         .library(name: "ISO7816", targets: ["ISO7816"]),
         .library(name: "WebAuthnVerification", targets: ["WebAuthnVerification"]),
+        .library(name: "Secp256k1", targets: ["Secp256k1"]),
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
         .library(name: "Fleet", targets: ["Fleet"]),
         .library(name: "SecurityKeyDaemonClient", targets: ["SecurityKeyDaemonClient"]),
@@ -56,6 +57,9 @@ let package = Package(
         // D-Bus (sd-bus) for the daemon, imported by SDBus only.
         .systemLibrary(name: "CSDBus", path: "Sources/CSDBus", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
+        // OpenSSL's libcrypto for secp256k1 (ES256K), which BoringSSL lacks; imported by Secp256k1 only.
+        .systemLibrary(name: "CLibCrypto", path: "Sources/CLibCrypto", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
 
         // MARK: Internal helpers (not a product, not an API): the one base64, hex and random source
         .target(name: "_SecurityKeyInternals", swiftSettings: strict),
@@ -68,11 +72,14 @@ let package = Package(
         // MARK: The seam between protocol and wire
         .target(name: "Transport", swiftSettings: strict),
 
+        // MARK: ECDSA on secp256k1 (ES256K) through libcrypto
+        .target(name: "Secp256k1", dependencies: ["CLibCrypto"], swiftSettings: strict),
+
         // MARK: Protocol
         .target(
             name: "CTAP2",
             dependencies: [
-                "_SecurityKeyInternals", "CBOR", "Transport", "CZlib",
+                "_SecurityKeyInternals", "CBOR", "Transport", "CZlib", "Secp256k1",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -84,7 +91,7 @@ let package = Package(
         .target(
             name: "WebAuthnVerification",
             dependencies: [
-                "_SecurityKeyInternals", "CBOR", "CTAP2",
+                "_SecurityKeyInternals", "CBOR", "CTAP2", "Secp256k1",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -112,7 +119,7 @@ let package = Package(
         .target(
             name: "VirtualAuthenticator",
             dependencies: [
-                "_SecurityKeyInternals", "CBOR", "CTAPHID", "ISO7816", "Transport",
+                "_SecurityKeyInternals", "CBOR", "CTAPHID", "ISO7816", "Transport", "Secp256k1",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -259,8 +266,9 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: [
             "TestProcesses", "VirtualAuthenticator", "Authenticators", "CTAP2", "CBOR", "Transport", "CTAPHID", "ISO7816", "NFCTransport", "HIDTransport",
-            "WebAuthnVerification",
+            "WebAuthnVerification", "Secp256k1",
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
         ], swiftSettings: strict),
         .testTarget(name: "IntegrationTests", dependencies: [

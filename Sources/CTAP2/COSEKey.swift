@@ -15,6 +15,8 @@ public struct COSEKeyType: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let rsa = COSEKeyType(rawValue: 3)
     /// Symmetric key.
     public static let symmetric = COSEKeyType(rawValue: 4)
+    /// Algorithm Key Pair: a key whose algorithm fixes its form, such as ML-DSA (draft-ietf-cose-dilithium §6).
+    public static let akp = COSEKeyType(rawValue: 7)
 
     public var description: String {
         switch self {
@@ -22,6 +24,7 @@ public struct COSEKeyType: RawRepresentable, Hashable, Sendable, CustomStringCon
         case .ec2: "EC2"
         case .rsa: "RSA"
         case .symmetric: "Symmetric"
+        case .akp: "AKP"
         default: "kty(\(rawValue))"
         }
     }
@@ -48,11 +51,13 @@ public struct COSECurve: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let ed25519 = COSECurve(rawValue: 6)
     /// Ed448 (signatures).
     public static let ed448 = COSECurve(rawValue: 7)
+    /// SECG secp256k1 (RFC 8812 §3.1).
+    public static let secp256k1 = COSECurve(rawValue: 8)
 
     /// The size in bytes of one coordinate, for curves this library reads.
     var coordinateSize: Int? {
         switch self {
-        case .p256, .x25519, .ed25519: 32
+        case .p256, .x25519, .ed25519, .secp256k1: 32
         case .p384: 48
         case .p521: 66
         case .x448: 56
@@ -70,6 +75,7 @@ public struct COSECurve: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .x448: "X448"
         case .ed25519: "Ed25519"
         case .ed448: "Ed448"
+        case .secp256k1: "secp256k1"
         default: "crv(\(rawValue))"
         }
     }
@@ -96,6 +102,8 @@ public struct COSEKey: Hashable, Sendable {
         public static let modulus: CBORValue = -1
         /// e (-2) for RSA keys.
         public static let exponent: CBORValue = -2
+        /// pub (-1) for AKP keys (draft-ietf-cose-dilithium §6).
+        public static let akpPublic: CBORValue = -1
     }
 
     /// The key type.
@@ -154,7 +162,7 @@ public struct COSEKey: Hashable, Sendable {
         switch keyType {
         case .ec2:
             guard let curve else { throw CTAP2Error.malformed("The EC2 COSE key lacks a valid curve.") }
-            guard let size = curve.coordinateSize, [COSECurve.p256, .p384, .p521].contains(curve) else {
+            guard let size = curve.coordinateSize, [COSECurve.p256, .p384, .p521, .secp256k1].contains(curve) else {
                 throw CTAP2Error(.unsupportedAlgorithm, "EC2 keys on curve \(curve) are not supported.")
             }
             let point =
@@ -170,6 +178,14 @@ public struct COSEKey: Hashable, Sendable {
         case .rsa:
             return try SignaturePublicKey(
                 rsaModulus: field(Label.modulus, "n"), exponent: field(Label.exponent, "e"))
+        case .akp:
+            // The algorithm fixes the key's form; only ML-DSA is read here.
+            guard let algorithm, [COSEAlgorithm.mlDSA65, .mlDSA87].contains(algorithm) else {
+                throw CTAP2Error(
+                    .unsupportedAlgorithm,
+                    "AKP keys for \(algorithm.map { "\($0)" } ?? "no stated algorithm") are not supported.")
+            }
+            return try SignaturePublicKey(mlDSA: field(Label.akpPublic, "pub"), algorithm: algorithm)
         default:
             throw CTAP2Error(.unsupportedAlgorithm, "COSE keys of type \(keyType) are not supported.")
         }

@@ -22,6 +22,12 @@ public struct COSEAlgorithm: RawRepresentable, Hashable, Sendable, CustomStringC
     public static let es512 = COSEAlgorithm(rawValue: -36)
     /// RSASSA-PSS with SHA-256.
     public static let ps256 = COSEAlgorithm(rawValue: -37)
+    /// ECDSA with SHA-256 on secp256k1 (RFC 8812 §3.2).
+    public static let es256K = COSEAlgorithm(rawValue: -47)
+    /// ML-DSA-65 (FIPS 204, pure, empty context; draft-ietf-cose-dilithium).
+    public static let mlDSA65 = COSEAlgorithm(rawValue: -49)
+    /// ML-DSA-87 (FIPS 204, pure, empty context; draft-ietf-cose-dilithium).
+    public static let mlDSA87 = COSEAlgorithm(rawValue: -50)
     /// ECDSA on P-384 with SHA-384, fully specified (RFC 9864).
     public static let esp384 = COSEAlgorithm(rawValue: -51)
     /// ECDSA on P-521 with SHA-512, fully specified (RFC 9864).
@@ -46,6 +52,9 @@ public struct COSEAlgorithm: RawRepresentable, Hashable, Sendable, CustomStringC
         case .es384: "ES384"
         case .es512: "ES512"
         case .ps256: "PS256"
+        case .es256K: "ES256K"
+        case .mlDSA65: "ML-DSA-65"
+        case .mlDSA87: "ML-DSA-87"
         case .esp384: "ESP384"
         case .esp512: "ESP512"
         case .ed448: "Ed448"

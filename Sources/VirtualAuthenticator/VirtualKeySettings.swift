@@ -35,6 +35,9 @@ public struct VirtualKeySettings: Sendable, Hashable {
     public var pin: String?
     /// The extensions the key reports (the profile's when nil).
     public var extensions: [String]?
+    /// The COSE algorithms the key offers, in getInfo's order (``COSEAlgorithm/offeredByDefault``
+    /// when nil); with ML-DSA the key reports CTAPHID's largest message as its maxMsgSize.
+    public var algorithms: [COSEAlgorithm]?
     /// The longest credBlob stored.
     public var maxCredBlobLength = 32
     /// A simulated fingerprint sensor (ctap21 and ctap21-pre only); nil for none.
@@ -63,6 +66,12 @@ public struct VirtualKeySettings: Sendable, Hashable {
         configuration.attestation = attestation
         configuration.pin = pin
         if let extensions { configuration.extensions = extensions }
+        if let algorithms {
+            configuration.algorithms = algorithms
+            if algorithms.contains(where: \.needsLargeMessages) {
+                configuration.maxMsgSize = max(configuration.maxMsgSize, COSEAlgorithm.largeMessageSize)
+            }
+        }
         configuration.maxCredBlobLength = maxCredBlobLength
         if let fingerprintSensor { configuration = configuration.withFingerprintSensor(fingerprintSensor) }
         return configuration

@@ -1,6 +1,7 @@
 import CTAP2
 import Crypto
 import _CryptoExtras
+import Secp256k1
 
 extension SignaturePublicKey {
     /// Checks `signature` over `message` under `algorithm` (WebAuthn §6.5.6 signature formats:
@@ -46,11 +47,19 @@ extension SignaturePublicKey {
                 for: Insecure.SHA1.hash(data: message),
                 padding: .insecurePKCS1v1_5)
         case (.ps256, .rsa(let k)):
+            // RFC 8230 §2: MGF1 with SHA-256 and a salt as long as the hash (swift-crypto's PSS).
             valid = k.isValidSignature(
                 _RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: message),
                 padding: .PSS)
+        case (.es256K, .secp256k1(let k)):
+            valid = k.isValidSignature(signature, for: message)
+        case (.mlDSA65, .mlDSA65(let k)):
+            valid = k.isValidSignature(signature, for: message)
+        case (.mlDSA87, .mlDSA87(let k)):
+            valid = k.isValidSignature(signature, for: message)
         case (.es256, _), (.esp256, _), (.es384, _), (.esp384, _), (.es512, _), (.esp512, _),
-            (.edDSA, _), (.ed25519, _), (.rs256, _), (.rs384, _), (.rs512, _), (.rs1, _), (.ps256, _):
+            (.edDSA, _), (.ed25519, _), (.rs256, _), (.rs384, _), (.rs512, _), (.rs1, _), (.ps256, _),
+            (.es256K, _), (.mlDSA65, _), (.mlDSA87, _):
             throw WebAuthnVerificationError(
                 .verificationFailed, "A \(algorithm) signature cannot come from a \(kindName) key.")
         default:
@@ -61,7 +70,7 @@ extension SignaturePublicKey {
     }
 
     /// The algorithm a bare key (a PEM SubjectPublicKeyInfo, which names no COSE algorithm)
-    /// is taken to sign with: ES256/384/512 by curve, EdDSA, or RS256.
+    /// is taken to sign with: ES256/384/512 or ES256K by curve, EdDSA, RS256, or ML-DSA by its size.
     public var defaultAlgorithm: COSEAlgorithm {
         switch self {
         case .p256: .es256
@@ -69,6 +78,9 @@ extension SignaturePublicKey {
         case .p521: .es512
         case .ed25519: .edDSA
         case .rsa: .rs256
+        case .secp256k1: .es256K
+        case .mlDSA65: .mlDSA65
+        case .mlDSA87: .mlDSA87
         }
     }
 

@@ -119,7 +119,8 @@ func decodeBase64Any(_ text: String) -> [UInt8]? {
         ?? Base64.decode(trimmed, alphabet: .standard, padding: .optional)
 }
 
-/// Parses `--alg` names: es256, es384, es512, eddsa, ed25519, rs256, ps256, or a COSE number.
+/// Parses `--alg` names: es256, es384, es512, eddsa, ed25519, rs256, ps256, es256k, mldsa65,
+/// mldsa87 (ml-dsa-65, ml-dsa-87), or a COSE number.
 func parseAlgorithm(_ text: String) throws(CLIError) -> COSEAlgorithm {
     switch text.lowercased() {
     case "es256": return .es256
@@ -129,10 +130,13 @@ func parseAlgorithm(_ text: String) throws(CLIError) -> COSEAlgorithm {
     case "ed25519": return .ed25519
     case "rs256": return .rs256
     case "ps256": return .ps256
+    case "es256k": return .es256K
+    case "mldsa65", "ml-dsa-65": return .mlDSA65
+    case "mldsa87", "ml-dsa-87": return .mlDSA87
     default:
         guard let n = Int(text) else {
             throw CLIError.usage(
-                "Unknown algorithm \"\(text)\"; use es256, es384, es512, eddsa, rs256, ps256 or a COSE number."
+                "Unknown algorithm \"\(text)\"; use es256, es384, es512, eddsa, rs256, ps256, es256k, mldsa65, mldsa87 or a COSE number."
             )
         }
         return COSEAlgorithm(rawValue: n)

@@ -45,7 +45,7 @@ struct RegisterCommand: ReportingCommand {
     @Option(
         name: .long, parsing: .unconditionalSingleValue,
         help: ArgumentHelp(
-            "An acceptable algorithm (es256, eddsa, rs256, ... or a COSE number such as -257), preferred first; repeatable or comma-separated (default: es256 eddsa).",
+            "An acceptable algorithm (es256, eddsa, es384, es512, es256k, rs256, ps256, mldsa65, mldsa87 or a COSE number such as -257), preferred first; repeatable or comma-separated (default: es256 eddsa).",
             valueName: "alg")
     )
     var alg: [String] = []

@@ -172,6 +172,13 @@ struct VirtualServeCommand: ReportingCommand {
             valueName: "bytes"))
     var maxLargeBlob: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The COSE algorithms the key offers, in getInfo's order: es256, eddsa, es384, es512, es256k, rs256, ps256, mldsa65, mldsa87 or numbers (default: all but the ML-DSA ones; with ML-DSA, maxMsgSize is 7609).",
+            valueName: "list"))
+    var algorithms: String?
+
     @Flag(name: .long, help: "Print a JSON line describing the served key on standard output.")
     var json = false
 
@@ -246,6 +253,23 @@ struct VirtualServeCommand: ReportingCommand {
                 throw ValidationError("--max-large-blob takes 1024 to 1048576 bytes.")
             }
         }
+    }
+
+    /// `--algorithms`: a comma-separated list of names or COSE numbers the virtual key implements.
+    static func parseAlgorithms(_ text: String) throws(CLIError) -> [VirtualAuthenticator.COSEAlgorithm] {
+        typealias COSEAlgorithm = VirtualAuthenticator.COSEAlgorithm
+        var list: [COSEAlgorithm] = []
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let name = item.trimmingCharacters(in: .whitespaces)
+            guard let algorithm = COSEAlgorithm(name: name), COSEAlgorithm.implemented.contains(algorithm) else {
+                throw CLIError.usage(
+                    "--algorithms takes \(COSEAlgorithm.implemented.map(\.name).joined(separator: ", ")) or their COSE numbers, not \"\(name)\"."
+                )
+            }
+            guard !list.contains(algorithm) else { throw CLIError.usage("--algorithms names \(name) twice.") }
+            list.append(algorithm)
+        }
+        return list
     }
 
     func parsePresence() throws(CLIError) -> UserPresencePolicy {
@@ -357,6 +381,7 @@ struct VirtualServeCommand: ReportingCommand {
         settings.enterpriseAttestation = enterpriseAttestation
         settings.enterpriseAttestationRPIDs = enterpriseAttestationRP
         settings.maxLargeBlobArray = maxLargeBlob
+        if let algorithms { settings.algorithms = try Self.parseAlgorithms(algorithms) }
         if let aaguid {
             guard let parsed = AAGUID(uuidString: aaguid) else {
                 throw CLIError.usage("--aaguid takes a UUID such as 01234567-89ab-cdef-0123-456789abcdef.")

@@ -7,12 +7,12 @@ import X509
 
 @Suite("VirtualKey makeCredential and attestation")
 struct VirtualKeyMakeCredentialTests {
-    @Test(arguments: [Spec.es256, Spec.edDSA, Spec.es384])
+    @Test(arguments: Spec.allAlgorithms)
     func packedAttestationVerifies(_ algorithm: Int) async throws {
         let aaguid: [UInt8] = [
             0xF8, 0xA0, 0x11, 0xF3, 0x8C, 0x0A, 0x4D, 0x15, 0x80, 0x06, 0x17, 0x11, 0x1F, 0x9E, 0xDC, 0x7D,
         ]
-        let key = try makeKey(.init(aaguid: aaguid))
+        let key = try makeKey(.init(aaguid: aaguid, algorithms: COSEAlgorithm.implemented))
         let clientDataHash = randomClientDataHash()
         let reply = try await send(
             key, Spec.makeCredential,
@@ -73,18 +73,19 @@ struct VirtualKeyMakeCredentialTests {
         #expect(pem == root)
     }
 
-    @Test func selfAttestationIsSignedByTheCredentialKey() async throws {
-        let key = try makeKey(.init(attestation: .selfAttestation))
+    @Test(arguments: Spec.allAlgorithms)
+    func selfAttestationIsSignedByTheCredentialKey(_ algorithm: Int) async throws {
+        let key = try makeKey(.init(algorithms: COSEAlgorithm.implemented, attestation: .selfAttestation))
         let clientDataHash = randomClientDataHash()
         let reply = try await send(
             key, Spec.makeCredential,
-            makeCredentialRequest(clientDataHash: clientDataHash, algorithms: [Spec.edDSA]))
+            makeCredentialRequest(clientDataHash: clientDataHash, algorithms: [algorithm]))
         #expect(reply.status == Spec.ok)
         let body = try #require(reply.body)
         #expect(body[1] == "packed")
         let authDataBytes = try #require(body[2]?.bytesValue)
         let statement = try #require(body[3]?.mapValue)
-        #expect(statement["alg"] == .int(Spec.edDSA))
+        #expect(statement["alg"] == .int(algorithm))
         #expect(statement["x5c"] == nil)
         let coseKey = try #require(try ParsedAuthData(authDataBytes).publicKey)
         let signature = try #require(statement["sig"]?.bytesValue)

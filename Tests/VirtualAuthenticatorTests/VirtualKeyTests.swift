@@ -1,6 +1,8 @@
 import CBOR
 import Crypto
+import _CryptoExtras
 import Foundation
+import Secp256k1
 import Testing
 import Transport
 @testable import VirtualAuthenticator
@@ -40,6 +42,18 @@ enum Spec {
     static let edDSA = -8
     static let es384 = -35
     static let rs256 = -257
+    // IANA "COSE Algorithms": ES512, ES256K (RFC 8812), PS256 (RFC 8230), RS384, and ML-DSA
+    // (draft-ietf-cose-dilithium).
+    static let es512 = -36
+    static let es256K = -47
+    static let ps256 = -37
+    static let rs384 = -258
+    static let mlDSA65 = -49
+    static let mlDSA87 = -50
+    /// Every algorithm the virtual key implements.
+    static let allAlgorithms = [es256, edDSA, es384, es512, es256K, rs256, ps256, mlDSA65, mlDSA87]
+    /// What a key offers by default: all but ML-DSA, whose replies outgrow a 1200-byte maxMsgSize.
+    static let defaultAlgorithms = [es256, edDSA, es384, es512, es256K, rs256, ps256]
 }
 
 /// A reply split into status and decoded body.
@@ -143,11 +157,43 @@ struct ParsedAuthData {
     var userVerified: Bool { flags & 0x04 != 0 }
 }
 
-/// Verifies a WebAuthn signature with swift-crypto from a COSE key map (RFC 9053).
+/// Verifies a WebAuthn signature with swift-crypto (OpenSSL for secp256k1) from a COSE key map
+/// (RFC 9053; RFC 8230 RSA; RFC 8812 secp256k1; draft-ietf-cose-dilithium AKP).
 func verify(signature: [UInt8], data: [UInt8], coseKey: CBORMap) throws -> Bool {
     let alg = try #require(coseKey[3]?.intValue)
+    switch alg {
+    case Spec.rs256, Spec.ps256:
+        #expect(coseKey[1] == 3)
+        let key = try _RSA.Signing.PublicKey(
+            n: try #require(coseKey[-1]?.bytesValue), e: try #require(coseKey[-2]?.bytesValue))
+        #expect(key.keySizeInBits == 2048)
+        return key.isValidSignature(
+            _RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: data),
+            padding: alg == Spec.ps256 ? .PSS : .insecurePKCS1v1_5)
+    case Spec.mlDSA65:
+        #expect(coseKey[1] == 7)
+        let raw = try #require(coseKey[-1]?.bytesValue)
+        #expect(raw.count == 1952 && signature.count == 3309, "FIPS 204 Table 2 sizes")
+        return try MLDSA65.PublicKey(rawRepresentation: raw).isValidSignature(signature, for: data)
+    case Spec.mlDSA87:
+        #expect(coseKey[1] == 7)
+        let raw = try #require(coseKey[-1]?.bytesValue)
+        #expect(raw.count == 2592 && signature.count == 4627, "FIPS 204 Table 2 sizes")
+        return try MLDSA87.PublicKey(rawRepresentation: raw).isValidSignature(signature, for: data)
+    default:
+        break
+    }
     let x = try #require(coseKey[-2]?.bytesValue)
     switch alg {
+    case Spec.es512:
+        #expect(coseKey[1] == 2 && coseKey[-1] == 3)
+        let y = try #require(coseKey[-3]?.bytesValue)
+        let key = try P521.Signing.PublicKey(rawRepresentation: x + y)
+        return key.isValidSignature(try P521.Signing.ECDSASignature(derRepresentation: signature), for: data)
+    case Spec.es256K:
+        #expect(coseKey[1] == 2 && coseKey[-1] == 8)
+        let y = try #require(coseKey[-3]?.bytesValue)
+        return try Secp256k1.PublicKey(x963Representation: [0x04] + x + y).isValidSignature(signature, for: data)
     case Spec.es256:
         #expect(coseKey[1] == 2 && coseKey[-1] == 1)
         let y = try #require(coseKey[-3]?.bytesValue)
@@ -211,10 +257,7 @@ struct VirtualKeyTests {
         #expect(info[8] == 64)
         #expect(info[9] == ["nfc", "usb"])
         #expect(
-            info[0x0A] == [
-                .map(["type": "public-key", "alg": -7]), .map(["type": "public-key", "alg": -8]),
-                .map(["type": "public-key", "alg": -35]),
-            ])
+            info[0x0A] == .array(Spec.defaultAlgorithms.map { .map(["type": "public-key", "alg": .int($0)]) }))
         #expect(info[0x0E] == .int(0x050702))
     }
 
@@ -307,10 +350,10 @@ struct VirtualKeyTests {
 
     @Test func unsupportedAlgorithmsAreSkippedInOrder() async throws {
         let key = try makeKey()
-        // RS256 first (not supported), an unknown type, then EdDSA and ES256: EdDSA is chosen.
+        // RS384 first (not supported), an unknown type, then EdDSA and ES256: EdDSA is chosen.
         var request = makeCredentialRequest()
         request[4] = [
-            .map(["type": "public-key", "alg": .int(Spec.rs256)]),
+            .map(["type": "public-key", "alg": .int(Spec.rs384)]),
             .map(["type": "future-type", "alg": .int(Spec.es256)]),
             .map(["type": "public-key", "alg": .int(Spec.edDSA)]),
             .map(["type": "public-key", "alg": .int(Spec.es256)]),
@@ -321,7 +364,7 @@ struct VirtualKeyTests {
         #expect(authData.publicKey?[3] == .int(Spec.edDSA))
 
         request[4] = [
-            .map(["type": "public-key", "alg": .int(Spec.rs256)]), .map(["type": "other", "alg": -7]),
+            .map(["type": "public-key", "alg": .int(Spec.rs384)]), .map(["type": "other", "alg": -7]),
         ]
         #expect(try await send(key, Spec.makeCredential, request).status == Spec.unsupportedAlgorithm)
         let es256Only = try makeKey(.init(algorithms: [.es256]))
@@ -413,7 +456,10 @@ struct VirtualKeyTests {
         #expect(throws: VirtualKeyError.self) { try VirtualKey(configuration: .init(aaguid: [1, 2, 3])) }
         #expect(throws: VirtualKeyError.self) { try VirtualKey(configuration: .init(algorithms: [])) }
         #expect(throws: VirtualKeyError.self) {
-            try VirtualKey(configuration: .init(algorithms: [COSEAlgorithm(rawValue: Spec.rs256)]))
+            try VirtualKey(configuration: .init(algorithms: [COSEAlgorithm(rawValue: Spec.rs384)]))
+        }
+        #expect(throws: VirtualKeyError.self) {
+            try VirtualKey(configuration: .init(algorithms: [.es256, .edDSA, .es256]))
         }
         #expect(throws: VirtualKeyError.self) {
             try VirtualKey(configuration: .init(maxCredentialIdLength: 32))

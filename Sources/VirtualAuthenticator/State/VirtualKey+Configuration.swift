@@ -108,10 +108,10 @@ extension VirtualKey {
             aaguid: [UInt8]? = nil,
             versions: [String] = ["U2F_V2", "FIDO_2_0"],
             options: [String: Bool] = ["rk": true, "up": true, "plat": false],
-            maxMsgSize: Int = 1200,
+            maxMsgSize: Int? = nil,
             maxCredentialCountInList: Int = 8,
             maxCredentialIdLength: Int = 64,
-            algorithms: [COSEAlgorithm] = [.es256, .edDSA, .es384],
+            algorithms: [COSEAlgorithm] = COSEAlgorithm.offeredByDefault,
             transports: [String] = ["nfc", "usb"],
             firmwareVersion: Int? = 0x01_00_00,
             maxDiscoverableCredentials: Int = 25,
@@ -136,7 +136,10 @@ extension VirtualKey {
             self.aaguid = aaguid
             self.versions = versions
             self.options = options
-            self.maxMsgSize = maxMsgSize
+            // 1200 bytes (a YubiKey 5's), or CTAPHID's largest message when ML-DSA replies need it.
+            self.maxMsgSize =
+                maxMsgSize
+                ?? (algorithms.contains(where: \.needsLargeMessages) ? COSEAlgorithm.largeMessageSize : 1200)
             self.maxCredentialCountInList = maxCredentialCountInList
             self.maxCredentialIdLength = maxCredentialIdLength
             self.algorithms = algorithms
@@ -224,6 +227,14 @@ extension VirtualKey {
             }
             for algorithm in algorithms where !COSEAlgorithm.implemented.contains(algorithm) {
                 throw VirtualKeyError(.invalidConfiguration, "Algorithm \(algorithm) is not implemented.")
+            }
+            if Set(algorithms).count != algorithms.count {
+                throw VirtualKeyError(.invalidConfiguration, "An algorithm is listed twice.")
+            }
+            if let large = algorithms.first(where: \.needsLargeMessages), maxMsgSize < COSEAlgorithm.largeMessageSize {
+                throw VirtualKeyError(
+                    .invalidConfiguration,
+                    "\(large) replies need a maxMsgSize of \(COSEAlgorithm.largeMessageSize), not \(maxMsgSize).")
             }
             if maxCredentialIdLength < CredentialID.length {
                 throw VirtualKeyError(

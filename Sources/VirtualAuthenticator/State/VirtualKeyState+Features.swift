@@ -77,6 +77,35 @@ extension VirtualKeyState {
     }
 }
 
+extension VirtualKeyState {
+    private static let storedCredentialKeysField = "credentialKeys"
+    /// The most RSA credential keys a state keeps (each about 1.2 kB); makeCredential answers
+    /// KEY_STORE_FULL beyond it.
+    static let maxStoredCredentialKeys = 256
+
+    /// Writes the stored RSA credential keys (absent when none: older builds read the file).
+    func encodeStoredCredentialKeys(into map: inout CBORMap) {
+        guard !storedCredentialKeys.isEmpty else { return }
+        var keys = CBORMap()
+        for (seed, key) in storedCredentialKeys { keys[.byteString(seed)] = .byteString(key) }
+        map[.textString(Self.storedCredentialKeysField)] = .map(keys)
+    }
+
+    /// Reads the stored RSA credential keys; files written before RS256 load with none.
+    mutating func decodeStoredCredentialKeys(_ map: CBORMap) throws(VirtualKeyError) {
+        guard let v = map[.textString(Self.storedCredentialKeysField)] else { return }
+        let damaged = VirtualKeyError(.stateFileCorrupt, "The state file's credentialKeys field is damaged.")
+        guard let keys = v.mapValue, keys.count <= Self.maxStoredCredentialKeys else { throw damaged }
+        for entry in keys {
+            // A 4096-bit PKCS #1 key is under 2.5 kB; nothing this key writes comes near 8 kB.
+            guard let seed = entry.key.bytesValue, seed.count == CredentialPrivateKey.seedLength,
+                let key = entry.value.bytesValue, (1...8192).contains(key.count)
+            else { throw damaged }
+            storedCredentialKeys[seed] = key
+        }
+    }
+}
+
 extension DiscoverableCredential {
     /// State-file fields of the extensions; files written before them load as credProtect 1,
     /// no hmac-secret and no credBlob.

@@ -51,6 +51,9 @@ struct VirtualKeyState: Sendable, Equatable {
     var largeBlobArray: [UInt8]? = nil
     /// The largeBlobKeys of discoverable credentials, by credential ID (CTAP 2.1 §12.3).
     var largeBlobKeys: [[UInt8]: [UInt8]] = [:]
+    /// The private keys of RS256 and PS256 credentials (PKCS #1 DER), by the seed sealed in their
+    /// credential ID: an RSA key cannot be derived from a seed (CredentialPrivateKey.swift).
+    var storedCredentialKeys: [[UInt8]: [UInt8]] = [:]
 }
 
 /// The key and certificates that sign enterprise attestations (CTAP 2.1 §7.1).
@@ -147,6 +150,7 @@ extension VirtualKeyState {
         }
         encodeFingerprints(into: &map)
         encodeLargeBlobFields(into: &map)
+        encodeStoredCredentialKeys(into: &map)
         return CBOREncoder.encode(.map(map))
     }
 
@@ -245,6 +249,7 @@ extension VirtualKeyState {
         try decodeConfigurationFields(map)
         try decodeFingerprints(map)
         try decodeLargeBlobFields(map)
+        try decodeStoredCredentialKeys(map)
     }
 
     /// The fields authenticatorConfig and enterprise attestation added; each is optional.
@@ -337,9 +342,11 @@ extension DiscoverableCredential {
             throw damaged(Field.signatureCounter)
         }
         guard let sequence = map[Field.sequence]?.uint64Value else { throw damaged(Field.sequence) }
-        guard CredentialPrivateKey(algorithm: COSEAlgorithm(rawValue: alg), seed: seed) != nil else {
-            throw damaged(Field.seed)
-        }
+        // A stored (RSA) key is in the state's own field; a missing one leaves the credential unusable.
+        let algorithm = COSEAlgorithm(rawValue: alg)
+        guard CredentialPrivateKey.isStored(algorithm)
+            || CredentialPrivateKey(algorithm: algorithm, seed: seed) != nil
+        else { throw damaged(Field.seed) }
         self.init(
             id: id, rpID: rpID, rpName: try optionalText(Field.rpName), userID: userID,
             userName: try optionalText(Field.userName),

@@ -154,6 +154,7 @@ extension VirtualKey {
         case .deleteCredential:
             let bound = try authenticate()
             let index = try storedCredentialIndex(params, bound: bound)
+            state.storedCredentialKeys[state.credentials[index].seed] = nil
             state.credentials.remove(at: index)
             try persist()
             logger.debug("Discoverable credential deleted")
@@ -273,7 +274,7 @@ extension VirtualKey {
 
     /// user, credentialID, publicKey and credProtect of one stored credential (§6.8.4).
     private func credentialResponse(_ credential: DiscoverableCredential) throws(VirtualKeyError) -> CBORMap {
-        guard let key = CredentialPrivateKey(algorithm: credential.algorithm, seed: credential.seed) else {
+        guard let key = credentialKey(credential.algorithm, seed: credential.seed) else {
             throw .rejected(.other, "A stored credential's key cannot be rebuilt.")
         }
         var user: CBORMap = ["id": .byteString(credential.userID)]

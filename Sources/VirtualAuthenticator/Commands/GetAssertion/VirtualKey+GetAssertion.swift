@@ -118,7 +118,7 @@ extension VirtualKey {
         } else {
             // Discoverable credentials, most recently created first (§6.2.2 step 12).
             for stored in state.credentials.reversed() where stored.rpID == rpID {
-                if let key = CredentialPrivateKey(algorithm: stored.algorithm, seed: stored.seed) {
+                if let key = credentialKey(stored.algorithm, seed: stored.seed) {
                     let credential = ResolvedCredential(id: stored.id, key: key, discoverable: stored)
                     if usable(credential, allowListed: false, userVerified: verification.userVerified) {
                         found.append(credential)

@@ -155,6 +155,12 @@ extension VirtualKey {
             throw .rejected(.other, "A key for \(algorithm) could not be made.")
         }
         let (seed, key) = generated
+        if let stored = key.storedRepresentation {
+            guard state.storedCredentialKeys.count < VirtualKeyState.maxStoredCredentialKeys else {
+                throw .rejected(.keyStoreFull, "No room for another \(algorithm) credential key.")
+            }
+            state.storedCredentialKeys[seed] = stored
+        }
         let credentialID = try CredentialID.seal(
             algorithm: algorithm, seed: seed, rpIDHash: rpIDHash, wrappingKey: wrappingKey,
             flags: extensionRequest.idFlags)
@@ -167,6 +173,9 @@ extension VirtualKey {
             let replacing = state.credentials.contains { $0.rpID == rpID && $0.userID == userID }
             if !replacing && state.credentials.count >= configuration.maxDiscoverableCredentials {
                 throw .rejected(.keyStoreFull, "No room for another discoverable credential.")
+            }
+            for replaced in state.credentials where replaced.rpID == rpID && replaced.userID == userID {
+                state.storedCredentialKeys[replaced.seed] = nil
             }
             state.credentials.removeAll { $0.rpID == rpID && $0.userID == userID }
             state.credentials.append(
@@ -298,10 +307,17 @@ extension VirtualKey {
     /// The credential behind `id` for this relying party, or nil when the ID is not this key's.
     func resolve(_ id: [UInt8], rpID: String, rpIDHash: [UInt8]) -> ResolvedCredential? {
         guard let opened = CredentialID.open(id, rpIDHash: rpIDHash, wrappingKey: wrappingKey),
-            let key = CredentialPrivateKey(algorithm: opened.algorithm, seed: opened.seed)
+            let key = credentialKey(opened.algorithm, seed: opened.seed)
         else { return nil }
         let stored = state.credentials.first { $0.id == id && $0.rpID == rpID }
         return ResolvedCredential(id: id, key: key, discoverable: stored, sealedFlags: opened.flags)
+    }
+}
+
+extension VirtualKey {
+    /// The private key of a credential this key made: derived from its seed, or the stored RSA key.
+    func credentialKey(_ algorithm: COSEAlgorithm, seed: [UInt8]) -> CredentialPrivateKey? {
+        CredentialPrivateKey(algorithm: algorithm, seed: seed, stored: state.storedCredentialKeys[seed])
     }
 }
 

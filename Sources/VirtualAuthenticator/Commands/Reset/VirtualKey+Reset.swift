@@ -50,6 +50,7 @@ extension VirtualKey {
         eraseFingerprints()
         state.largeBlobArray = nil
         state.largeBlobKeys = [:]
+        state.storedCredentialKeys = [:]
         pendingLargeBlobWrite = nil
         clientPINSession = ClientPINSession()
         pendingEnumeration = nil
