@@ -51,6 +51,9 @@ struct VirtualKeyState: Sendable, Equatable {
     var largeBlobArray: [UInt8]? = nil
     /// The largeBlobKeys of discoverable credentials, by credential ID (CTAP 2.1 §12.3).
     var largeBlobKeys: [[UInt8]: [UInt8]] = [:]
+    /// The persistentPinUvAuthToken (CTAP 2.2 `pcmr`): kept across power cycles, replaced when
+    /// the PIN is set or changed and by reset; nil until a key with the feature first needs it.
+    var persistentPINUVAuthToken: [UInt8]? = nil
 }
 
 /// The key and certificates that sign enterprise attestations (CTAP 2.1 §7.1).
@@ -147,6 +150,7 @@ extension VirtualKeyState {
         }
         encodeFingerprints(into: &map)
         encodeLargeBlobFields(into: &map)
+        encodePersistentTokenField(into: &map)
         return CBOREncoder.encode(.map(map))
     }
 
@@ -245,6 +249,7 @@ extension VirtualKeyState {
         try decodeConfigurationFields(map)
         try decodeFingerprints(map)
         try decodeLargeBlobFields(map)
+        try decodePersistentTokenField(map)
     }
 
     /// The fields authenticatorConfig and enterprise attestation added; each is optional.
