@@ -106,7 +106,7 @@ public struct PersistentTokenStore: Sendable {
             } else {
                 var bytes = Self.encode(records)
                 defer { bytes.wipe() }
-                try file.write(bytes)
+                try file.write(bytes, createDirectory: true)
             }
         } catch {
             throw Self.failure(error.description)

@@ -74,11 +74,11 @@ public struct PrivateFile: Sendable {
         return Array(bytes[0..<done])
     }
 
-    /// Replaces the file's content atomically with mode 0600, creating its directory (0700)
-    /// and missing parents first; the old file stays intact if anything fails.
-    public func write(_ bytes: [UInt8]) throws(Failure) {
+    /// Replaces the file's content atomically with mode 0600, with `createDirectory` creating
+    /// its directory (0700) and missing parents first; the old file stays intact if anything fails.
+    public func write(_ bytes: [UInt8], createDirectory: Bool = false) throws(Failure) {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        try Self.makeDirectory(directory.isEmpty ? "/" : directory)
+        if createDirectory { try Self.makeDirectory(directory.isEmpty ? "/" : directory) }
         let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure(operation: "create", path: temporary, code: errno) }

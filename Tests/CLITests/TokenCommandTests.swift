@@ -125,7 +125,7 @@ import Testing
         #expect(afterChange.stderr.contains("no longer valid"), "\(afterChange.stderr)")
         #expect(try bench.run(["token", "list", "--json"]).json() as? [Any] != nil)
         #expect((try bench.run(["token", "list", "--json"]).json() as? [Any])?.isEmpty == true)
-        #expect(try bench.object(["pin", "status"])["retries"] as? Int == 8)
+        #expect(try bench.object(["pin", "status"])["pinRetries"] as? Int == 8)
 
         // Saved again with the new PIN: same key, same identifier.
         let resaved = try bench.object(["token", "save", "--pin-stdin"], input: "5678\n")
