@@ -252,17 +252,17 @@ extension VirtualKey {
             throw .rejected(.invalidParameter, "A token was requested with no permissions.")
         }
         let permissions = PINUVAuthPermissions(rawValue: value).intersection(.defined)
-        // The persistent token is a token of its own: pcmr comes alone (CTAP 2.2 §6.5.5.7).
-        if permissions.contains(.persistentCredentialManagementReadOnly),
-            permissions != .persistentCredentialManagementReadOnly
-        {
-            throw .rejected(.invalidParameter, "The pcmr permission cannot be combined with others.")
-        }
         guard configuration.grantablePermissions(usingUV: usingUV).isSuperset(of: permissions) else {
             throw .rejected(
                 .unauthorizedPermission,
                 "Permissions 0x\(String(permissions.rawValue, radix: 16)) include some this key does not offer."
             )
+        }
+        // The persistent token is a token of its own: pcmr comes alone (CTAP 2.2 §6.5.5.7).
+        if permissions.contains(.persistentCredentialManagementReadOnly),
+            permissions != .persistentCredentialManagementReadOnly
+        {
+            throw .rejected(.invalidParameter, "The pcmr permission cannot be combined with others.")
         }
         return permissions
     }
