@@ -85,6 +85,11 @@ import Testing
             }
         }
         #expect(listed.stderr.contains("CTAPHID") || listed.stderr.contains("cbor"), "the trace ran: \(listed.stderr.prefix(300))")
+        // Nor in the key's own log, nor in what `token list` shows.
+        let shown = try bench.run(["token", "list"]).stdout + (bench.key?.logText ?? "")
+        for token in tokens {
+            for spelling in SecretsLoggingTests.spellings(token) { #expect(!shown.contains(spelling)) }
+        }
 
         let metadata = try bench.object(["credentials", "info", "--pin-stdin"], input: "")
         #expect(metadata["existing"] as? Int == 1)
