@@ -31,16 +31,19 @@ extension Authenticator {
     public var supportsCredentialManagement: Bool { CredentialManagementRequest.command(for: info) != nil }
 
     /// Runs `body` with a ``CredentialManagement`` holding a fresh cm token (bound to `rpID`
-    /// where given and supported), then wipes the token, whatever `body` did.
+    /// where given and supported), then wipes the token, whatever `body` did. With
+    /// `storedToken` (a persistent token, for reading only) no user is asked; the key refusing
+    /// it is ``AuthenticatorError/Code/storedTokenInvalid``.
     @discardableResult
     public func withCredentialManagement<T: Sendable>(
-        rpID: String? = nil, interaction: (any AuthenticatorInteraction)?, deadline: Deadline,
-        _ body: @Sendable (CredentialManagement) async throws(CTAP2Error) -> T
+        rpID: String? = nil, storedToken: PINUVAuthToken? = nil, interaction: (any AuthenticatorInteraction)?,
+        deadline: Deadline, _ body: @Sendable (CredentialManagement) async throws(CTAP2Error) -> T
     ) async throws(AuthenticatorError) -> T {
         guard supportsCredentialManagement else {
             throw AuthenticatorError(
                 .notSupported, "The security key does not support credential management.", deviceURI: uri)
         }
+        if let storedToken { return try await withStoredTokenCredentialManagement(storedToken, deadline: deadline, body) }
         // One ceremony: the key is held from the token to the last command (Authenticator+Ceremony.swift).
         return try await withCeremony { () throws(AuthenticatorError) -> T in
             let token = try await credentialManagementToken(
@@ -56,20 +59,20 @@ extension Authenticator {
     }
 
     /// How many discoverable credentials the key holds and how many more fit.
-    public func credentialMetadata(interaction: (any AuthenticatorInteraction)?, deadline: Deadline)
-        async throws(AuthenticatorError) -> CredentialManagement.Metadata
-    {
-        try await withCredentialManagement(interaction: interaction, deadline: deadline) {
+    public func credentialMetadata(
+        storedToken: PINUVAuthToken? = nil, interaction: (any AuthenticatorInteraction)?, deadline: Deadline
+    ) async throws(AuthenticatorError) -> CredentialManagement.Metadata {
+        try await withCredentialManagement(storedToken: storedToken, interaction: interaction, deadline: deadline) {
             (manager) throws(CTAP2Error) in
             try await manager.metadata(deadline: deadline)
         }
     }
 
     /// Every relying party on the key with its discoverable credentials, read with one token.
-    public func discoverableCredentials(interaction: (any AuthenticatorInteraction)?, deadline: Deadline)
-        async throws(AuthenticatorError) -> [RelyingPartyCredentials]
-    {
-        try await withCredentialManagement(interaction: interaction, deadline: deadline) {
+    public func discoverableCredentials(
+        storedToken: PINUVAuthToken? = nil, interaction: (any AuthenticatorInteraction)?, deadline: Deadline
+    ) async throws(AuthenticatorError) -> [RelyingPartyCredentials] {
+        try await withCredentialManagement(storedToken: storedToken, interaction: interaction, deadline: deadline) {
             (manager) throws(CTAP2Error) in
             var out: [RelyingPartyCredentials] = []
             for party in try await manager.relyingParties(deadline: deadline) {
@@ -83,9 +86,12 @@ extension Authenticator {
     /// The discoverable credentials of one relying party, with a token bound to it where the
     /// key allows.
     public func discoverableCredentials(
-        rpID: String, interaction: (any AuthenticatorInteraction)?, deadline: Deadline
+        rpID: String, storedToken: PINUVAuthToken? = nil, interaction: (any AuthenticatorInteraction)?,
+        deadline: Deadline
     ) async throws(AuthenticatorError) -> [CredentialManagement.Credential] {
-        try await withCredentialManagement(rpID: rpID, interaction: interaction, deadline: deadline) {
+        try await withCredentialManagement(
+            rpID: rpID, storedToken: storedToken, interaction: interaction, deadline: deadline
+        ) {
             (manager) throws(CTAP2Error) in
             try await manager.credentials(rpID: rpID, deadline: deadline)
         }

@@ -18,6 +18,8 @@ public struct FleetInventory: Sendable {
     /// Whether each healthy key also registers a throwaway credential to show its attestation
     /// (needs a touch on every key), and how long a key may wait for its touch.
     public let attestation: AttestationCheck?
+    /// Stored persistent tokens: a key with one in here reports its decrypted identifier.
+    public let tokenStore: PersistentTokenStore?
     let logger: Logger
 
     /// The attestation step of an inventory: every healthy key is asked for a throwaway
@@ -37,11 +39,14 @@ public struct FleetInventory: Sendable {
     }
 
     /// An inventory of `directory`'s keys, `concurrency` at a time, each given `keyTimeout`,
-    /// with the `attestation` step when one is given.
+    /// with the `attestation` step when one is given; keys with a token in `tokenStore` report
+    /// their identifier.
     public init(
         directory: AuthenticatorDirectory, concurrency: Int = 16, keyTimeout: Duration = .seconds(10),
-        attestation: AttestationCheck? = nil, logger: Logger = Logger(label: "securitykey.fleet")
+        attestation: AttestationCheck? = nil, tokenStore: PersistentTokenStore? = nil,
+        logger: Logger = Logger(label: "securitykey.fleet")
     ) {
+        self.tokenStore = tokenStore
         self.directory = directory
         self.concurrency = max(1, concurrency)
         self.keyTimeout = keyTimeout
@@ -132,6 +137,9 @@ public struct FleetInventory: Sendable {
             } catch {
                 report.pinStatusProblem = error
             }
+        }
+        if let tokenStore, case .found(_, let identifier)? = try? await authenticator.storedToken(in: tokenStore) {
+            report.identifier = identifier
         }
         if health.failure == nil, let info = report.info {
             await silentAssertion(authenticator, info: info, deadline: deadline, into: &health)
@@ -261,6 +269,10 @@ public struct FleetKeyReport: Sendable {
     public var info: AuthenticatorInfo?
     /// PIN and UV attempts left, minimum PIN length, forcePINChange (costs no attempt).
     public var pinStatus: PINStatus?
+    /// The key's device identifier (decrypted encIdentifier), when a stored token fits it.
+    public var identifier: [UInt8]?
+    /// ``identifier`` in lower-case hex.
+    public var identifierHex: String? { identifier.map { Hex.encode($0) } }
     /// Why the PIN status could not be read, where it could not.
     public var pinStatusProblem: AuthenticatorError?
     /// The health check; empty when the key could not be opened.

@@ -19,6 +19,9 @@ public struct FleetRow: Sendable {
     public var violations: [String]?
     /// The attestation verdict; nil when attestation was not checked.
     public var attestation: FleetAttestationVerdict?
+    /// The key's device identifier in hex (its decrypted encIdentifier), when a stored
+    /// persistent token fits the key: the same key gives the same identifier in every run.
+    public var identifier: String? { report.identifierHex }
 
     /// Looks the key's model up in `metadata` and judges the report against `policy`.
     public init(
@@ -56,6 +59,7 @@ public struct FleetRow: Sendable {
         func int(_ value: Int?) -> JSONValue { value.map { .integer(Int64($0)) } ?? .null }
         var members: [(String, JSONValue?)] = d.jsonMembers.map { ($0.0, $0.1) } + [
             ("aaguid", info.map { .string($0.aaguid.description.lowercased()) } ?? .null),
+            ("identifier", identifier.map(JSONValue.string) ?? .null),
             ("model", model.map(JSONValue.string) ?? .null),
             ("certification", certification.map(JSONValue.string) ?? .null),
             ("status", status.map(JSONValue.string) ?? .null),

@@ -59,6 +59,7 @@ public struct VirtualKeySettings: Sendable, Hashable {
             configuration = .ctap21(alwaysUV: alwaysUV, enterpriseAttestationEnabled: enterpriseAttestation)
             configuration.enterpriseAttestationRPIDs = enterpriseAttestationRPIDs
             if let maxLargeBlobArray { configuration.maxSerializedLargeBlobArray = maxLargeBlobArray }
+            configuration.persistentPINUVAuthToken = true
         case .ctap21Preview: configuration = .ctap21Preview()
         case .ctap20: configuration = ctap1Only ? .ctap1Only() : VirtualKey.Configuration()
         }

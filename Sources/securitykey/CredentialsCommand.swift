@@ -52,8 +52,12 @@ struct CredentialsInfoCommand: ReportingCommand {
     func execute() async throws {
         let interaction = options.interaction()
         try await withAuthenticator(options.global) { key, deadline in
-            let metadata: CredentialManagement.Metadata
-            do { metadata = try await key.credentialMetadata(interaction: interaction, deadline: deadline) } catch {
+            let (metadata, storedToken): (CredentialManagement.Metadata, Bool)
+            do {
+                (metadata, storedToken) = try await StoredTokens.read(key) { token in
+                    try await key.credentialMetadata(storedToken: token, interaction: interaction, deadline: deadline)
+                }
+            } catch {
                 throw interaction.explain(error)
             }
             if wantsJSON {
@@ -61,6 +65,7 @@ struct CredentialsInfoCommand: ReportingCommand {
                     .members([
                         ("device", .string(key.uri)), ("existing", .integer(Int64(clamping: metadata.existingCount))),
                         ("remaining", .integer(Int64(clamping: metadata.maxRemaining))),
+                        ("storedToken", .bool(storedToken)),
                     ]))
             } else {
                 Console.out("Discoverable credentials: \(metadata.existingCount) stored, room for about \(metadata.maxRemaining) more.")
@@ -88,14 +93,16 @@ struct CredentialsListCommand: ReportingCommand {
         try await withAuthenticator(options.global) { key, deadline in
             var parties: [Party]
             do {
-                if let rp {
-                    let credentials = try await key.discoverableCredentials(
-                        rpID: rp, interaction: interaction, deadline: deadline)
-                    parties = [Party(entity: RelyingPartyEntity(id: rp), credentials: credentials)]
-                } else {
-                    parties = try await key.discoverableCredentials(interaction: interaction, deadline: deadline)
-                        .map { Party(entity: $0.relyingParty.entity, credentials: $0.credentials) }
-                }
+                parties = try await StoredTokens.read(key) { token in
+                    if let rp {
+                        let credentials = try await key.discoverableCredentials(
+                            rpID: rp, storedToken: token, interaction: interaction, deadline: deadline)
+                        return [Party(entity: RelyingPartyEntity(id: rp), credentials: credentials)]
+                    }
+                    return try await key.discoverableCredentials(
+                        storedToken: token, interaction: interaction, deadline: deadline
+                    ).map { Party(entity: $0.relyingParty.entity, credentials: $0.credentials) }
+                }.result
             } catch {
                 throw interaction.explain(error)
             }

@@ -95,6 +95,14 @@ struct InfoCommand: ReportingCommand {
                 retries = try? await key.pinRetries(deadline: deadline)
                 if info.options.isSupported(.userVerification) { uvRetries = try? await key.uvRetries(deadline: deadline) }
             }
+            // A stored persistent token decrypts encIdentifier and encCredStoreState (CTAP 2.2/2.3).
+            var stored: (record: PersistentTokenStore.Record, identifier: [UInt8]?)?
+            var credStoreState: String?
+            if info.options.isEnabled(.perCredentialManagementReadOnly) {
+                stored = await StoredTokens.lookup(key)
+                if let stored { credStoreState = await key.credentialStoreState(using: stored.record).map { Hex.encode($0) } }
+            }
+            let identifier = stored?.identifier.map { Hex.encode($0) }
             if global.json {
                 guard case .object(var members) = info.json else { return }
                 members.insert(("device", .string(key.uri)), at: 0)
@@ -105,6 +113,9 @@ struct InfoCommand: ReportingCommand {
                     if let p = retries.powerCycleRequired { members.append(("powerCycleRequired", .bool(p))) }
                 }
                 if let uvRetries { members.append(("uvRetries", .integer(Int64(uvRetries)))) }
+                members.append(("storedToken", .bool(stored != nil)))
+                members.append(("identifier", identifier.map(JSONValue.string) ?? .null))
+                members.append(("credStoreState", credStoreState.map(JSONValue.string) ?? .null))
                 Console.json(.object(members))
                 return
             }
@@ -122,6 +133,7 @@ struct InfoCommand: ReportingCommand {
                 Console.out(line)
             }
             if let uvRetries { Console.out("UV retries:      \(uvRetries)") }
+            if let identifier { Console.out("Identifier:      \(identifier) (decrypted with the stored token)") }
         }
     }
 }

@@ -108,7 +108,7 @@ struct FleetCommand: ReportingCommand {
             attestation: attest
                 ? FleetInventory.AttestationCheck(touchTimeout: .milliseconds(Int64((touchTimeout * 1000).rounded())))
                 : nil,
-            logger: logger)
+            tokenStore: StoredTokens.store, logger: logger)
         if attest && isatty(STDERR_FILENO) == 1 {
             Console.err("fleet: touch each key when it blinks, to check its attestation.")
         }

@@ -133,11 +133,13 @@ public struct PINUVAuthProtocolTwo: PINUVAuthProtocol {
 enum AESCBC {
     static func run(encrypt: Bool, key: [UInt8], iv: [UInt8], _ input: [UInt8]) throws(CTAP2Error) -> [UInt8]
     {
-        guard key.count == 32 else {
-            throw CTAP2Error(.pinUVAuthProtocol, "AES-256-CBC needs a 32-byte key.")
+        // AES-256 for the PIN/UV auth protocols, AES-128 for the getInfo members a persistent
+        // token decrypts (CTAP 2.2 §6.4).
+        guard key.count == 32 || key.count == 16 else {
+            throw CTAP2Error(.pinUVAuthProtocol, "AES-CBC needs a 16- or 32-byte key.")
         }
         guard input.count % 16 == 0 else {
-            throw CTAP2Error(.pinUVAuthProtocol, "AES-256-CBC input must be a multiple of 16 bytes.")
+            throw CTAP2Error(.pinUVAuthProtocol, "AES-CBC input must be a multiple of 16 bytes.")
         }
         do {
             let ivValue = try AES._CBC.IV(ivBytes: iv)
@@ -148,7 +150,7 @@ enum AESCBC {
                 : try AES._CBC.decrypt(input, using: symmetric, iv: ivValue, noPadding: true)
             return [UInt8](out)
         } catch {
-            throw CTAP2Error(.pinUVAuthProtocol, "AES-256-CBC failed: \(error).")
+            throw CTAP2Error(.pinUVAuthProtocol, "AES-CBC failed: \(error).")
         }
     }
 }

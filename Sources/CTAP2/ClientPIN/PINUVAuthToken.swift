@@ -44,6 +44,12 @@ public final class PINUVAuthToken: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Runs `body` with the token bytes (for this module's key derivations and the export of a
+    /// persistent token); throws once wiped.
+    func withSecretBytes<R>(_ body: ([UInt8]) throws(CTAP2Error) -> R) throws(CTAP2Error) -> R {
+        try token.withBytes("pinUvAuthToken", body)
+    }
+
     /// Checks, before the key is asked, that the token carries `permission` and, for
     /// RP-bound permissions, that `rpID` matches the permissions RP ID.
     public func check(permission: PINUVAuthTokenPermissions, rpID: String?) throws(CTAP2Error) {

@@ -10,6 +10,10 @@ public protocol PINUVAuthorizedRequest: CTAP2Request {
     var permissionRPID: String? { get }
     /// The message the pinUvAuthParam authenticates, laid out as the command's section says.
     func pinUVAuthMessage() throws(CTAP2Error) -> [UInt8]
+    /// The permission `token` must carry for this request: ``permission``, or another one the
+    /// request also accepts and the token has (a persistent token's pcmr for the read-only
+    /// credential management subcommands, CTAP 2.2 §6.8).
+    func requiredPermission(of token: PINUVAuthToken) -> PINUVAuthTokenPermissions
     /// The pinUvAuthParam as sent.
     var pinUVAuthParam: [UInt8]? { get set }
     /// The PIN/UV auth protocol version as sent.
@@ -20,13 +24,14 @@ extension PINUVAuthorizedRequest {
     /// No RP ID unless the command binds one.
     public var permissionRPID: String? { nil }
 
+    /// ``permission``, whatever the token.
+    public func requiredPermission(of token: PINUVAuthToken) -> PINUVAuthTokenPermissions { Self.permission }
+
     /// Sets pinUvAuthParam and pinUvAuthProtocol from `token`, after checking that the token
     /// carries ``permission`` (for ``permissionRPID`` when the permission is RP-bound).
     public mutating func authorize(with token: PINUVAuthToken) throws(CTAP2Error) {
-        let param = try token.pinUVAuthParam(for: Self.self, rpID: permissionRPID) { () throws(CTAP2Error) in
-            try pinUVAuthMessage()
-        }
-        pinUVAuthParam = param
+        try token.check(permission: requiredPermission(of: token), rpID: permissionRPID)
+        pinUVAuthParam = try token.authenticate(pinUVAuthMessage())
         pinUVAuthProtocol = UInt64(token.pinUVAuthProtocol.version)
     }
 

@@ -102,6 +102,11 @@ extension VirtualKey {
         /// The largest serialized large-blob array stored, with `largeBlobs` (getInfo
         /// maxSerializedLargeBlobArray, CTAP 2.1 §6.4; at least 1024).
         public var maxSerializedLargeBlobArray: Int = 1024
+        /// The persistent PinUvAuthToken of CTAP 2.2 (§6.5.5.7 `pcmr` permission, getInfo
+        /// option `perCredMgmtRO`): a token that survives power cycles, good only for read-only
+        /// credential management, and the getInfo members it decrypts, `encIdentifier` and
+        /// `encCredStoreState`. Needs clientPIN and `credMgmt`.
+        public var persistentPINUVAuthToken = false
 
         /// Creates a configuration; every parameter has a YubiKey-5-like default.
         public init(
@@ -274,6 +279,11 @@ extension VirtualKey {
                     "maxRPIDsForSetMinPINLength and the enumeration window must not be negative.")
             }
             try validateExtensions()
+            if persistentPINUVAuthToken && !(supportsClientPIN && options["credMgmt"] == true) {
+                throw VirtualKeyError(
+                    .invalidConfiguration,
+                    "The persistent PinUvAuthToken needs a PIN/UV auth protocol and the credMgmt option.")
+            }
             try fingerprintSensor?.validate()
             if maxSerializedLargeBlobArray < VirtualKey.minimumMaxSerializedLargeBlobArray {
                 throw VirtualKeyError(

@@ -48,6 +48,9 @@ extension VirtualKey {
         if try applyConfiguredPIN(configuration, to: &loaded), access == .readWrite {
             try file?.write(loaded.encoded())
         }
+        if ensurePersistentToken(configuration, in: &loaded), access == .readWrite {
+            try file?.write(loaded.encoded())
+        }
         let key: P256.Signing.PrivateKey
         do {
             key = try P256.Signing.PrivateKey(rawRepresentation: loaded.attestationKey)

@@ -152,3 +152,25 @@ extension DiscoverableCredential {
         }
     }
 }
+
+extension VirtualKeyState {
+    private enum PersistentTokenField {
+        static let token = "persistentPinUvAuthToken"
+    }
+
+    /// Writes the persistentPinUvAuthToken, when the key has made one.
+    func encodePersistentTokenField(into map: inout CBORMap) {
+        if let persistentPINUVAuthToken {
+            map[.textString(PersistentTokenField.token)] = .byteString(persistentPINUVAuthToken)
+        }
+    }
+
+    /// Reads the persistentPinUvAuthToken; a file without it is a key that has made none yet.
+    mutating func decodePersistentTokenField(_ map: CBORMap) throws(VirtualKeyError) {
+        guard let v = map[.textString(PersistentTokenField.token)] else { return }
+        guard let token = v.bytesValue, token.count == PINProtocol.tokenLength else {
+            throw VirtualKeyError(.stateFileCorrupt, "The state file's persistentPinUvAuthToken field is damaged.")
+        }
+        persistentPINUVAuthToken = token
+    }
+}

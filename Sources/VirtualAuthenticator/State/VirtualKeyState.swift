@@ -54,6 +54,9 @@ struct VirtualKeyState: Sendable, Equatable {
     /// The private keys of RS256 and PS256 credentials (PKCS #1 DER), by the seed sealed in their
     /// credential ID: an RSA key cannot be derived from a seed (CredentialPrivateKey.swift).
     var storedCredentialKeys: [[UInt8]: [UInt8]] = [:]
+    /// The persistentPinUvAuthToken (CTAP 2.2 `pcmr`): kept across power cycles, replaced when
+    /// the PIN is set or changed and by reset; nil until a key with the feature first needs it.
+    var persistentPINUVAuthToken: [UInt8]? = nil
 }
 
 /// The key and certificates that sign enterprise attestations (CTAP 2.1 §7.1).
@@ -151,6 +154,7 @@ extension VirtualKeyState {
         encodeFingerprints(into: &map)
         encodeLargeBlobFields(into: &map)
         encodeStoredCredentialKeys(into: &map)
+        encodePersistentTokenField(into: &map)
         return CBOREncoder.encode(.map(map))
     }
 
@@ -250,6 +254,7 @@ extension VirtualKeyState {
         try decodeFingerprints(map)
         try decodeLargeBlobFields(map)
         try decodeStoredCredentialKeys(map)
+        try decodePersistentTokenField(map)
     }
 
     /// The fields authenticatorConfig and enterprise attestation added; each is optional.

@@ -1,3 +1,5 @@
+import _SecurityKeyInternals
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -5,15 +7,6 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-// At file scope `read` and `write` name the C functions, not the methods below.
-private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    read(fd, buffer, count)
-}
-
-private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    write(fd, buffer, count)
-}
 
 /// The file a virtual key keeps its state in: read whole, written atomically (a temporary
 /// file in the same directory, fsync, rename), owner-only (mode 0600).
@@ -25,72 +18,21 @@ struct VirtualKeyStateFile: Sendable {
 
     /// The file's bytes, or nil when it does not exist.
     func read() throws(VirtualKeyError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            let err = errno
-            if err == ENOENT { return nil }
-            throw ioError("open", err)
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw ioError("stat", errno) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw VirtualKeyError(.stateFileForeign, "The state file \(path) is not a regular file.")
-        }
-        guard info.st_size >= 0, info.st_size <= Self.maxSize else {
-            throw VirtualKeyError(
-                .stateFileForeign, "The state file \(path) is too large to be a virtual key state.")
-        }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { buffer in
-                systemRead(fd, buffer.baseAddress.map { $0 + done }, buffer.count - done)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ioError("read", errno)
-            }
-            if n == 0 { break }
-            done += n
-        }
-        return Array(bytes[0..<done])
+        do { return try PrivateFile(path: path, maxSize: Self.maxSize).read() } catch { throw mapped(error) }
     }
 
     /// Replaces the file's content atomically; the old file stays intact if anything fails.
     func write(_ bytes: [UInt8]) throws(VirtualKeyError) {
-        let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ioError("create", errno) }
-        var ok = false
-        defer {
-            if !ok { unlink(temporary) }
+        do { try PrivateFile(path: path, maxSize: Self.maxSize).write(bytes) } catch { throw mapped(error) }
+    }
+
+    /// A file that is not a regular file of a sensible size is foreign; the rest is I/O.
+    private func mapped(_ failure: PrivateFile.Failure) -> VirtualKeyError {
+        if failure.code == 0 {
+            return VirtualKeyError(
+                .stateFileForeign, "The state file \(path) is not a regular file of a virtual key state's size.")
         }
-        do {
-            defer { close(fd) }
-            guard fchmod(fd, 0o600) == 0 else { throw ioError("chmod", errno) }
-            var done = 0
-            while done < bytes.count {
-                let n = bytes.withUnsafeBytes { buffer in
-                    systemWrite(fd, buffer.baseAddress.map { $0 + done }, buffer.count - done)
-                }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw ioError("write", errno)
-                }
-                done += n
-            }
-            guard fsync(fd) == 0 else { throw ioError("fsync", errno) }
-        }
-        guard rename(temporary, path) == 0 else { throw ioError("rename", errno) }
-        ok = true
-        // Make the rename itself durable; failure here loses nothing already written.
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let dirfd = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dirfd >= 0 {
-            _ = fsync(dirfd)
-            close(dirfd)
-        }
+        return ioError(failure.operation, failure.code)
     }
 
     /// Takes the exclusive lock on the state file for as long as the returned value lives.

@@ -134,7 +134,9 @@ enum PINProtocol: UInt64, CaseIterable, Sendable, CustomStringConvertible {
     private static let badSecret = VirtualKeyError.rejected(
         .other, "Protocol two needs a 64-byte shared secret.")
 
-    private static func cbc(
+    /// AES-CBC without padding under a 16- or 32-byte key (the getInfo members a persistent
+    /// token decrypts use AES-128, CTAP 2.2 §6.4).
+    static func cbc(
         encrypt: Bool, key: [UInt8], iv: [UInt8], _ input: [UInt8]
     ) throws(VirtualKeyError) -> [UInt8] {
         guard input.count % aesBlock == 0 else {
@@ -149,7 +151,7 @@ enum PINProtocol: UInt64, CaseIterable, Sendable, CustomStringConvertible {
                 : try AES._CBC.decrypt(input, using: symmetric, iv: ivValue, noPadding: true)
             return [UInt8](output)
         } catch {
-            throw VirtualKeyError(.crypto, "AES-256-CBC failed.", status: .other, underlying: error)
+            throw VirtualKeyError(.crypto, "AES-CBC failed.", status: .other, underlying: error)
         }
     }
 }

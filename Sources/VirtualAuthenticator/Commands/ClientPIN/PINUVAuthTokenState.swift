@@ -17,7 +17,7 @@ struct PINUVAuthPermissions: OptionSet, Hashable, Sendable {
     static let largeBlobWrite = PINUVAuthPermissions(rawValue: 0x10)
     /// acfg: authenticatorConfig.
     static let authenticatorConfiguration = PINUVAuthPermissions(rawValue: 0x20)
-    /// pcmr: read-only credential management with a persistent token (CTAP 2.2); never granted here.
+    /// pcmr: read-only credential management with a persistent token (CTAP 2.2), granted alone by keys with ``VirtualKey/Configuration/persistentPINUVAuthToken``.
     static let persistentCredentialManagementReadOnly = PINUVAuthPermissions(rawValue: 0x40)
     /// Every permission the spec defines; other bits in a request are ignored.
     static let defined = PINUVAuthPermissions(rawValue: 0x7F)

@@ -145,6 +145,7 @@ extension VirtualKey {
         state.pinLength = PINPolicy.length(newPIN)
         state.pinRetries = PINPolicy.maxRetries
         state.forcePINChange = false
+        replacePersistentToken()
         try persist()
         logger.debug("PIN set")
     }
@@ -176,6 +177,7 @@ extension VirtualKey {
         state.pinLength = PINPolicy.length(newPIN)
         state.forcePINChange = false
         clientPINSession.resetTokens()
+        replacePersistentToken()
         try persist()
         logger.debug("PIN changed")
     }
@@ -256,6 +258,12 @@ extension VirtualKey {
                 "Permissions 0x\(String(permissions.rawValue, radix: 16)) include some this key does not offer."
             )
         }
+        // The persistent token is a token of its own: pcmr comes alone (CTAP 2.2 §6.5.5.7).
+        if permissions.contains(.persistentCredentialManagementReadOnly),
+            permissions != .persistentCredentialManagementReadOnly
+        {
+            throw .rejected(.invalidParameter, "The pcmr permission cannot be combined with others.")
+        }
         return permissions
     }
 
@@ -265,6 +273,9 @@ extension VirtualKey {
         _ pinProtocol: PINProtocol, _ shared: [UInt8], permissions: PINUVAuthPermissions, rpID: String?,
         userIsPresent: Bool
     ) throws(VirtualKeyError) -> CBORMap {
+        if permissions == .persistentCredentialManagementReadOnly {
+            return try issuePersistentToken(pinProtocol, shared)
+        }
         clientPINSession.resetTokens()
         clientPINSession.tokenState.begin(
             userIsPresent: userIsPresent, permissions: permissions, rpID: rpID, now: now)

@@ -15,7 +15,9 @@ extension VirtualKey.CommandHandler {
         .credentialManagement, name: "credentialManagement", continues: .enumeration,
         isOffered: { $0.options["credMgmt"] == true },
         grants: { configuration, _ in
-            configuration.supportsCredentialManagement ? .credentialManagement : []
+            guard configuration.supportsCredentialManagement else { return [] }
+            return configuration.persistentPINUVAuthToken
+                ? [.credentialManagement, .persistentCredentialManagementReadOnly] : .credentialManagement
         }
     ) { (key, parameters, _, _) async throws(VirtualKeyError) -> CBORMap? in
         try key.credentialManagement(parameters, preview: false)
@@ -119,6 +121,16 @@ extension VirtualKey {
             }
             var message: [UInt8] = [UInt8(rawSub)]
             if let params { message += CBOREncoder.encode(.map(params.map)) }
+            // The persistent token (pcmr, CTAP 2.2) reads and never changes anything.
+            if !preview,
+                try verifiesWithPersistentToken(pinUvAuthParam, protocol: pinUvAuthProtocol, message: message)
+            {
+                guard sub == .getCredsMetadata || sub == .enumerateRPsBegin || sub == .enumerateCredentialsBegin
+                else {
+                    throw .rejected(.pinAuthInvalid, "The persistent pinUvAuthToken only reads credentials.")
+                }
+                return nil
+            }
             // FIDO_2_1_PRE had no permissions: any token of this power-up will do.
             try verifyPinUvAuthParam(
                 pinUvAuthParam, protocol: pinUvAuthProtocol, message: message,

@@ -88,6 +88,7 @@ extension VirtualKey {
         }
         addExtensionInfo(to: &info)
         addFingerprintSensorInfo(options: &options, info: &info)
+        addPersistentTokenInfo(options: &options, info: &info)
         info[GetInfoMember.options] = .map(options)
         return info
     }

@@ -54,6 +54,7 @@ extension VirtualKey {
         pendingLargeBlobWrite = nil
         clientPINSession = ClientPINSession()
         pendingEnumeration = nil
+        replacePersistentToken()
         try persist()
         logger.debug("Virtual key reset")
         return nil

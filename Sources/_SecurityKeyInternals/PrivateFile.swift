@@ -1,0 +1,128 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// Inside the type `read` and `write` name its methods, not the C functions.
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(fd, buffer, count)
+}
+
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    write(fd, buffer, count)
+}
+
+/// A small file only its owner may read (mode 0600 in a 0700 directory): read whole with a size
+/// cap, replaced atomically (a temporary file beside it, fsync, rename, fsync of the directory).
+/// For files that hold secrets, such as stored persistent PIN/UV tokens.
+public struct PrivateFile: Sendable {
+    /// Why a read or write failed: the operation, the path and the C error.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        /// What was attempted ("open", "write", ...).
+        public var operation: String
+        /// The file concerned.
+        public var path: String
+        /// The errno value, or 0 for a file that is not what it should be.
+        public var code: Int32
+        /// One sentence.
+        public var description: String {
+            let reason = code == 0 ? "not a regular file of a sensible size" : String(cString: strerror(code))
+            return "Cannot \(operation) \(path): \(reason)."
+        }
+    }
+
+    /// The file's path.
+    public let path: String
+    /// The largest content read.
+    public let maxSize: Int
+
+    /// A file at `path`, read only up to `maxSize` bytes.
+    public init(path: String, maxSize: Int = 1 << 20) {
+        self.path = path
+        self.maxSize = maxSize
+    }
+
+    /// The file's bytes, or nil when it does not exist.
+    public func read() throws(Failure) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw Failure(operation: "open", path: path, code: errno)
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Failure(operation: "stat", path: path, code: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 0, info.st_size <= maxSize else {
+            throw Failure(operation: "read", path: path, code: 0)
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { buffer in
+                systemRead(fd, buffer.baseAddress.map { $0 + done }, buffer.count - done)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Failure(operation: "read", path: path, code: errno)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return Array(bytes[0..<done])
+    }
+
+    /// Replaces the file's content atomically with mode 0600, with `createDirectory` creating
+    /// its directory (0700) and missing parents first; the old file stays intact if anything fails.
+    public func write(_ bytes: [UInt8], createDirectory: Bool = false) throws(Failure) {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        if createDirectory { try Self.makeDirectory(directory.isEmpty ? "/" : directory) }
+        let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(operation: "create", path: temporary, code: errno) }
+        var ok = false
+        defer { if !ok { unlink(temporary) } }
+        do {
+            defer { close(fd) }
+            guard fchmod(fd, 0o600) == 0 else { throw Failure(operation: "chmod", path: temporary, code: errno) }
+            var done = 0
+            while done < bytes.count {
+                let n = bytes.withUnsafeBytes { buffer in
+                    systemWrite(fd, buffer.baseAddress.map { $0 + done }, buffer.count - done)
+                }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw Failure(operation: "write", path: temporary, code: errno)
+                }
+                done += n
+            }
+            guard fsync(fd) == 0 else { throw Failure(operation: "fsync", path: temporary, code: errno) }
+        }
+        guard rename(temporary, path) == 0 else { throw Failure(operation: "rename", path: path, code: errno) }
+        ok = true
+        let dirfd = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirfd >= 0 {
+            _ = fsync(dirfd)
+            close(dirfd)
+        }
+    }
+
+    /// Removes the file; a missing file is not an error.
+    public func remove() throws(Failure) {
+        if unlink(path) != 0 && errno != ENOENT { throw Failure(operation: "remove", path: path, code: errno) }
+    }
+
+    /// Creates `directory` and its missing parents; new ones get mode 0700.
+    static func makeDirectory(_ directory: String) throws(Failure) {
+        var info = stat()
+        if stat(directory, &info) == 0 { return }
+        if let slash = directory.lastIndex(of: "/"), slash != directory.startIndex {
+            try makeDirectory(String(directory[..<slash]))
+        }
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw Failure(operation: "create the directory", path: directory, code: errno)
+        }
+    }
+}
