@@ -102,6 +102,9 @@ extension VirtualKey {
         /// The largest serialized large-blob array stored, with `largeBlobs` (getInfo
         /// maxSerializedLargeBlobArray, CTAP 2.1 §6.4; at least 1024).
         public var maxSerializedLargeBlobArray: Int = 1024
+        /// The CTAP 2.2 members of getInfo and the behaviour behind them (reported when
+        /// ``versions`` lists FIDO_2_2 or FIDO_2_3); see ``CTAP22Features``.
+        public var ctap22 = CTAP22Features()
 
         /// Creates a configuration; every parameter has a YubiKey-5-like default.
         public init(
@@ -249,6 +252,7 @@ extension VirtualKey {
             if !(4...63).contains(minPINLength) {
                 throw VirtualKeyError(.invalidConfiguration, "minPINLength must be between 4 and 63.")
             }
+            try ctap22.validate()
             if !(1...25).contains(maxUVRetries) {
                 throw VirtualKeyError(.invalidConfiguration, "maxUVRetries must be between 1 and 25.")
             }
@@ -278,6 +282,9 @@ extension VirtualKey {
                     throw VirtualKeyError(
                         .invalidConfiguration,
                         "The configured PIN must have \(minPINLength) to 63 bytes' worth of characters.")
+                }
+                if let reason = ctap22.pinRefusal(Array(pin.utf8)) {
+                    throw VirtualKeyError(.invalidConfiguration, "The configured PIN is refused: \(reason)")
                 }
             }
 
