@@ -77,7 +77,7 @@ import Testing
             let plain = keys[0], pin = keys[1], silent = keys[2], garbage = keys[3]
             #expect(plain["aaguid"] as? String == Self.plainAAGUID)
             #expect(plain["pinSet"] as? Bool == false)
-            #expect(plain["versions"] as? [String] == ["U2F_V2", "FIDO_2_0"])
+            #expect(plain["versions"] as? [String] == ["U2F_V2", "FIDO_2_0", "FIDO_2_1", "FIDO_2_2", "FIDO_2_3"], "the default profile is ctap22")
             #expect(plain["healthy"] as? Bool == true)
             #expect(plain["assertionStatus"] as? String == "CTAP2_ERR_NO_CREDENTIALS")
             #expect(pin["aaguid"] as? String == Self.pinAAGUID)
