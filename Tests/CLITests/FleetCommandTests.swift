@@ -180,7 +180,8 @@ import Testing
             ["--udp", "127.0.0.1:\(ports[1])", "--attestation-root", rootB], log: work.appendingPathComponent("b.log"))
         // CTAP 2.0 with a PIN: registering needs the PIN, which a fleet never asks for.
         let keyC = try ChoiceCommandTests.ServedKey(
-            ["--udp", "127.0.0.1:\(ports[2])", "--pin", "123456"], log: work.appendingPathComponent("c.log"))
+            ["--udp", "127.0.0.1:\(ports[2])", "--profile", "ctap20", "--pin", "123456"],
+            log: work.appendingPathComponent("c.log"))
         for port in ports {
             CLIRunner.waitUntilServed("udp:127.0.0.1:\(port)")
         }
