@@ -37,28 +37,14 @@ from fido2.webauthn import (
     UserVerificationRequirement,
 )
 
-from fido2_pcsc_check import run_step, verdict
+from fido2_ctap21_check import cdh, expect_error
+from fido2_pcsc_check import run_step
 from udp_hid import udp_device
 import fido2_pcsc_check as base
 
 PIN = "1357"
 RESULT = CredentialManagement.RESULT
 PERM = ClientPin.PERMISSION
-
-
-def expect_error(code, fn, *a, **kw):
-    """Runs fn and returns the CTAP error name it raised; fails when it succeeds or raises another."""
-    try:
-        fn(*a, **kw)
-    except CtapError as e:
-        if e.code != code:
-            raise AssertionError(f"expected {code.name}, got {e.code.name}")
-        return e.code.name
-    raise AssertionError(f"expected {code.name}, but the request succeeded")
-
-
-def cdh() -> bytes:
-    return hashlib.sha256(os.urandom(32)).digest()
 
 
 class PinInteraction(UserInteraction):
