@@ -39,6 +39,16 @@ struct VirtualCTAP22Options: ParsableArguments {
             valueName: "n"))
     var uvAttempts: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --bio: how the simulated finger answers built-in user verification: match (the default) or mismatch (every verification fails, spending uvRetries until UV blocks).",
+            valueName: "answer"))
+    var fingerprint: String?
+
+    /// The built-in verification answer --fingerprint names (match when not given).
+    var userVerification: UserVerificationPolicy { fingerprint == "mismatch" ? .mismatch : .match }
+
     /// Whether any of these options was given.
     var isUsed: Bool {
         pinComplexity || pinComplexityURL != nil || maxPINLength != nil || longTouchReset
@@ -54,6 +64,9 @@ struct VirtualCTAP22Options: ParsableArguments {
         }
         if let uvAttempts, !(1...25).contains(uvAttempts) {
             throw ValidationError("--uv-attempts takes 1 to 25.")
+        }
+        if let fingerprint, !["match", "mismatch"].contains(fingerprint) {
+            throw ValidationError("--fingerprint takes match or mismatch.")
         }
     }
 

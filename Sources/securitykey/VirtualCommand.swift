@@ -231,6 +231,9 @@ struct VirtualServeCommand: ReportingCommand {
             throw ValidationError(
                 "--bio, --bio-samples and --bio-samples-required need --profile ctap22, ctap21 or ctap21-pre.")
         }
+        if ctap22Options.fingerprint != nil, !wantsBio {
+            throw ValidationError("--fingerprint needs --bio.")
+        }
         if ctap22Options.isUsed, profile != .ctap22 {
             throw ValidationError(
                 "--pin-complexity, --max-pin-length, --long-touch-reset, --reset-transports and --uv-attempts need --profile ctap22.")
@@ -297,6 +300,7 @@ struct VirtualServeCommand: ReportingCommand {
         let server = try VirtualKeyServer(
             settings: try settings(), transport: transport, count: count, stateFile: state,
             userPresence: try parsePresence(), latency: latency.map { .milliseconds($0) }, logger: logger)
+        for key in server.keys { await key.setUserVerification(ctap22Options.userVerification) }
         if let secretsLog, let key = server.keys.first {
             await key.recordSecrets(to: try VirtualKeySecretsLog(path: secretsLog))
             Console.err(

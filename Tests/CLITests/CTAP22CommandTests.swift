@@ -109,4 +109,31 @@ import Testing
                 "\(reset.stderr)")
         }
     }
+    @Test func failingBuiltInUVIsTriedAsOftenAsTheKeyPrefersThenThePINAndABlockedSensorGoesStraightToThePIN() throws {
+        try withKey(["--pin", Self.pin, "--bio", "--uv-attempts", "2", "--fingerprint", "mismatch"]) { device in
+            let enroll = try CLIRunner.run(["bio", "enroll", "--device", device, "--pin-stdin", "--json"], input: Self.pin + "\n")
+            try #require(enroll.status == 0, "\(enroll.stderr)")
+            let info = try CLIRunner.run(["info", "--json", "--device", device]).object()
+            #expect(info["preferredPlatformUvAttempts"] as? Int == 2)
+            #expect((info["options"] as? [String: Bool])?["uv"] == true)
+            // Each registration: two failed fingers (2 of the key's 8 uvRetries, as the key's own
+            // counter shows), then the PIN from standard input.
+            for round in 1...4 {
+                let register = try CLIRunner.run(
+                    ["register", "--device", device, "--rp", "example.org", "--user", "u\(round)", "--uv", "--pin-stdin",
+                     "--json"], input: Self.pin + "\n")
+                try #require(register.status == 0, "\(register.stderr)")
+                let status = try CLIRunner.run(["pin", "status", "--json", "--device", device]).object()
+                #expect(status["uvRetries"] as? Int == 8 - 2 * round)
+            }
+            // Blocked now (CTAP2_ERR_UV_BLOCKED): the PIN at once.
+            let blocked = try CLIRunner.run(
+                ["register", "--device", device, "--rp", "example.org", "--user", "u5", "--uv", "--pin-stdin", "--json"],
+                input: Self.pin + "\n")
+            #expect(blocked.status == 0, "\(blocked.stderr)")
+            let status = try CLIRunner.run(["pin", "status", "--json", "--device", device]).object()
+            #expect(status["uvRetries"] as? Int == 0)
+            #expect(status["pinRetries"] as? Int == 8, "the PIN path spent no attempt")
+        }
+    }
 }
