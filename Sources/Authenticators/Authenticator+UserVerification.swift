@@ -31,7 +31,8 @@ extension Authenticator {
     /// bound to `rpID` where given (CTAP 2.1 §6.5.5.7).
     ///
     /// Built-in UV comes first where the key has it (fingerprint retries are reported through
-    /// `interaction`); when it is blocked, the PIN. The PIN path reads the free retry counter
+    /// `interaction`); when it is blocked, or failed as often as the key's
+    /// preferredPlatformUvAttempts (CTAP 2.1 §6.4) and a PIN is set, the PIN. The PIN path reads the free retry counter
     /// before asking, asks `interaction` for each attempt and never re-sends a PIN the key
     /// refused, so no attempt is spent that the user did not make. A key that demands a new PIN
     /// (forcePINChange) gets one first: the current PIN, then the new PIN, then the token with
@@ -57,9 +58,14 @@ extension Authenticator {
         if uvReady && !tokens { return .uvOption }
         if uvReady {
             do throws(AuthenticatorError) {
-                return .token(
-                    try await builtInToken(
-                        permissions: permissions, rpID: rpID, interaction: interaction, deadline: deadline))
+                if let token = try await builtInToken(
+                    permissions: permissions, rpID: rpID, interaction: interaction, deadline: deadline,
+                    attempts: pinSet ? preferredPlatformUVAttempts : nil)
+                {
+                    return .token(token)
+                }
+                logger.info("built-in user verification failed as often as the key prefers; asking for the PIN")
+                interaction?.activity(.fallingBackToPIN(deviceURI: uri))
             } catch where error.code == .uvBlocked && pinSet {
                 logger.info("built-in user verification is blocked; asking for the PIN")
                 interaction?.activity(.fallingBackToPIN(deviceURI: uri))
@@ -69,19 +75,30 @@ extension Authenticator {
             try await pinToken(permissions: permissions, rpID: rpID, interaction: interaction, deadline: deadline))
     }
 
-    /// A token from built-in UV, letting the user retry while the key allows.
+    /// How many built-in verifications to try before falling back to the PIN: the key's
+    /// preferredPlatformUvAttempts (CTAP 2.1 §6.4), or 3 when it states none, as browsers do.
+    public var preferredPlatformUVAttempts: Int {
+        guard let stated = info.preferredPlatformUVAttempts, stated > 0 else { return 3 }
+        return Int(clamping: stated)
+    }
+
+    /// A token from built-in UV, letting the user retry while the key allows; nil once
+    /// `attempts` verifications failed (the caller falls back to the PIN), never when it is nil.
     func builtInToken(
         permissions: PINUVAuthTokenPermissions, rpID: String?, interaction: (any AuthenticatorInteraction)?,
-        deadline: Deadline
-    ) async throws(AuthenticatorError) -> PINUVAuthToken {
+        deadline: Deadline, attempts: Int? = nil
+    ) async throws(AuthenticatorError) -> PINUVAuthToken? {
         let clientPIN = try clientPIN()
         try await holdForCeremony(deadline: deadline)
+        var failed = 0
         while true {
             do throws(CTAP2Error) {
                 return try await clientPIN.uvAuthToken(
                     permissions: permissions, rpID: rpID, deadline: deadline,
                     keepalive: touchObserver(interaction))
             } catch where error.code == .uvInvalid && (error.retriesLeft ?? 1) > 0 {
+                failed += 1
+                if let attempts, failed >= attempts { return nil }
                 interaction?.activity(.userVerificationRetry(deviceURI: uri, attemptsLeft: error.retriesLeft))
             } catch where error.code == .uvInvalid {
                 // No attempt left: the sensor is blocked now.

@@ -61,6 +61,9 @@ extension SecurityKeyAuthorizationController {
             plan.inputs.credBlob = blob
         }
         if request.minimumPINLength, info.extensions.contains(.minPINLength) { plan.inputs.minPINLength = true }
+        if request.thirdPartyPayment, info.extensions.contains(.thirdPartyPayment) {
+            plan.inputs.thirdPartyPayment = true
+        }
         let wantsSecret = request.prf != nil || request.hmacCreateSecret
         if wantsSecret, info.extensions.contains(.hmacSecret) {
             plan.inputs.hmacSecret = true

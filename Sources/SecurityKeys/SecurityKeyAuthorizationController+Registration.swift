@@ -90,7 +90,8 @@ extension SecurityKeyAuthorizationController {
             options: CommandOptions(
                 residentKey: residentKey ? true : nil, userVerification: plan.uvOption ? true : nil),
             enterpriseAttestation: request.attestationPreference == .enterprise && info.isEnabled(.enterpriseAttestation)
-                ? 1 : nil)
+                ? 1 : nil,
+            attestationFormatsPreference: Self.attestationFormatsPreference(request, info: info))
         let response: MakeCredentialResponse
         do throws(CTAP2Error) {
             if let token = plan.token { try makeCredential.authorize(with: token) }
@@ -118,6 +119,16 @@ extension SecurityKeyAuthorizationController {
             registration.largeBlob = SecurityKeyLargeBlobRegistrationOutput(isSupported: response.largeBlobKey != nil)
         }
         return registration
+    }
+
+    /// The attestationFormatsPreference to send (CTAP 2.2 §6.1.1): the relying party's
+    /// formats, only to a key that lists getInfo attestationFormats (older keys may refuse an
+    /// unknown parameter), at most 16 of them.
+    static func attestationFormatsPreference(
+        _ request: SecurityKeyCredentialRegistrationRequest, info: AuthenticatorInfo
+    ) -> [String]? {
+        guard info.attestationFormats != nil, !request.attestationFormats.isEmpty else { return nil }
+        return Array(request.attestationFormats.prefix(16))
     }
 
     /// Refuses a request none of whose algorithms the key lists in getInfo (CTAP 2.2 §6.4

@@ -26,6 +26,13 @@ public struct SecurityKeyCredentialRegistrationRequest: Hashable, Sendable {
     public var userVerificationPreference: UserVerificationPreference = .preferred
     /// What attestation the relying party wants.
     public var attestationPreference: AttestationConveyancePreference = .none
+    /// `attestationFormats` (WebAuthn L3 §5.4): the attestation statement formats wanted, best
+    /// first; sent as attestationFormatsPreference (CTAP 2.2 §6.1) to a key that lists
+    /// getInfo attestationFormats.
+    public var attestationFormats: [String] = []
+    /// `thirdPartyPayment` (CTAP 2.2 §12.9; the WebAuthn payment extension's `isPayment`): make
+    /// the credential usable for payments on other sites, where the key supports it.
+    public var thirdPartyPayment = false
     /// `prf` (WebAuthn L3 §10.1.4): a credential with a PRF, evaluated at once where the key can.
     public var prf: SecurityKeyPRFRegistrationInput?
     /// `hmacCreateSecret` (CTAP 2.2 §12.5): a credential with an hmac-secret, for raw hmac-secret use.

@@ -19,20 +19,23 @@ enum CredentialID {
     static let legacyLength = 1 + nonceLength + legacyPlaintextLength + tagLength
 
     /// What a non-discoverable credential remembers of its extensions (CTAP 2.1 §12): the
-    /// credProtect level (0 when none was asked for) and whether hmac-secret was enabled.
+    /// credProtect level (0 when none was asked for), whether hmac-secret was enabled and whether
+    /// the credential is thirdPartyPayment-enabled.
     struct Flags: Hashable, Sendable {
         var rawValue: UInt8
 
         init(rawValue: UInt8) { self.rawValue = rawValue }
 
-        init(credProtect: CredProtectLevel?, hmacSecret: Bool) {
-            rawValue = (credProtect?.rawValue ?? 0) & 0x03 | (hmacSecret ? 0x04 : 0)
+        init(credProtect: CredProtectLevel?, hmacSecret: Bool, thirdPartyPayment: Bool = false) {
+            rawValue = (credProtect?.rawValue ?? 0) & 0x03 | (hmacSecret ? 0x04 : 0) | (thirdPartyPayment ? 0x08 : 0)
         }
 
         /// The credProtect level sealed in the ID; none is userVerificationOptional.
         var credProtect: CredProtectLevel { CredProtectLevel(rawValue: rawValue & 0x03) ?? .optional }
         /// Whether the credential was made with hmac-secret.
         var hmacSecret: Bool { rawValue & 0x04 != 0 }
+        /// Whether the credential was made for third-party payment (CTAP 2.2 thirdPartyPayment).
+        var thirdPartyPayment: Bool { rawValue & 0x08 != 0 }
     }
 
     /// Seals `seed` for `algorithm`, bound to `rpIDHash`.

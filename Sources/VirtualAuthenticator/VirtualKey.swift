@@ -62,6 +62,8 @@ public actor VirtualKey: CTAPMessageHandler {
     var pendingLargeBlobWrite: PendingLargeBlobWrite?
     /// Where issued tokens and agreed shared secrets are written, for leak tests only.
     var secretsLog: VirtualKeySecretsLog?
+    /// Built-in verifications since the PIN was last entered (getInfo uvCountSinceLastPinEntry).
+    var uvCountSinceLastPINEntry = 0
 
     /// The platform's shared secret (§6.5.6 `decapsulate`), recorded when a secrets log is set.
     func agreeSharedSecret(_ pinProtocol: PINProtocol, peer: CBORMap) throws(VirtualKeyError) -> [UInt8] {

@@ -7,26 +7,32 @@ import CTAPHID
 public struct VirtualKeySettings: Sendable, Hashable {
     /// What the key implements.
     public enum Profile: String, CaseIterable, Sendable, Hashable {
-        /// FIDO_2_0 with clientPIN (the default).
+        /// FIDO_2_0 with clientPIN.
         case ctap20
         /// FIDO_2_1: credential management, authenticatorConfig, pinUvAuthToken permissions, large blobs.
         case ctap21
         /// FIDO_2_1_PRE with credentialMgmtPreview only, as keys shipped before CTAP 2.1 was final.
         case ctap21Preview = "ctap21-pre"
+        /// FIDO_2_2 and FIDO_2_3 (the default): everything of ctap21 plus thirdPartyPayment,
+        /// attestationFormats, maxPINLength, pinComplexityPolicy and the other CTAP 2.2 members.
+        case ctap22
     }
 
     /// The profile.
-    public var profile: Profile = .ctap20
+    public var profile: Profile = .ctap22
     /// With ``Profile/ctap20``: a U2F-only key (CTAP1, no CTAP2).
     public var ctap1Only = false
-    /// With ``Profile/ctap21``: start with alwaysUv on.
+    /// With ``Profile/ctap21`` or ``Profile/ctap22``: start with alwaysUv on.
     public var alwaysUV = false
-    /// With ``Profile/ctap21``: enterprise attestation enabled from the start.
+    /// With ``Profile/ctap21`` or ``Profile/ctap22``: enterprise attestation enabled from the start.
     public var enterpriseAttestation = false
-    /// With ``Profile/ctap21``: the RP IDs given vendor-facilitated enterprise attestation.
+    /// With ``Profile/ctap21`` or ``Profile/ctap22``: the RP IDs given vendor-facilitated enterprise attestation.
     public var enterpriseAttestationRPIDs: [String] = []
-    /// With ``Profile/ctap21``: maxSerializedLargeBlobArray (the profile's default when nil).
+    /// With ``Profile/ctap21`` or ``Profile/ctap22``: maxSerializedLargeBlobArray (the profile's default when nil).
     public var maxLargeBlobArray: Int?
+    /// With ``Profile/ctap22``: the CTAP 2.2 members (PIN complexity policy, maxPINLength,
+    /// longTouchForReset, transportsForReset, preferredPlatformUvAttempts).
+    public var ctap22 = VirtualKey.Configuration.ctap22().ctap22
     /// The AAGUID of a new key (a random one when nil).
     public var aaguid: [UInt8]?
     /// How new credentials are attested.
@@ -40,10 +46,10 @@ public struct VirtualKeySettings: Sendable, Hashable {
     public var algorithms: [COSEAlgorithm]?
     /// The longest credBlob stored.
     public var maxCredBlobLength = 32
-    /// A simulated fingerprint sensor (ctap21 and ctap21-pre only); nil for none.
+    /// A simulated fingerprint sensor (ctap21, ctap22 and ctap21-pre only); nil for none.
     public var fingerprintSensor: VirtualKey.FingerprintSensor?
 
-    /// The defaults: a ctap20 key with packed attestation and no PIN.
+    /// The defaults: a ctap22 key with packed attestation and no PIN.
     public init() {}
 
     /// The CTAPHID capabilities its servers announce in INIT: no CBOR for a U2F-only key.
@@ -55,11 +61,14 @@ public struct VirtualKeySettings: Sendable, Hashable {
     public var configuration: VirtualKey.Configuration {
         var configuration: VirtualKey.Configuration
         switch profile {
-        case .ctap21:
-            configuration = .ctap21(alwaysUV: alwaysUV, enterpriseAttestationEnabled: enterpriseAttestation)
+        case .ctap21, .ctap22:
+            configuration =
+                profile == .ctap22
+                ? .ctap22(alwaysUV: alwaysUV, enterpriseAttestationEnabled: enterpriseAttestation)
+                : .ctap21(alwaysUV: alwaysUV, enterpriseAttestationEnabled: enterpriseAttestation)
             configuration.enterpriseAttestationRPIDs = enterpriseAttestationRPIDs
             if let maxLargeBlobArray { configuration.maxSerializedLargeBlobArray = maxLargeBlobArray }
-            configuration.persistentPINUVAuthToken = true
+            if profile == .ctap22 { configuration.ctap22 = ctap22 }
         case .ctap21Preview: configuration = .ctap21Preview()
         case .ctap20: configuration = ctap1Only ? .ctap1Only() : VirtualKey.Configuration()
         }

@@ -33,6 +33,12 @@ extension AuthenticatorInfo {
             lines.append("PIN/UV protocols: \(pinUVAuthProtocols.map(String.init).joined(separator: ", "))")
         }
         if let minPINLength { lines.append("Min PIN length:  \(minPINLength)") }
+        if let maxPINLength { lines.append("Max PIN length:  \(maxPINLength)") }
+        if let pinComplexityPolicy { lines.append("PIN complexity:  \(pinComplexityPolicy ? "enforced" : "not enforced")") }
+        if let uvCountSinceLastPINEntry {
+            lines.append("UV since PIN:    \(uvCountSinceLastPINEntry) built-in verification(s) since the PIN was last entered")
+        }
+        if longTouchForReset == true || transportsForReset != nil { lines.append("Reset:           \(resetGuidance)") }
         if forcePINChange == true { lines.append("The PIN must be changed before the key can be used.") }
         if let firmwareVersion { lines.append("Firmware:        \(firmwareVersion)") }
         if let remaining = remainingDiscoverableCredentials {
@@ -43,5 +49,44 @@ extension AuthenticatorInfo {
             lines.append("Options:         \(other.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
         }
         return lines
+    }
+
+    /// What `pin status` adds about the key's PIN rules (CTAP 2.2 maxPINLength,
+    /// pinComplexityPolicy) and built-in verifications since the PIN was last entered.
+    var pinRuleLines: [String] {
+        var lines: [String] = []
+        if let maxPINLength {
+            lines.append("A PIN has \(minPINLength ?? 4) to \(maxPINLength) characters.")
+        }
+        if pinComplexityPolicy == true {
+            let url = pinComplexityPolicyURL.flatMap { String(validating: $0, as: UTF8.self) }
+            lines.append(
+                "The key enforces a PIN complexity policy" + (url.map { " (\($0))" } ?? "")
+                    + ": easily guessed PINs are refused.")
+        }
+        if let count = uvCountSinceLastPINEntry {
+            lines.append("\(count) built-in user verification(s) since the PIN was last entered.")
+        }
+        return lines
+    }
+
+    /// How a reset must be done, from longTouchForReset and transportsForReset (CTAP 2.2 §6.4):
+    /// "touch and hold" for a long touch, the transports it works over.
+    var resetGuidance: String {
+        var text = longTouchForReset == true ? "touch and hold the key for several seconds" : "touch the key"
+        if let transports = transportsForReset, !transports.isEmpty {
+            text += ", connected over \(transports.map(Self.transportName).joined(separator: " or ")) only"
+        }
+        return text
+    }
+
+    /// A transport as people name it.
+    static func transportName(_ transport: String) -> String {
+        switch transport {
+        case "usb": "USB"
+        case "nfc": "NFC"
+        case "ble": "Bluetooth"
+        default: transport
+        }
     }
 }

@@ -55,7 +55,7 @@ final class CLIAuthenticatorInteraction: AuthenticatorInteraction {
     func activity(_ activity: AuthenticatorActivity) {
         switch activity {
         case .touchNeeded: touch.keepalive(.userPresenceNeeded)
-        case .fallingBackToPIN: Console.err("Built-in user verification is blocked; using the PIN.")
+        case .fallingBackToPIN: Console.err("Built-in user verification did not succeed; using the PIN.")
         case .userVerificationRetry(_, let left):
             Console.err("Not recognised\(left.map { "; \($0) attempt(s) left" } ?? ""). Try again.")
         default: break

@@ -80,7 +80,8 @@ struct CredentialsListCommand: ReportingCommand {
         discussion: """
             With --json: an array with one object per credential: rpId, rpName, userId (base64url), \
             userName, displayName, credentialId (base64url), credProtect (1-3, or null), \
-            largeBlobKey (whether the credential has one).
+            largeBlobKey (whether the credential has one), thirdPartyPayment (true, false, or null from \
+            a key before CTAP 2.2).
             """)
 
     @OptionGroup var options: CredentialsOptions
@@ -124,6 +125,7 @@ struct CredentialsListCommand: ReportingCommand {
                     }
                     if let level = credential.credProtect { line += "  credProtect \(level)" }
                     if credential.largeBlobKey != nil { line += "  largeBlobKey" }
+                    if credential.thirdPartyPayment == true { line += "  thirdPartyPayment" }
                     Console.out(line)
                 }
             }
@@ -146,6 +148,7 @@ struct CredentialsListCommand: ReportingCommand {
             ("credentialId", .string(Base64URL.encode(credential.credentialID.id))),
             ("credProtect", credential.credProtect.map { .integer(Int64(clamping: $0)) } ?? .null),
             ("largeBlobKey", .bool(credential.largeBlobKey != nil)),
+            ("thirdPartyPayment", credential.thirdPartyPayment.map(JSONValue.bool) ?? .null),
         ])
     }
 }

@@ -45,6 +45,11 @@ struct RegistrationExtensionOptions: ParsableArguments {
     @Flag(name: .long, help: "Report whether the credential is discoverable (credProps).")
     var credProps = false
 
+    @Flag(
+        name: .long,
+        help: "Make the credential usable for payments on other sites, where the key supports it (thirdPartyPayment).")
+    var payment = false
+
     @Option(
         name: .long,
         help: ArgumentHelp("A legacy U2F AppID whose credentials are excluded too (appidExclude).", valueName: "url"))
@@ -73,6 +78,7 @@ struct RegistrationExtensionOptions: ParsableArguments {
 
     /// Sets the request's extension inputs.
     func apply(to request: inout SecurityKeyCredentialRegistrationRequest) throws {
+        if payment { request.thirdPartyPayment = true }
         if let credProtect, let level = CredentialProtectionPolicy(webAuthnName: credProtect),
             let name = level.webAuthnName
         {

@@ -16,7 +16,7 @@ struct PINStatusCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Say whether a PIN is set and how many attempts are left.",
         discussion:
-            "With --json: {device, pinSupported, pinSet, pinRetries, powerCycleRequired, pinBlocked, uvRetries, minPINLength, forcePINChange}."
+            "With --json: {device, pinSupported, pinSet, pinRetries, powerCycleRequired, pinBlocked, uvRetries, minPINLength, forcePINChange, maxPINLength, pinComplexityPolicy, uvCountSinceLastPinEntry} (the last three null when the key does not say)."
     )
 
     @OptionGroup var global: GlobalOptions
@@ -40,6 +40,9 @@ struct PINStatusCommand: ReportingCommand {
                         ("uvRetries", status?.uvRetries.map { .integer(Int64($0)) }),
                         ("minPINLength", .integer(Int64(info.minPINLength ?? 4))),
                         ("forcePINChange", .bool(info.forcePINChange ?? false)),
+                        ("maxPINLength", info.maxPINLength.map { .integer(Int64(clamping: $0)) } ?? .null),
+                        ("pinComplexityPolicy", info.pinComplexityPolicy.map(JSONValue.bool) ?? .null),
+                        ("uvCountSinceLastPinEntry", info.uvCountSinceLastPINEntry.map { .integer(Int64(clamping: $0)) } ?? .null),
                     ]))
                 return
             }
@@ -57,6 +60,7 @@ struct PINStatusCommand: ReportingCommand {
                 }
             }
             if let uv = status.uvRetries { Console.out("\(uv) built-in user verification attempt(s) left.") }
+            for line in info.pinRuleLines { Console.out(line) }
             if info.forcePINChange == true {
                 Console.out("The key demands a new PIN: run `securitykey pin change`.")
             }

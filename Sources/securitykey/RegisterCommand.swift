@@ -56,6 +56,13 @@ struct RegisterCommand: ReportingCommand {
     var attestation: String = "direct"
 
     @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "An attestation statement format wanted (packed, none, tpm, ...), best first; repeatable. Sent to keys that list attestationFormats (CTAP 2.2).",
+            valueName: "format"))
+    var attestationFormat: [String] = []
+
+    @Option(
         name: .long, parsing: .unconditionalSingleValue,
         help: ArgumentHelp(
             "A credential ID (base64url) the key must not hold already; repeatable.", valueName: "id"))
@@ -76,6 +83,9 @@ struct RegisterCommand: ReportingCommand {
         }
         guard ["none", "direct", "enterprise"].contains(attestation) else {
             throw ValidationError("--attestation takes none, direct or enterprise.")
+        }
+        if attestationFormat.count > 16 || attestationFormat.contains(where: \.isEmpty) {
+            throw ValidationError("--attestation-format takes up to 16 format names.")
         }
     }
 
@@ -127,6 +137,7 @@ struct RegisterCommand: ReportingCommand {
         request.residentKeyPreference = resident ? .required : .discouraged
         request.userVerificationPreference = ceremony.userVerification
         request.attestationPreference = AttestationConveyancePreference(rawValue: attestation)
+        request.attestationFormats = attestationFormat
         request.clientData = clientData
         request.timeout = global.timeoutDuration
         try extensions.apply(to: &request)

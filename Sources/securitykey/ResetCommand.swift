@@ -15,7 +15,9 @@ struct ResetCommand: ReportingCommand {
             port. When the key refuses because that moment has passed, you are asked to remove \
             it and insert it again; the reset is then sent to the same key (same USB node or \
             reader, same AAGUID) as soon as it is back, and never to another one. Keys that want \
-            a long touch for reset say so. With --json: {device, reset, reinserted}.
+            a long touch for reset (longTouchForReset) or a reset over some transports only \
+            (transportsForReset, CTAP 2.2) say so, and that guidance is printed before the \
+            question. With --json: {device, reset, reinserted}.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -28,6 +30,10 @@ struct ResetCommand: ReportingCommand {
         try await withAuthenticator(global) { key, deadline, directory in
             let aaguid = await key.info.aaguid.description.lowercased()
             try await key.checkResetTransport()
+            let info = await key.info
+            if info.longTouchForReset == true || info.transportsForReset != nil {
+                Console.err("To reset this key: \(info.resetGuidance).")
+            }
             try Confirmation.ask(
                 "Reset \(await key.identification)? Every credential on it and its PIN are erased; this cannot be undone.",
                 assumeYes: yes)

@@ -28,14 +28,16 @@ struct VirtualServeCommand: ReportingCommand {
             atomically after every change; without --state it lives in memory only. With --json one line \
             describing the key is printed on standard output once it serves.
 
-            --profile picks what the key implements: ctap20 (the default: FIDO_2_0 with clientPIN), \
+            --profile picks what the key implements: ctap22 (the default: FIDO_2_2 and FIDO_2_3, everything \
+            of ctap21 plus thirdPartyPayment, attestationFormats, maxPINLength, pinComplexityPolicy, \
+            authenticatorConfigCommands and the other CTAP 2.2 getInfo members), ctap20 (FIDO_2_0 with clientPIN), \
             ctap21 (FIDO_2_1: credential management, authenticatorConfig with setMinPINLength and \
             alwaysUv, makeCredUvNotRqd, pinUvAuthToken permissions, large blobs with the \
             largeBlobKey extension (--max-large-blob sets maxSerializedLargeBlobArray, 1024 by default), \
             and an enterprise attestation certificate of its own, off until enabled) or ctap21-pre (FIDO_2_1_PRE with \
             credentialMgmtPreview only, as keys shipped before CTAP 2.1 was final).
 
-            --bio adds a simulated fingerprint sensor to a ctap21 (bioEnroll, command 0x09) or ctap21-pre \
+            --bio adds a simulated fingerprint sensor to a ctap22 or ctap21 (bioEnroll, command 0x09) or ctap21-pre \
             (userVerificationMgmtPreview, command 0x40) key: fingerprints are enrolled with `securitykey bio \
             enroll` from the samples --bio-samples scripts (each sample's feedback in order, across \
             enrollments; `timeout` means no finger comes and the capture times out), and kept in --state. \
@@ -109,23 +111,30 @@ struct VirtualServeCommand: ReportingCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("What the key implements: ctap20, ctap21 or ctap21-pre.", valueName: "profile"))
-    var profile: String = "ctap20"
+        help: ArgumentHelp("What the key implements: ctap22 (the default), ctap21, ctap21-pre or ctap20.", valueName: "profile"))
+    var profile: String?
+
+    @OptionGroup(title: "CTAP 2.2") var ctap22Options: VirtualCTAP22Options
+
+    /// The profile chosen: ctap22 unless --profile names another (ctap20 for a U2F-only key).
+    var chosenProfile: VirtualKeySettings.Profile {
+        profile.flatMap(VirtualKeySettings.Profile.init(rawValue:)) ?? (ctap1Only ? .ctap20 : .ctap22)
+    }
 
     @Flag(
         name: .long,
-        help: "With --profile ctap21: start with enterprise attestation enabled."
+        help: "With --profile ctap22 or ctap21: start with enterprise attestation enabled."
     )
     var enterpriseAttestation = false
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "With --profile ctap21: an RP ID that gets an enterprise attestation for enterpriseAttestation 1 (repeatable).",
+            "With --profile ctap22 or ctap21: an RP ID that gets an enterprise attestation for enterpriseAttestation 1 (repeatable).",
             valueName: "rp-id"))
     var enterpriseAttestationRP: [String] = []
 
-    @Flag(name: .long, help: "With --profile ctap21: start with alwaysUv on.")
+    @Flag(name: .long, help: "With --profile ctap22 or ctap21: start with alwaysUv on.")
     var alwaysUV = false
 
     @Option(
@@ -141,7 +150,7 @@ struct VirtualServeCommand: ReportingCommand {
     @Flag(
         name: .long,
         help:
-            "With --profile ctap21 or ctap21-pre: a simulated fingerprint sensor (bio enrollment, built-in UV once a finger is enrolled)."
+            "With --profile ctap22, ctap21 or ctap21-pre: a simulated fingerprint sensor (bio enrollment, built-in UV once a finger is enrolled)."
     )
     var bio = false
 
@@ -168,7 +177,7 @@ struct VirtualServeCommand: ReportingCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "With --profile ctap21: the largest serialized large-blob array stored (maxSerializedLargeBlobArray, at least 1024).",
+            "With --profile ctap22 or ctap21: the largest serialized large-blob array stored (maxSerializedLargeBlobArray, at least 1024).",
             valueName: "bytes"))
     var maxLargeBlob: Int?
 
@@ -221,12 +230,20 @@ struct VirtualServeCommand: ReportingCommand {
         }
         _ = try parsePresence()
         try validateMany()
-        guard VirtualKeySettings.Profile(rawValue: profile) != nil else {
-            throw ValidationError("--profile takes ctap20, ctap21 or ctap21-pre, not \"\(profile)\".")
+        if let profile, VirtualKeySettings.Profile(rawValue: profile) == nil {
+            throw ValidationError("--profile takes ctap22, ctap21, ctap21-pre or ctap20, not \"\(profile)\".")
         }
-        if wantsBio, profile == "ctap20" {
+        let profile = chosenProfile
+        if wantsBio, profile == .ctap20 {
             throw ValidationError(
-                "--bio, --bio-samples and --bio-samples-required need --profile ctap21 or ctap21-pre.")
+                "--bio, --bio-samples and --bio-samples-required need --profile ctap22, ctap21 or ctap21-pre.")
+        }
+        if ctap22Options.fingerprint != nil, !wantsBio {
+            throw ValidationError("--fingerprint needs --bio.")
+        }
+        if ctap22Options.isUsed, profile != .ctap22 {
+            throw ValidationError(
+                "--pin-complexity, --max-pin-length, --long-touch-reset, --reset-transports and --uv-attempts need --profile ctap22.")
         }
         if let bioSamplesRequired, !(1...50).contains(bioSamplesRequired) {
             throw ValidationError("--bio-samples-required takes 1 to 50.")
@@ -236,18 +253,19 @@ struct VirtualServeCommand: ReportingCommand {
                 throw ValidationError("--bio-samples: \(error.message)")
             }
         }
-        if ctap1Only, profile != "ctap20" || pin != nil || wantsBio {
+        if ctap1Only, self.profile != nil || pin != nil || wantsBio {
             throw ValidationError(
                 "--ctap1-only makes a U2F key: it takes no --profile, no --pin and no --bio.")
         }
-        if profile != "ctap21", enterpriseAttestation || alwaysUV || !enterpriseAttestationRP.isEmpty {
+        let isCTAP21 = profile == .ctap21 || profile == .ctap22
+        if !isCTAP21, enterpriseAttestation || alwaysUV || !enterpriseAttestationRP.isEmpty {
             throw ValidationError(
-                "--enterprise-attestation, --enterprise-attestation-rp and --always-uv need --profile ctap21."
+                "--enterprise-attestation, --enterprise-attestation-rp and --always-uv need --profile ctap22 or ctap21."
             )
         }
         if let maxLargeBlob {
-            guard profile == "ctap21" else {
-                throw ValidationError("--max-large-blob needs --profile ctap21.")
+            guard isCTAP21 else {
+                throw ValidationError("--max-large-blob needs --profile ctap22 or ctap21.")
             }
             guard (1024...(1 << 20)).contains(maxLargeBlob) else {
                 throw ValidationError("--max-large-blob takes 1024 to 1048576 bytes.")
@@ -306,6 +324,7 @@ struct VirtualServeCommand: ReportingCommand {
         let server = try VirtualKeyServer(
             settings: try settings(), transport: transport, count: count, stateFile: state,
             userPresence: try parsePresence(), latency: latency.map { .milliseconds($0) }, logger: logger)
+        for key in server.keys { await key.setUserVerification(ctap22Options.userVerification) }
         if let secretsLog, let key = server.keys.first {
             await key.recordSecrets(to: try VirtualKeySecretsLog(path: secretsLog))
             Console.err(
@@ -375,7 +394,8 @@ struct VirtualServeCommand: ReportingCommand {
     /// The key the flags describe.
     func settings() throws -> VirtualKeySettings {
         var settings = VirtualKeySettings()
-        settings.profile = VirtualKeySettings.Profile(rawValue: profile) ?? .ctap20
+        settings.profile = chosenProfile
+        ctap22Options.apply(to: &settings)
         settings.ctap1Only = ctap1Only
         settings.alwaysUV = alwaysUV
         settings.enterpriseAttestation = enterpriseAttestation

@@ -110,7 +110,11 @@ struct BioEnrollmentFlowTests {
     }
 
     @Test func anEnrolledFingerVerifiesAndABlockedSensorFallsBackToThePIN() async throws {
-        let key = try VirtualKey(configuration: Self.bioKey(maxUVRetries: 3))
+        var configuration = Self.bioKey(maxUVRetries: 3)
+        // The key asks the platform for as many attempts as it allows, so the host tries until
+        // the sensor blocks (preferredPlatformUvAttempts; PreferredUVAttemptsTests covers fewer).
+        configuration.ctap22.preferredPlatformUVAttempts = 3
+        let key = try VirtualKey(configuration: configuration)
         let authenticator = try await open(key)
         _ = try await authenticator.enrollFingerprint(
             interaction: RecordingInteraction(pins: ["1234"]), deadline: .after(.seconds(10)))

@@ -70,9 +70,10 @@ import Testing
     }
 
     @Test func aBioFlagNeedsACTAP21Profile() throws {
-        let result = try CLIRunner.run(["virtual", "serve", "--udp", "--bio"])
+        // The default profile (ctap22) takes --bio; CTAP 2.0 has no bio enrollment.
+        let result = try CLIRunner.run(["virtual", "serve", "--udp", "--profile", "ctap20", "--bio"])
         #expect(result.status == 64)
-        #expect(result.stderr.contains("--profile ctap21"))
+        #expect(result.stderr.contains("--profile ctap22, ctap21 or ctap21-pre"))
         let badSample = try CLIRunner.run(["virtual", "serve", "--udp", "--profile", "ctap21", "--bio-samples", "good,wet"])
         #expect(badSample.status == 64)
         #expect(badSample.stderr.contains("wet"))

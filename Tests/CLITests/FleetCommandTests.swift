@@ -77,7 +77,7 @@ import Testing
             let plain = keys[0], pin = keys[1], silent = keys[2], garbage = keys[3]
             #expect(plain["aaguid"] as? String == Self.plainAAGUID)
             #expect(plain["pinSet"] as? Bool == false)
-            #expect(plain["versions"] as? [String] == ["U2F_V2", "FIDO_2_0"])
+            #expect(plain["versions"] as? [String] == ["U2F_V2", "FIDO_2_0", "FIDO_2_1", "FIDO_2_2", "FIDO_2_3"], "the default profile is ctap22")
             #expect(plain["healthy"] as? Bool == true)
             #expect(plain["assertionStatus"] as? String == "CTAP2_ERR_NO_CREDENTIALS")
             #expect(pin["aaguid"] as? String == Self.pinAAGUID)
@@ -180,7 +180,8 @@ import Testing
             ["--udp", "127.0.0.1:\(ports[1])", "--attestation-root", rootB], log: work.appendingPathComponent("b.log"))
         // CTAP 2.0 with a PIN: registering needs the PIN, which a fleet never asks for.
         let keyC = try ChoiceCommandTests.ServedKey(
-            ["--udp", "127.0.0.1:\(ports[2])", "--pin", "123456"], log: work.appendingPathComponent("c.log"))
+            ["--udp", "127.0.0.1:\(ports[2])", "--profile", "ctap20", "--pin", "123456"],
+            log: work.appendingPathComponent("c.log"))
         for port in ports {
             CLIRunner.waitUntilServed("udp:127.0.0.1:\(port)")
         }

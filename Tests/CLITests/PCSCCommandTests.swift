@@ -134,7 +134,7 @@ import Testing
             #expect(info.status == 0, "\(info.stderr)")
             let json = try info.object()
             #expect(json["aaguid"] as? String == Self.aaguid)
-            #expect(json["versions"] as? [String] == ["U2F_V2", "FIDO_2_0"])
+            #expect(json["versions"] as? [String] == ["U2F_V2", "FIDO_2_0", "FIDO_2_1", "FIDO_2_2", "FIDO_2_3"], "the default profile is ctap22")
             #expect((json["options"] as? [String: Bool])?["clientPin"] == false)
             #expect(json["pinUvAuthProtocols"] as? [Int] == [2, 1])
             #expect(json["maxMsgSize"] as? Int == 1200)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `securitykey token save|forget|list` and the commands that read with a stored persistent
-/// token (CTAP 2.2 pcmr), end to end against `virtual serve --profile ctap21` over UDP, with
+/// token (CTAP 2.2 pcmr), end to end against `virtual serve --profile ctap22` over UDP, with
 /// python-fido2 2.2's ClientPin and Info.get_identifier as the independent view of the key.
 @Suite(.serialized) struct TokenCommandTests {
     /// A served key with its state file, the tool's state directory and the key's secrets log.
@@ -25,7 +25,7 @@ import Testing
             key = try ChoiceCommandTests.ServedKey(
                 [
                     "--udp", "127.0.0.1:\(port)", "--state", work.appendingPathComponent("state").path, "--profile",
-                    "ctap21", "--secrets-log", secretsLog.path,
+                    "ctap22", "--secrets-log", secretsLog.path,
                 ],
                 environment: ["SECURITYKEY_ALLOW_SECRETS_LOG": "1"], log: work.appendingPathComponent("serve.log"))
             for _ in 0..<100 {

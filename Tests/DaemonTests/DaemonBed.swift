@@ -66,7 +66,9 @@ final class DaemonBed: @unchecked Sendable {
             let key = Process()
             key.executableURL = Self.binaries.appendingPathComponent("securitykey")
             key.arguments =
-                ["virtual", "serve", "--udp", "127.0.0.1:\(port)"] + (pin.map { ["--pin", $0] } ?? []) + keyArguments
+                ["virtual", "serve", "--udp", "127.0.0.1:\(port)"] + (pin.map { ["--pin", $0] } ?? [])
+                // CTAP 2.0 unless a test names a profile: with a PIN, registering then needs it.
+                + (keyArguments.contains("--profile") ? [] : ["--profile", "ctap20"]) + keyArguments
             key.standardOutput = FileHandle.nullDevice
             key.standardError = FileHandle.nullDevice
             try key.run()

@@ -313,6 +313,8 @@ public struct ClientPIN: Sendable {
             explained.retriesLeft = retries
         case .notAllowed where context == .newPIN:
             explained.message = "A PIN is already set on this key: change it instead."
+        case .pinPolicyViolation where context == .newPIN || context == .changePIN:
+            explained.message = PINPolicy.refusalMessage(info: info)
         case .pinPolicyViolation where context == .pinToken:
             // Asked for a token, not a new PIN: the key wants its PIN changed first.
             explained.code = .pinChangeRequired

@@ -36,6 +36,18 @@ public enum PINPolicy {
         return bytes
     }
 
+    /// Why a key refused a new PIN (CTAP2_ERR_PIN_POLICY_VIOLATION), as one sentence: its PIN
+    /// complexity policy (CTAP 2.2 §6.4 pinComplexityPolicy, with pinComplexityPolicyURL when
+    /// the key names one) or, without one, its PIN rules.
+    public static func refusalMessage(info: AuthenticatorInfo?) -> String {
+        guard info?.pinComplexityPolicy == true else {
+            return "The key refused the new PIN: it does not meet this key's PIN policy; choose another."
+        }
+        let url = info?.pinComplexityPolicyURL.flatMap { String(validating: $0, as: UTF8.self) }
+        return "The key refused the new PIN as too easy to guess under its PIN complexity policy"
+            + (url.map { " (\($0))" } ?? "") + "; choose a less predictable PIN."
+    }
+
     /// Checks a PIN the user enters to prove knowledge of the current PIN; returns the bytes to
     /// hash. Only the specification's fixed limits apply: a key's minPINLength may have grown
     /// after the PIN was set, and the old PIN is still needed to change it.

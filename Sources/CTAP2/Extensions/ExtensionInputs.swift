@@ -18,6 +18,8 @@ public struct MakeCredentialExtensionInputs: Hashable, Sendable, CustomStringCon
     public var hmacSecret = false
     /// `hmac-secret-mc` (§12.6): evaluate the hmac-secret already at creation.
     public var hmacSecretMakeCredential: HMACSecretInput?
+    /// `thirdPartyPayment` (§12.9): make the credential usable for third-party payment.
+    public var thirdPartyPayment = false
     /// Other inputs by identifier, sent as given: the raw escape hatch.
     public var additionalExtensionInputs = CBORMap()
 
@@ -31,6 +33,7 @@ public struct MakeCredentialExtensionInputs: Hashable, Sendable, CustomStringCon
     public var cbor: CBORMap {
         var m = additionalExtensionInputs.withoutTypedInputs([
             .credProtect, .credBlob, .largeBlobKey, .minPINLength, .hmacSecret, .hmacSecretMakeCredential,
+            .thirdPartyPayment,
         ])
         if let credProtect { m[.textString(ExtensionIdentifier.credProtect.rawValue)] = .unsigned(credProtect.rawValue) }
         if let credBlob { m[.textString(ExtensionIdentifier.credBlob.rawValue)] = .byteString(credBlob) }
@@ -42,6 +45,7 @@ public struct MakeCredentialExtensionInputs: Hashable, Sendable, CustomStringCon
         if let hmacSecretMakeCredential {
             m[.textString(ExtensionIdentifier.hmacSecretMakeCredential.rawValue)] = .map(hmacSecretMakeCredential.cbor)
         }
+        if thirdPartyPayment { m[.textString(ExtensionIdentifier.thirdPartyPayment.rawValue)] = true }
         return m
     }
 
@@ -53,6 +57,7 @@ public struct MakeCredentialExtensionInputs: Hashable, Sendable, CustomStringCon
         if minPINLength { parts.append("minPinLength") }
         if hmacSecret { parts.append("hmac-secret") }
         if let hmacSecretMakeCredential { parts.append("hmac-secret-mc: \(hmacSecretMakeCredential)") }
+        if thirdPartyPayment { parts.append("thirdPartyPayment") }
         if !additionalExtensionInputs.isEmpty { parts.append("+\(additionalExtensionInputs.count) raw") }
         return "MakeCredentialExtensionInputs(\(parts.joined(separator: ", ")))"
     }
@@ -67,6 +72,8 @@ public struct GetAssertionExtensionInputs: Hashable, Sendable, CustomStringConve
     public var credBlob = false
     /// `largeBlobKey` (§12.3): ask for the credential's largeBlobKey (response member 0x07).
     public var largeBlobKey = false
+    /// `thirdPartyPayment` (§12.9): ask whether the credential is enabled for third-party payment.
+    public var thirdPartyPayment = false
     /// Other inputs by identifier, sent as given: the raw escape hatch.
     public var additionalExtensionInputs = CBORMap()
 
@@ -78,7 +85,8 @@ public struct GetAssertionExtensionInputs: Hashable, Sendable, CustomStringConve
 
     /// The extensions map of the request.
     public var cbor: CBORMap {
-        var m = additionalExtensionInputs.withoutTypedInputs([.hmacSecret, .credBlob, .largeBlobKey])
+        var m = additionalExtensionInputs.withoutTypedInputs([.hmacSecret, .credBlob, .largeBlobKey, .thirdPartyPayment])
+        if thirdPartyPayment { m[.textString(ExtensionIdentifier.thirdPartyPayment.rawValue)] = true }
         if let hmacSecret { m[.textString(ExtensionIdentifier.hmacSecret.rawValue)] = .map(hmacSecret.cbor) }
         if credBlob { m[.textString(ExtensionIdentifier.credBlob.rawValue)] = true }
         if largeBlobKey { m[.textString(ExtensionIdentifier.largeBlobKey.rawValue)] = true }
@@ -90,6 +98,7 @@ public struct GetAssertionExtensionInputs: Hashable, Sendable, CustomStringConve
         if let hmacSecret { parts.append("hmac-secret: \(hmacSecret)") }
         if credBlob { parts.append("credBlob") }
         if largeBlobKey { parts.append("largeBlobKey") }
+        if thirdPartyPayment { parts.append("thirdPartyPayment") }
         if !additionalExtensionInputs.isEmpty { parts.append("+\(additionalExtensionInputs.count) raw") }
         return "GetAssertionExtensionInputs(\(parts.joined(separator: ", ")))"
     }

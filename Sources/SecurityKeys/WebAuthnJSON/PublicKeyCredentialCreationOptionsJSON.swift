@@ -35,6 +35,8 @@ public struct PublicKeyCredentialCreationOptionsJSON: WebAuthnOptionsDocument, H
     public var attestation: AttestationConveyancePreference
     /// `hints` (`security-key`, `client-device`, `hybrid`), as given.
     public var hints: [String]
+    /// `attestationFormats` (WebAuthn L3 §5.4): the attestation formats the relying party prefers, best first.
+    public var attestationFormats: [String] = []
     /// `extensions`: client extension inputs by identifier, as parsed JSON; see
     /// ``WebAuthnExtensionInputsJSON``.
     public var extensions: WebAuthnExtensionInputsJSON
@@ -90,6 +92,7 @@ public struct PublicKeyCredentialCreationOptionsJSON: WebAuthnOptionsDocument, H
         default: attestation = .none
         }
         hints = try Self.strings(root, "hints")
+        attestationFormats = try Self.strings(root, "attestationFormats")
         extensions = try WebAuthnExtensionInputsJSON(try root.object("extensions"))
     }
 
@@ -118,6 +121,7 @@ public struct PublicKeyCredentialCreationOptionsJSON: WebAuthnOptionsDocument, H
         request.residentKeyPreference = residentKey
         request.userVerificationPreference = userVerification
         request.attestationPreference = attestation
+        request.attestationFormats = attestationFormats
         request.clientData = Self.clientData(origin: origin, topOrigin: topOrigin)
         if let timeoutMilliseconds { request.timeout = Self.timeout(milliseconds: timeoutMilliseconds) }
         try extensions.apply(to: &request)

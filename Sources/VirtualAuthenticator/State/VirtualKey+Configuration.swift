@@ -107,6 +107,9 @@ extension VirtualKey {
         /// credential management, and the getInfo members it decrypts, `encIdentifier` and
         /// `encCredStoreState`. Needs clientPIN and `credMgmt`.
         public var persistentPINUVAuthToken = false
+        /// The CTAP 2.2 members of getInfo and the behaviour behind them (reported when
+        /// ``versions`` lists FIDO_2_2 or FIDO_2_3); see ``CTAP22Features``.
+        public var ctap22 = CTAP22Features()
 
         /// Creates a configuration; every parameter has a YubiKey-5-like default.
         public init(
@@ -265,6 +268,7 @@ extension VirtualKey {
             if !(4...63).contains(minPINLength) {
                 throw VirtualKeyError(.invalidConfiguration, "minPINLength must be between 4 and 63.")
             }
+            try ctap22.validate()
             if !(1...25).contains(maxUVRetries) {
                 throw VirtualKeyError(.invalidConfiguration, "maxUVRetries must be between 1 and 25.")
             }
@@ -299,6 +303,9 @@ extension VirtualKey {
                     throw VirtualKeyError(
                         .invalidConfiguration,
                         "The configured PIN must have \(minPINLength) to 63 bytes' worth of characters.")
+                }
+                if let reason = ctap22.pinRefusal(Array(pin.utf8)) {
+                    throw VirtualKeyError(.invalidConfiguration, "The configured PIN is refused: \(reason)")
                 }
             }
 

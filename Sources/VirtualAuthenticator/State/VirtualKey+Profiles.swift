@@ -32,6 +32,27 @@ extension VirtualKey.Configuration {
             firmwareVersion: 0x02_01_00, pin: pin, maxRPIDsForSetMinPINLength: 8)
     }
 
+    /// A CTAP 2.2 key (CTAP 2.2 §6.4), reporting FIDO_2_2 and FIDO_2_3 as keys shipping now do:
+    /// everything of ``ctap21(aaguid:pin:alwaysUV:enterpriseAttestation:enterpriseAttestationEnabled:builtInUV:)``
+    /// plus the thirdPartyPayment and hmac-secret-mc extensions, attestationFormats (and
+    /// makeCredential's attestationFormatsPreference), maxPINLength, authenticatorConfigCommands,
+    /// pinComplexityPolicy (off until ``CTAP22Features/pinComplexityPolicy`` turns it on) and, with
+    /// built-in UV, uvCountSinceLastPinEntry and preferredPlatformUvAttempts 3.
+    public static func ctap22(
+        aaguid: [UInt8]? = nil, pin: String? = nil, alwaysUV: Bool = false,
+        enterpriseAttestation: Bool = true,
+        enterpriseAttestationEnabled: Bool = false, builtInUV: Bool = false
+    ) -> Self {
+        var configuration = ctap21(
+            aaguid: aaguid, pin: pin, alwaysUV: alwaysUV, enterpriseAttestation: enterpriseAttestation,
+            enterpriseAttestationEnabled: enterpriseAttestationEnabled, builtInUV: builtInUV)
+        configuration.versions = ["U2F_V2", "FIDO_2_0", "FIDO_2_1", "FIDO_2_2", "FIDO_2_3"]
+        configuration.firmwareVersion = 0x02_03_00
+        configuration.ctap22.preferredPlatformUVAttempts = 3
+        configuration.persistentPINUVAuthToken = true
+        return configuration
+    }
+
     /// A key that shipped before CTAP 2.1 was final: versions U2F_V2, FIDO_2_0 and
     /// FIDO_2_1_PRE with `credentialMgmtPreview` (credential management as command 0x41,
     /// without updateUserInformation), legacy PIN tokens and no `pinUvAuthToken`.

@@ -114,6 +114,7 @@ extension DiscoverableCredential {
         static let credRandomWithUV = "credRandomWithUV"
         static let credRandomWithoutUV = "credRandomWithoutUV"
         static let credBlob = "credBlob"
+        static let thirdPartyPayment = "thirdPartyPayment"
     }
 
     func encodeExtensionFields(into map: inout CBORMap) {
@@ -125,6 +126,7 @@ extension DiscoverableCredential {
             map[ExtensionField.credRandomWithoutUV] = .byteString(credRandoms.withoutUV)
         }
         if let credBlob { map[ExtensionField.credBlob] = .byteString(credBlob) }
+        if thirdPartyPayment { map[ExtensionField.thirdPartyPayment] = true }
     }
 
     mutating func decodeExtensionFields(_ map: CBORMap) throws(VirtualKeyError) {
@@ -149,6 +151,10 @@ extension DiscoverableCredential {
             // A real blob is a few dozen bytes; cap what a damaged file can make us keep.
             guard let blob = v.bytesValue, blob.count <= 4096 else { throw damaged(ExtensionField.credBlob) }
             credBlob = blob
+        }
+        if let v = map[ExtensionField.thirdPartyPayment] {
+            guard let flag = v.boolValue else { throw damaged(ExtensionField.thirdPartyPayment) }
+            thirdPartyPayment = flag
         }
     }
 }

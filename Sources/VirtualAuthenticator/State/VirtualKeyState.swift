@@ -85,6 +85,8 @@ struct DiscoverableCredential: Sendable, Equatable {
     var credProtect: CredProtectLevel = .optional
     var credRandoms: CredRandoms? = nil
     var credBlob: [UInt8]? = nil
+    /// Made with thirdPartyPayment (CTAP 2.2 §12.9).
+    var thirdPartyPayment = false
 }
 
 extension VirtualKeyState {

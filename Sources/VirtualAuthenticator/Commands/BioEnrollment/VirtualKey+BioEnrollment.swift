@@ -111,7 +111,7 @@ extension VirtualKey {
         options[bioEnrollmentIsPreview ? "userVerificationMgmtPreview" : "bioEnroll"] = .boolean(enrolled)
         options["uv"] = .boolean(enrolled)
         info[Self.getInfoUVModality] = .int(Self.fingerprintUVModality)
-        info[Self.getInfoPreferredPlatformUVAttempts] = .int(1)
+        info[Self.getInfoPreferredPlatformUVAttempts] = .int(configuration.ctap22.preferredPlatformUVAttempts)
     }
 
     /// Forgets every fingerprint and the enrollment in progress (authenticatorReset).

@@ -321,6 +321,7 @@ extension VirtualKey {
         }
         clientPINSession.consecutiveMismatches = 0
         state.pinRetries = PINPolicy.maxRetries
+        uvCountSinceLastPINEntry = 0
         try persist()
     }
 
@@ -331,7 +332,9 @@ extension VirtualKey {
         var padded = try pinProtocol.decrypt(key: shared, newPinEnc)
         defer { padded.zeroize() }
         let pin = try PINPolicy.unpad(padded)
-        if let reason = PINPolicy.check(pin, minLength: currentMinPINLength) {
+        if let reason = PINPolicy.check(pin, minLength: currentMinPINLength)
+            ?? configuration.ctap22.pinRefusal(pin)
+        {
             throw .rejected(.pinPolicyViolation, reason)
         }
         return pin

@@ -26,6 +26,7 @@ extension VirtualKey {
         keepalive(.userPresenceNeeded)
         switch userVerification {
         case .match:
+            countBuiltInVerification()
             if state.uvRetries != nil {
                 state.uvRetries = nil
                 try persist()

@@ -136,6 +136,11 @@ extension VirtualKey {
         guard newLength <= PINPolicy.maxLength else {
             throw .rejected(.pinPolicyViolation, "No PIN can be longer than \(PINPolicy.maxLength) bytes.")
         }
+        // CTAP 2.2 §6.11.4: the minimum cannot pass the key's maxPINLength.
+        if configuration.isCTAP22, newLength > configuration.ctap22.maxPINLength {
+            throw .rejected(
+                .pinPolicyViolation, "No PIN on this key can be longer than \(configuration.ctap22.maxPINLength) characters.")
+        }
         var rpIDs: [String]?
         if let rpItems {
             guard rpItems.count <= configuration.maxRPIDsForSetMinPINLength else {

@@ -60,6 +60,8 @@ extension VirtualKey {
         static let totalCredentials = 0x09
         static let credProtect = 0x0A
         static let largeBlobKey = 0x0B
+        /// CTAP 2.2 §6.8: whether the credential is thirdPartyPayment-enabled.
+        static let thirdPartyPayment = 0x0C
     }
 
     /// authenticatorCredentialManagement subcommands (CTAP 2.1 §6.8).
@@ -284,7 +286,8 @@ extension VirtualKey {
         return pending
     }
 
-    /// user, credentialID, publicKey and credProtect of one stored credential (§6.8.4).
+    /// user, credentialID, publicKey, credProtect and (CTAP 2.2) thirdPartyPayment of one stored
+    /// credential (§6.8.4).
     private func credentialResponse(_ credential: DiscoverableCredential) throws(VirtualKeyError) -> CBORMap {
         guard let key = credentialKey(credential.algorithm, seed: credential.seed) else {
             throw .rejected(.other, "A stored credential's key cannot be rebuilt.")
@@ -302,6 +305,10 @@ extension VirtualKey {
         ]
         if let key = state.largeBlobKeys[credential.id] {
             response[.int(CredentialManagementResponseMember.largeBlobKey)] = .byteString(key)
+        }
+        if configuration.effectiveExtensions.contains(ExtensionIdentifier.thirdPartyPayment) {
+            response[.int(CredentialManagementResponseMember.thirdPartyPayment)] = .boolean(
+                credential.thirdPartyPayment)
         }
         return response
     }

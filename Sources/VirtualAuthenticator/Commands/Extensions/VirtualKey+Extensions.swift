@@ -32,6 +32,7 @@ struct CredentialExtensionState: Sendable, Equatable {
     var credProtect: CredProtectLevel = .optional
     var credRandoms: CredRandoms?
     var credBlob: [UInt8]?
+    var thirdPartyPayment = false
 }
 
 /// The extension identifiers this key knows (CTAP 2.1 §12, CTAP 2.2 §12.7 hmac-secret-mc).
@@ -42,10 +43,12 @@ enum ExtensionIdentifier {
     static let hmacSecretMakeCredential = "hmac-secret-mc"
     static let minPinLength = "minPinLength"
     static let largeBlobKey = "largeBlobKey"
+    /// CTAP 2.2 §12.9.
+    static let thirdPartyPayment = "thirdPartyPayment"
 
     /// Everything ``VirtualKey/Configuration/extensions`` may list.
     static let implemented: Set<String> = [
-        credProtect, credBlob, hmacSecret, hmacSecretMakeCredential, minPinLength, largeBlobKey,
+        credProtect, credBlob, hmacSecret, hmacSecretMakeCredential, minPinLength, largeBlobKey, thirdPartyPayment,
     ]
 }
 
@@ -53,7 +56,8 @@ extension VirtualKey.Configuration {
     /// The extensions getInfo lists and the key processes: ``extensions`` when set, otherwise
     /// what a real key of this profile offers. A CTAP 2.0 key with clientPIN offers hmac-secret;
     /// FIDO_2_1_PRE keys add credProtect; CTAP 2.1 keys add credBlob; CTAP 2.2 keys add
-    /// hmac-secret-mc; minPinLength comes with `setMinPINLength`.
+    /// hmac-secret-mc; minPinLength comes with `setMinPINLength`; FIDO_2_2/FIDO_2_3 keys add
+    /// thirdPartyPayment.
     var effectiveExtensions: [String] {
         if let extensions { return extensions }
         var list: [String] = []
@@ -69,6 +73,7 @@ extension VirtualKey.Configuration {
         if supportsSetMinPINLength { list.append(ExtensionIdentifier.minPinLength) }
         // largeBlobKey comes with the largeBlobs command (CTAP 2.1 §12.3).
         if supportsLargeBlobs { list.append(ExtensionIdentifier.largeBlobKey) }
+        if isCTAP22 { list.append(ExtensionIdentifier.thirdPartyPayment) }
         return list
     }
 }
@@ -122,15 +127,19 @@ struct MakeCredentialExtensionRequest: Sendable {
     var hmacSecret = false
     var hmacSecretMakeCredential: HMACSecretRequest?
     var credBlob: [UInt8]?
+    var thirdPartyPayment = false
 
     /// The flags sealed into the new credential's ID.
-    var idFlags: CredentialID.Flags { CredentialID.Flags(credProtect: credProtect, hmacSecret: hmacSecret) }
+    var idFlags: CredentialID.Flags {
+        CredentialID.Flags(credProtect: credProtect, hmacSecret: hmacSecret, thirdPartyPayment: thirdPartyPayment)
+    }
 }
 
 /// What getAssertion's extensions ask for; kept for getNextAssertion.
 struct AssertionExtensionRequest: Sendable {
     var hmacSecret: HMACSecretRequest?
     var credBlob = false
+    var thirdPartyPayment = false
 }
 
 extension CTAPParameters {
@@ -190,6 +199,9 @@ extension VirtualKey {
         if supports(ExtensionIdentifier.credBlob) {
             request.credBlob = try extensions.bytes(ExtensionIdentifier.credBlob)
         }
+        if supports(ExtensionIdentifier.thirdPartyPayment) {
+            request.thirdPartyPayment = try extensions.bool(ExtensionIdentifier.thirdPartyPayment) ?? false
+        }
         return request
     }
 
@@ -207,6 +219,7 @@ extension VirtualKey {
         if discoverable, let blob = request.credBlob, blob.count <= configuration.maxCredBlobLength {
             state.credBlob = blob
         }
+        state.thirdPartyPayment = request.thirdPartyPayment
         return state
     }
 
@@ -253,6 +266,9 @@ extension VirtualKey {
         if supports(ExtensionIdentifier.credBlob) {
             request.credBlob = try extensions.bool(ExtensionIdentifier.credBlob) ?? false
         }
+        if supports(ExtensionIdentifier.thirdPartyPayment) {
+            request.thirdPartyPayment = try extensions.bool(ExtensionIdentifier.thirdPartyPayment) ?? false
+        }
         return request
     }
 
@@ -281,6 +297,10 @@ extension VirtualKey {
         }
         if request.credBlob {
             outputs[.textString(ExtensionIdentifier.credBlob)] = .byteString(state.credBlob ?? [])
+        }
+        // CTAP 2.2 §12.9: whether the credential is enabled for third-party payment.
+        if request.thirdPartyPayment {
+            outputs[.textString(ExtensionIdentifier.thirdPartyPayment)] = .boolean(state.thirdPartyPayment)
         }
         return outputs
     }
@@ -345,6 +365,7 @@ extension ResolvedCredential {
         if sealedFlags.hmacSecret {
             state.credRandoms = VirtualKey.derivedCredRandoms(id, wrappingKey: wrappingKey)
         }
+        state.thirdPartyPayment = sealedFlags.thirdPartyPayment
         return state
     }
 }
@@ -352,6 +373,8 @@ extension ResolvedCredential {
 extension DiscoverableCredential {
     /// The extension state kept with this credential.
     var extensionState: CredentialExtensionState {
-        CredentialExtensionState(credProtect: credProtect, credRandoms: credRandoms, credBlob: credBlob)
+        CredentialExtensionState(
+            credProtect: credProtect, credRandoms: credRandoms, credBlob: credBlob,
+            thirdPartyPayment: thirdPartyPayment)
     }
 }

@@ -87,6 +87,7 @@ extension VirtualKey {
             info[GetInfoMember.firmwareVersion] = .int(firmware)
         }
         addExtensionInfo(to: &info)
+        addCTAP22Info(to: &info)
         addFingerprintSensorInfo(options: &options, info: &info)
         addPersistentTokenInfo(options: &options, info: &info)
         info[GetInfoMember.options] = .map(options)

@@ -30,6 +30,8 @@ extension VirtualKey {
         static let pinUvAuthParam = 0x08
         static let pinUvAuthProtocol = 0x09
         static let enterpriseAttestation = 0x0A
+        /// attestationFormatsPreference (CTAP 2.2 §6.1).
+        static let attestationFormatsPreference = 0x0B
     }
 
     /// authenticatorMakeCredential response members (CTAP 2.1 §6.1 "Response").
@@ -71,6 +73,8 @@ extension VirtualKey {
         let pinUvAuthParam = try p.bytes(P.pinUvAuthParam)
         let pinUvAuthProtocol = try p.unsigned(P.pinUvAuthProtocol)
         let enterpriseAttestation = try p.unsigned(P.enterpriseAttestation)
+        let preferredFormat =
+            configuration.isCTAP22 ? try chooseAttestationFormat(p.array(P.attestationFormatsPreference)) : nil
 
         guard clientDataHash.count == Self.clientDataHashLength else {
             throw .rejected(.invalidLength, "clientDataHash is \(clientDataHash.count) bytes, not 32.")
@@ -183,7 +187,8 @@ extension VirtualKey {
                     id: credentialID, rpID: rpID, rpName: rpName, userID: userID, userName: userName,
                     userDisplayName: userDisplayName, algorithm: algorithm, seed: seed, signatureCounter: 0,
                     sequence: state.nextSequence, credProtect: extensionState.credProtect,
-                    credRandoms: extensionState.credRandoms, credBlob: extensionState.credBlob))
+                    credRandoms: extensionState.credRandoms, credBlob: extensionState.credBlob,
+                    thirdPartyPayment: extensionState.thirdPartyPayment))
             state.nextSequence += 1
         }
         let largeBlobKey = rk && wantsLargeBlobKey ? makeLargeBlobKey(credentialID: credentialID) : nil
@@ -198,7 +203,7 @@ extension VirtualKey {
         let (format, statement) =
             enterprise
             ? try enterpriseAttest(authData: authData, clientDataHash: clientDataHash)
-            : try attest(authData: authData, clientDataHash: clientDataHash, key: key)
+            : try attest(authData: authData, clientDataHash: clientDataHash, key: key, format: preferredFormat)
         try persist()
 
         var response = CBORMap()
@@ -275,12 +280,13 @@ extension VirtualKey {
         return chosen
     }
 
-    /// The attestation statement in the configured format (WebAuthn §8.2, §8.7).
+    /// The attestation statement in the configured format (WebAuthn §8.2, §8.7), or "none"
+    /// when the platform prefers it (`format`, from attestationFormatsPreference).
     func attest(
-        authData: [UInt8], clientDataHash: [UInt8], key: CredentialPrivateKey
+        authData: [UInt8], clientDataHash: [UInt8], key: CredentialPrivateKey, format: String? = nil
     ) throws(VirtualKeyError) -> (String, CBORMap) {
         let signed = authData + clientDataHash
-        switch configuration.attestation {
+        switch format == "none" ? .none : configuration.attestation {
         case .none:
             return ("none", CBORMap())
         case .selfAttestation:
