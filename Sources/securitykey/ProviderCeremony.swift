@@ -203,10 +203,13 @@ final class CLIInteraction: SecurityKeyInteraction {
             return nil
         }
         if let index = accounts.firstIndex(where: account.matches) { return index }
+        // Keys name accounts only to a verified user (CTAP 2.1 §6.2.2): without names, say so.
+        let unnamed = accounts.allSatisfy { $0.name == nil && $0.displayName == nil }
+        let hint = unnamed ? " The key names accounts only after user verification: add --uv, or choose with --user-id." : ""
         state.withLock {
             $0.unanswered = CLIError(
                 .failure, code: "no-credentials",
-                "None of the key's \(accounts.count) accounts for this site is the one asked for; it holds: \(names).")
+                "None of the key's \(accounts.count) accounts for this site is the one asked for; it holds: \(names).\(hint)")
         }
         return nil
     }

@@ -81,15 +81,20 @@ import Testing
             CLIRunner.waitUntilServed(device)
             let alice = "YWxpY2UtaGFuZGxlLTAx"  // base64url of "alice-handle-01"
             let bob = "Ym9iLWhhbmRsZS0wMg"  // base64url of "bob-handle-02"
+            // A key names its accounts only to a verified user: it has a PIN, which the default
+            // ('preferred') user verification uses.
+            let pin = "1234\n"
+            #expect(try CLIRunner.run(["pin", "set", "--device", device, "--pin-stdin"], input: pin).status == 0)
             for (name, id) in [("alice", alice), ("bob", bob)] {
-                let made = try CLIRunner.run([
-                    "register", "--device", device, "--rp", "example.org", "--user", name, "--user-id", id,
-                    "--resident", "--hmac-secret", "--json",
-                ])
+                let made = try CLIRunner.run(
+                    [
+                        "register", "--device", device, "--rp", "example.org", "--user", name, "--user-id", id,
+                        "--resident", "--hmac-secret", "--pin-stdin", "--json",
+                    ], input: pin)
                 try #require(made.status == 0, "\(made.stderr)")
             }
             let base = ["authenticate", "--device", device, "--rp", "example.org", "--json"]
-            let refused = try CLIRunner.run(base)
+            let refused = try CLIRunner.run(base + ["--pin-stdin"], input: pin)
             #expect(refused.status == 64, "\(refused.stderr)")
             for text in ["alice", "bob", alice, bob, "--user"] {
                 #expect(refused.stderr.contains(text), "\(text) missing: \(refused.stderr)")
@@ -97,31 +102,39 @@ import Testing
             func handle(_ result: CLIRunner.Result) throws -> String? {
                 try (result.object()["response"] as? [String: Any])?["userHandle"] as? String
             }
-            let asBob = try CLIRunner.run(base + ["--user", "bob"])
+            let asBob = try CLIRunner.run(base + ["--user", "bob", "--pin-stdin"], input: pin)
             #expect(asBob.status == 0, "\(asBob.stderr)")
             #expect(try handle(asBob) == bob)
-            let asAlice = try CLIRunner.run(base + ["--user-id", alice])
+            // The user handle needs no verification.
+            let asAlice = try CLIRunner.run(base + ["--user-id", alice, "--no-uv"])
             #expect(asAlice.status == 0, "\(asAlice.stderr)")
             #expect(try handle(asAlice) == alice)
-            let nobody = try CLIRunner.run(base + ["--user", "carol"])
+            let nobody = try CLIRunner.run(base + ["--user", "carol", "--pin-stdin"], input: pin)
             #expect(nobody.status == 1, "\(nobody.stderr)")
             #expect(nobody.stderr.contains("alice") && nobody.stderr.contains("bob"), "\(nobody.stderr)")
+            // Without verification the key gives no names: the message says how to get them.
+            let unnamed = try CLIRunner.run(base + ["--user", "bob", "--no-uv"])
+            #expect(unnamed.status == 1, "\(unnamed.stderr)")
+            #expect(unnamed.stderr.contains("add --uv"), "\(unnamed.stderr)")
 
-            // hmac-secret chooses the same way.
+            // hmac-secret chooses the same way (by user handle: it never verifies without --uv).
             let salt = String(repeating: "ab", count: 32)
             let secret = ["hmac-secret", "--device", device, "--rp", "example.org", "--salt", salt]
             #expect(try CLIRunner.run(secret).status == 64)
-            let bobSecret = try CLIRunner.run(secret + ["--user", "bob"])
+            let bobSecret = try CLIRunner.run(secret + ["--user-id", bob])
             #expect(bobSecret.status == 0, "\(bobSecret.stderr)")
             let aliceSecret = try CLIRunner.run(secret + ["--user-id", alice])
             #expect(aliceSecret.status == 0, "\(aliceSecret.stderr)")
             #expect(bobSecret.stdout.count == 65 && bobSecret.stdout != aliceSecret.stdout)
+            let bobVerified = try CLIRunner.run(secret + ["--user", "bob", "--uv", "--pin-stdin"], input: pin)
+            #expect(bobVerified.status == 0, "\(bobVerified.stderr)")
 
-            // On a terminal (script(1) gives the command one), a numbered list to choose from.
-            let command = ([CLIRunner.binary.path] + base).map { "'\($0)'" }.joined(separator: " ")
+            // On a terminal (script(1) gives the command one), a numbered list to choose from;
+            // the PIN is the first line of its input, the choice the second.
+            let command = ([CLIRunner.binary.path] + base + ["--pin-stdin"]).map { "'\($0)'" }.joined(separator: " ")
             let picked = try CLIRunner.run(
                 executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
-                input: "2\n")
+                input: pin + "2\n")
             #expect(picked.status == 0, "\(picked.stdout)")
             let lines = picked.stdout.components(separatedBy: "\n")
             let second = try #require(lines.first { $0.contains("2) ") }, "no numbered list: \(picked.stdout)")
