@@ -293,6 +293,40 @@ import Testing
         }
     }
 
+    // MARK: verify
+
+    /// libfido2's Windows Hello TPM registration (regress/cred.c): its AIK certificate has an
+    /// empty subject; `verify` names it by what openssl x509 shows instead: the subjectAltName
+    /// (2.23.133.2.2=ST33HTPHAHB4) and the issuer (CN=EUS-STM-KEYID-1ADB…).
+    @Test func verifyNamesASubjectlessCertificate() throws {
+        let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("../shared/vectors/third-party/libfido2-wiredata.json")
+            .standardized
+        // The attestation object is {fmt, attStmt, authData} around libfido2's CBOR pieces; its
+        // client data hash is SHA-256 of the test's cdh (as fido2-cred -V takes it).
+        let build = """
+            import base64, hashlib, json, sys
+            v = {e["id"]: e["hex"] for e in json.load(open(sys.argv[1]))}
+            p = "libfido2/regress/cred.c/"
+            # {"fmt": "tpm", "attStmt": ..., "authData": ...}: a3, then text keys and values.
+            obj = bytes.fromhex("a3" + "63666d74" + "6374706d" + "6761747453746d74" + v[p + "attstmt_tpm_es256"]
+                + "686175746844617461" + v[p + "authdata_tpm_es256"])
+            b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+            print(json.dumps({"type": "public-key", "response": {"attestationObject": b64(obj)},
+                "clientDataHash": b64(hashlib.sha256(bytes.fromhex(v[p + "cdh"])).digest())}))
+            """
+        let document = try CLIRunner.run(
+            executable: URL(fileURLWithPath: "/usr/bin/python3"), ["-c", build, vectors.path])
+        try #require(document.status == 0, "\(document.stderr)")
+        let verified = try CLIRunner.run(["verify", "--registration", "-"], input: document.stdout)
+        #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+        #expect(verified.stdout.contains("ST33HTPHAHB4"), "\(verified.stdout)")
+        #expect(verified.stdout.contains("EUS-STM-KEYID-1ADB994AB58BE57A0CC9B900E7851E1A43C08660"), "\(verified.stdout)")
+        let json = try CLIRunner.run(["verify", "--registration", "-", "--json"], input: document.stdout)
+        let trustPath = (try json.object()["registration"] as? [String: Any])?["trustPath"] as? [String]
+        #expect(trustPath?.first?.contains("ST33HTPHAHB4") == true, "\(json.stdout)")
+    }
+
     // MARK: virtual serve --pcsc
 
     @Test func servePCSCSaysItWaitsForVPCD() throws {
