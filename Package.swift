@@ -239,7 +239,7 @@ let package = Package(
         // Running child processes (the CLI, python-fido2, busctl) with both outputs read and a
         // time limit, shared by the test targets (not a product).
         .target(name: "TestProcesses", path: "Tests/TestProcesses", swiftSettings: strict),
-        .testTarget(name: "SecurityKeyInternalsTests", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
+        .testTarget(name: "SecurityKeyInternalsTests", dependencies: ["_SecurityKeyInternals", "TestProcesses"], swiftSettings: strict),
         .testTarget(name: "CBORTests", dependencies: ["CBOR"],
                     exclude: ["PythonFido2"],
                     resources: [.copy("Regressions")], swiftSettings: strict),

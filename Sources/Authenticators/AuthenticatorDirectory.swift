@@ -138,13 +138,20 @@ public struct AuthenticatorDirectory: Sendable {
 
     /// The discovery that opens `uri`, by its scheme.
     func discovery(for uri: String) throws(AuthenticatorError) -> any DeviceDiscovery {
+        let known = discoveries + openers
+        // The schemes this directory opens, in its order, for messages that list them.
+        var schemes: [String] = []
+        for discovery in known where !schemes.contains(discovery.scheme) { schemes.append(discovery.scheme) }
+        let forms = schemes.map { "\($0):" }.joined(separator: ", ")
         guard let colon = uri.firstIndex(of: ":") else {
             throw AuthenticatorError(
-                .invalidURI, "\"\(uri)\" is not a device URI (hid:PATH, pcsc:READER, udp:HOST:PORT).")
+                .invalidURI, "\"\(uri)\" is not a device URI; device URIs start with one of \(forms).")
         }
         let scheme = String(uri[..<colon])
-        guard let discovery = (discoveries + openers).first(where: { $0.scheme == scheme }) else {
-            throw AuthenticatorError(.invalidURI, "Devices of the \(scheme): kind are not supported by this build.")
+        guard let discovery = known.first(where: { $0.scheme == scheme }) else {
+            throw AuthenticatorError(
+                .invalidURI,
+                "Unknown device scheme \"\(scheme):\"; device URIs start with one of \(forms).")
         }
         return discovery
     }

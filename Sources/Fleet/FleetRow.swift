@@ -110,9 +110,11 @@ public struct FleetRow: Sendable {
     /// The CSV column names.
     public static let csvHeader = [
         "uri", "transport", "vendorId", "productId", "manufacturer", "product", "serialNumber", "aaguid", "model",
-        "certification", "status", "firmwareVersion", "versions", "extensions", "algorithms", "options", "pinSet",
-        "pinRetries", "uvRetries", "minPINLength", "forcePINChange", "remainingDiscoverableCredentials", "healthy",
-        "getInfoMs", "assertionMs", "assertionStatus", "elapsedMs", "errorCode", "policyPass", "policyReasons",
+        "certification", "status", "statusRefused", "firmwareVersion", "versions", "extensions", "algorithms", "options",
+        "pinSet", "pinRetries", "uvRetries", "minPINLength", "forcePINChange", "remainingDiscoverableCredentials",
+        "healthy", "getInfoMs", "assertionMs", "assertionStatus", "elapsedMs", "errorCode", "errorMessage",
+        "policyPass", "policyReasons", "attestationGenuine", "attestationFormat", "attestationType",
+        "attestationStatementVerified", "attestationTrusted", "attestationAnchor", "attestationProblem",
     ]
 
     /// The CSV row, in ``csvHeader`` order: lists joined with spaces, options as name=value.
@@ -124,7 +126,7 @@ public struct FleetRow: Sendable {
         return [
             d.uri, d.transport.rawValue, text(d.vendorID), text(d.productID), text(d.manufacturer), text(d.product),
             text(d.serialNumber), text(info.map { $0.aaguid.description.lowercased() }), text(model),
-            text(certification), text(status), text(info?.firmwareVersion),
+            text(certification), text(status), text(statusRefused), text(info?.firmwareVersion),
             text(info.map { $0.versions.map(\.rawValue).joined(separator: " ") }),
             text(info.map { $0.extensions.map(\.rawValue).joined(separator: " ") }),
             text(info.map { $0.algorithms.map { String($0.algorithm.rawValue) }.joined(separator: " ") }),
@@ -134,8 +136,11 @@ public struct FleetRow: Sendable {
             text(info.map { $0.forcePINChange == true }), text(info?.remainingDiscoverableCredentials),
             String(report.isHealthy), text(report.health.getInfoLatency?.wholeMilliseconds),
             text(report.health.assertionLatency?.wholeMilliseconds), text(report.health.assertionStatus),
-            String(report.elapsed.wholeMilliseconds), text(report.failure?.code.rawValue),
+            String(report.elapsed.wholeMilliseconds), text(report.failure?.code.rawValue), text(report.failure?.message),
             text(violations.map { $0.isEmpty }), text(violations?.joined(separator: " ")),
+            text(attestation?.isGenuine), text(attestation?.format), text(attestation?.type),
+            text(attestation?.statementVerified), text(attestation?.trusted), text(attestation?.anchor),
+            text(attestation?.problem),
         ]
     }
 }

@@ -61,8 +61,8 @@ public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {
         self.init(host: host, port: port, localPort: localPort)
     }
 
-    /// Parses a comma-separated list of endpoints, each `HOST:PORT` or a full
-    /// `udp:HOST:PORT[?local=PORT]` URI (the form of `SECURITYKEY_UDP` and `--udp`). Spaces
+    /// Parses a comma-separated list of endpoints, each `HOST:PORT`, `HOST:P1-P2` (every port of
+    /// the range) or a full `udp:HOST:PORT[?local=PORT]` URI (the form of `SECURITYKEY_UDP` and `--udp`). Spaces
     /// around items are ignored; an empty or blank text is an empty list.
     public static func list(parsing text: String) throws(TransportError) -> [UDPEndpoint] {
         let trimmed = text.trimmingSpaces
@@ -78,17 +78,49 @@ public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {
             guard !item.isEmpty else {
                 throw TransportError(.invalidURI, "The UDP endpoint list '\(text)' has an empty item.")
             }
-            let endpoint: UDPEndpoint
-            do throws(TransportError) {
-                endpoint = try UDPEndpoint(uri: item.hasPrefix("udp:") ? String(item) : "udp:\(item)")
-            } catch {
-                throw TransportError(
-                    .invalidURI,
-                    "'\(item)' is not a UDP endpoint like 127.0.0.1:8111, localhost:8111 or [::1]:8111.")
+            for uri in try portRange(item) {
+                let endpoint: UDPEndpoint
+                do throws(TransportError) {
+                    endpoint = try UDPEndpoint(uri: uri)
+                } catch {
+                    throw TransportError(
+                        .invalidURI,
+                        "'\(item)' is not a UDP endpoint like 127.0.0.1:8111, localhost:8111, [::1]:8111 or 127.0.0.1:8111-8114."
+                    )
+                }
+                if !endpoints.contains(endpoint) { endpoints.append(endpoint) }
+                guard endpoints.count <= maxListCount else {
+                    throw TransportError(
+                        .invalidURI, "The UDP endpoint list names more than \(maxListCount) endpoints.")
+                }
             }
-            if !endpoints.contains(endpoint) { endpoints.append(endpoint) }
         }
         return endpoints
+    }
+
+    /// The URIs one list item names: itself, or with a port range `HOST:P1-P2` (P1 <= P2) one
+    /// URI per port, in order.
+    private static func portRange(_ item: Substring) throws(TransportError) -> [String] {
+        let uri = item.hasPrefix("udp:") ? String(item) : "udp:\(item)"
+        guard let colon = uri.lastIndex(of: ":"), !uri[colon...].contains("?"),
+            let dash = uri[colon...].firstIndex(of: "-")
+        else { return [uri] }
+        let first = uri[uri.index(after: colon)..<dash]
+        let last = uri[uri.index(after: dash)...]
+        func port(_ text: Substring) -> UInt16? {
+            guard !text.isEmpty, text.count <= 5, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            return UInt16(text)
+        }
+        guard let low = port(first), let high = port(last), low > 0, low <= high else {
+            throw TransportError(
+                .invalidURI, "'\(item)' does not name a port range like 127.0.0.1:8111-8114 (first port, then a higher one).")
+        }
+        guard Int(high) - Int(low) < maxListCount else {
+            throw TransportError(
+                .invalidURI, "The port range in '\(item)' names more than \(maxListCount) endpoints.")
+        }
+        let host = uri[..<colon]
+        return (low...high).map { "\(host):\($0)" }
     }
 
     /// Splits `HOST:PORT` (IPv6 in brackets) and checks both; nil when malformed.

@@ -25,6 +25,9 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     fileprivate private(set) var socket: UDPSocket?
     // The device's addresses, one once it answered; written only on the loop's thread.
     private var peers: [UDPSocketAddress]
+    // Whether the device ever answered (so a closed port means it went away, not that nothing
+    // was ever there); written only on the loop's thread.
+    private var answered = false
     /// The receive buffer, used only on the loop's thread (a datagram over 2048 bytes is cut,
     /// and then refused by the CTAPHID assembler as the wrong report size). Raw memory, not an
     /// array in a class property: each `inout` use of such a property costs a run-time
@@ -179,7 +182,11 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
                 // Unconnected sockets never see this; a connected one learned of an ICMP port
                 // unreachable: nothing listens at the device's address any more.
                 guard connected else { return nil }
-                throw TransportError(.noDevice, "Nothing answers at \(endpoint.uri); the device is gone.")
+                throw TransportError(
+                    .noDevice,
+                    answered
+                        ? "Nothing answers at \(endpoint.uri) any more; the device is gone."
+                        : "Nothing answers at \(endpoint.uri): no CTAPHID device listens on that UDP port.")
             }
             guard let (count, source) = datagram else { return nil }
             // Compared with the C address as received: building a `UDPSocketAddress` (an array)
@@ -190,6 +197,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
                 self.peers = [peer]
                 try Self.connect(socket, to: peer, endpoint: endpoint)
             }
+            answered = true
             return UnsafeRawBufferPointer(rebasing: scratch[..<count])
         }
         return nil

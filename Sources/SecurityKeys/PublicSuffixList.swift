@@ -69,6 +69,18 @@ public struct PublicSuffixList: Sendable {
         return longest.joined(separator: ".")
     }
 
+    /// The registrable domain of `host` (lower-case ASCII): its public suffix and the label
+    /// before it; nil when `host` is a public suffix itself.
+    public func registrableDomain(of host: String) -> String? {
+        let host = host.lowercased()
+        let suffix = publicSuffix(of: host)
+        guard host != suffix, host.hasSuffix("." + suffix) else { return nil }
+        let before = host.dropLast(suffix.count + 1)
+        guard let label = before.split(separator: ".", omittingEmptySubsequences: false).last, !label.isEmpty
+        else { return nil }
+        return label + "." + suffix
+    }
+
     /// Whether `host` is itself a public suffix (so no relying party may claim it).
     public func isPublicSuffix(_ host: String) -> Bool {
         publicSuffix(of: host) == host.lowercased()

@@ -23,13 +23,19 @@ extension SecurityKeyAuthorizationController {
             relyingPartyIdentifier: request.relyingPartyIdentifier,
             publicSuffixes: publicSuffixes)
         try Self.validatePRF(request)
-        return try await withSelectedKey(deadline: deadline) { (key) throws(SecurityKeyError) in
+        var request = request
+        if let appID = request.appID, case .origin(let origin, _, _) = request.clientData, let publicSuffixes {
+            request.appID = try FIDOAppID.authorize(appID, origin: origin, publicSuffixes: publicSuffixes)
+        }
+        var assertion = try await withSelectedKey(deadline: deadline) { (key) throws(SecurityKeyError) in
             // One ceremony: from the token (or hmac-secret key agreement) to the getAssertion
             // and large-blob write that use it, the key is held for this process.
             try await Authenticator.withCeremony(on: key.authenticator) { () throws(SecurityKeyError) in
                 try await signIn(request, clientData: clientData, key: key, deadline: deadline)
             }
         }
+        assertion.appIDRequested = request.appID != nil
+        return assertion
     }
 
     private func signIn(

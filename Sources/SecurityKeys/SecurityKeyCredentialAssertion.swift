@@ -17,6 +17,9 @@ public struct SecurityKeyCredentialAssertion: Hashable, Sendable {
     /// Whether the credential was found under the request's ``SecurityKeyCredentialAssertionRequest/appID``
     /// rather than its relying party identifier (the `appid` extension output).
     public var appID: Bool
+    /// Whether the request asked for the `appid` extension (true whenever ``appID`` is): its
+    /// output, ``appID``, is then reported, false as well as true (WebAuthn L3 §10.1.1).
+    public var appIDRequested = false
     /// The URI of the key that signed.
     public var deviceURI: String
     /// The `prf` output, when PRF values were given and the key evaluated them.
@@ -44,6 +47,8 @@ public struct SecurityKeyCredentialAssertion: Hashable, Sendable {
         self.userID = userID
         self.rawClientDataJSON = rawClientDataJSON
         self.appID = appID
+        // A credential found under the AppID was asked for under it.
+        self.appIDRequested = appID
         self.deviceURI = deviceURI
     }
 

@@ -15,6 +15,9 @@ public struct SecurityKeyError: Error, Sendable, CustomStringConvertible {
         public static let invalidRelyingParty = Code(rawValue: "invalid-relying-party")
         /// The origin is not a secure, well-formed web origin.
         public static let invalidOrigin = Code(rawValue: "invalid-origin")
+        /// The request may not be made from its origin (an AppID of another site: WebAuthn's
+        /// "SecurityError").
+        public static let securityError = Code(rawValue: "security-error")
         /// A local file or setting the library needs is missing or unreadable.
         public static let configuration = Code(rawValue: "configuration")
         /// The caller cancelled the request (ASAuthorizationError.canceled).

@@ -16,14 +16,18 @@ struct AuthenticateCommand: ReportingCommand {
             response.authenticatorData, response.signature, response.userHandle, \
             clientExtensionResults; binary fields base64url) with rpId, clientDataHash, signCount, \
             userPresent, userVerified and device beside them. When the key holds several accounts for \
-            the RP and no --credential narrows them, the first is used and the others are named on \
-            standard error.
+            the RP and no --credential narrows them, --user NAME or --user-id B64URL chooses one; \
+            without them the accounts are listed on the terminal to choose from, and without a \
+            terminal the command stops with a usage error (64) naming them. --appid URL (a legacy \
+            U2F AppID on the origin's own site) also looks the --credential IDs up under the AppID; \
+            clientExtensionResults.appid then says (true or false) whether it was used.
             """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var ceremony: CeremonyOptions
     @OptionGroup(title: "Through securitykeyd") var daemon: DaemonRouteOptions
     @OptionGroup(title: "Extensions") var extensions: AssertionExtensionOptions
+    @OptionGroup(title: "Account") var account: AccountOptions
 
     // Unconditional: a base64url ID may start with "-" (it is then still the value, not an option).
     @Option(
@@ -48,6 +52,8 @@ struct AuthenticateCommand: ReportingCommand {
         let origin = try ceremony.optionsOrigin(relyingPartyIdentifier: options.relyingPartyIdentifier)
         var request = try options.assertionRequest(origin: origin)
         if ceremony.uv { request.userVerificationPreference = .required }
+        if ceremony.noUV { request.userVerificationPreference = .discouraged }
+        request.appID = extensions.appid ?? request.appID
         if options.timeoutMilliseconds == nil { request.timeout = global.timeoutDuration }
         return (request, request.clientData)
     }
@@ -76,11 +82,19 @@ struct AuthenticateCommand: ReportingCommand {
         async throws
     {
         try daemon.check(device: global.device)
-        let assertion =
-            daemon.viaDaemon
-            ? try await DaemonCeremony.authenticate(request, route: daemon, pinReader: ceremony.pinReader)
-            : try await ProviderCeremony.perform(
-                .assertion(request), global: global, pinReader: ceremony.pinReader, \.assertion)
+        let assertion: SecurityKeyCredentialAssertion
+        do {
+            assertion =
+                daemon.viaDaemon
+                ? try await DaemonCeremony.authenticate(
+                    request, route: daemon, pinReader: ceremony.pinReader, account: account.choice)
+                : try await ProviderCeremony.perform(
+                    .assertion(request), global: global, pinReader: ceremony.pinReader, account: account.choice,
+                    \.assertion)
+        } catch {
+            throw Self.explainMissingCredential(error, request: request)
+        }
+        try account.check(assertion)
         // Parsed once, by the provider; only the daemon's answer arrives as bytes.
         let authData =
             try assertion.authenticatorData ?? AuthenticatorData(bytes: assertion.rawAuthenticatorData)
@@ -112,5 +126,21 @@ struct AuthenticateCommand: ReportingCommand {
         if assertion.clientExtensionResultsJSON != "{}" {
             Console.out("Extension results: \(assertion.clientExtensionResultsJSON)")
         }
+    }
+
+    /// A credential not found without user verification may be one that needs it (credProtect
+    /// level 3, userVerificationRequired, hides it until the user is verified): says to add --uv.
+    static func explainMissingCredential(_ error: any Error, request: SecurityKeyCredentialAssertionRequest)
+        -> any Error
+    {
+        let failure = CLIError.from(error)
+        guard failure.code == SecurityKeyError.Code.noCredentials.rawValue,
+            request.userVerificationPreference != .required
+        else { return error }
+        return CLIError(
+            failure.status, code: failure.code,
+            failure.message
+                + " A credential made with credProtect level 3 (userVerificationRequired) is found only with user verification: add --uv.",
+            ctapStatus: failure.ctapStatus)
     }
 }

@@ -143,7 +143,7 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
         }
         let status: CLIExitStatus
         switch error.code {
-        case .invalidOrigin, .invalidRelyingParty, .invalidRequest: status = .usage
+        case .invalidOrigin, .invalidRelyingParty, .invalidRequest, .securityError: status = .usage
         case .cancelled, .timeout, .operationDenied: status = .cancelled
         case .noDevice: status = .noDevice
         case .notHandled: status = .notSupported

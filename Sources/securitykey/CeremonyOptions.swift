@@ -38,13 +38,19 @@ struct CeremonyOptions: ParsableArguments {
             valueName: "b64"))
     var clientDataHash: String?
 
-    @Flag(name: .long, help: "Ask for user verification (PIN or built-in).")
+    @Flag(name: .long, help: "Require user verification (PIN or built-in).")
     var uv = false
+
+    @Flag(
+        name: .customLong("no-uv"),
+        help: "Do not verify the user even where the key could (WebAuthn 'discouraged'); the default is 'preferred'.")
+    var noUV = false
 
     @Flag(name: .long, help: "Read the PIN from standard input instead of the terminal.")
     var pinStdin = false
 
     func validate() throws {
+        if uv, noUV { throw ValidationError("--uv and --no-uv exclude each other.") }
         if clientDataHash != nil, challenge != nil || origin != nil {
             throw ValidationError("--client-data-hash excludes --challenge and --origin.")
         }
@@ -59,6 +65,7 @@ struct CeremonyOptions: ParsableArguments {
         } else if rpOption == nil {
             throw ValidationError("Missing expected argument '--rp <id>' (or --options).")
         }
+        try validateRelyingPartyOption(rpOption)
     }
 
     /// The options document named by `--options`, read within the parser's size limit.
@@ -104,12 +111,60 @@ struct CeremonyOptions: ParsableArguments {
         return (.origin(origin ?? "https://\(rp)"), challengeBytes)
     }
 
-    /// The provider's user verification preference: required with `--uv`, else only when the
-    /// key insists (as browsers do for 'discouraged').
-    var userVerification: UserVerificationPreference { uv ? .required : .discouraged }
+    /// The provider's user verification preference: required with `--uv`, discouraged with
+    /// `--no-uv` (then only when the key insists), else preferred as browsers default to (a key
+    /// with a PIN or built-in UV verifies the user).
+    var userVerification: UserVerificationPreference { uv ? .required : noUV ? .discouraged : .preferred }
 
     /// Reads PINs as `--pin-stdin` says.
     var pinReader: PINReader { PINReader(fromStandardInput: pinStdin) }
+}
+
+/// `--user` and `--user-id` of the sign-in commands: the account to sign in with when the key
+/// holds several for the relying party.
+struct AccountOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Sign in as this account (its name or display name) when the key holds several for the RP.",
+            valueName: "name"))
+    var user: String?
+
+    // Unconditional: a base64url handle may start with "-".
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp("Sign in as the account with this user handle (base64url).", valueName: "b64url"))
+    var userID: String?
+
+    func validate() throws {
+        if user != nil, userID != nil { throw ValidationError("--user and --user-id exclude each other.") }
+        if let userID, Base64URL.decode(userID)?.isEmpty ?? true {
+            throw ValidationError("--user-id takes a base64url user handle, not \"\(userID)\".")
+        }
+    }
+
+    /// The choice the options make (ask when neither is given).
+    var choice: AccountChoice {
+        if let user { return .name(user) }
+        if let userID, let id = Base64URL.decode(userID) { return .userID(id) }
+        return .ask
+    }
+
+    /// Checks the signed-in account against `--user-id` (a key holding one account for the RP
+    /// signs with it without offering a choice).
+    func check(_ assertion: SecurityKeyCredentialAssertion) throws {
+        guard case .userID(let id) = choice, let signed = assertion.userID, signed != id else { return }
+        throw CLIError(
+            .failure, code: "no-credentials",
+            "The key's account for this site is user ID \(Base64URL.encode(signed)), not the one asked for.")
+    }
+}
+
+/// Refuses a URL given to `--rp`, naming the domain to give instead.
+func validateRelyingPartyOption(_ rp: String?) throws {
+    guard let rp, rp.contains("://") else { return }
+    let host = URLComponents(string: rp)?.host.map { ": --rp \($0)" } ?? ""
+    throw ValidationError("--rp takes a domain, not a URL\(host).")
 }
 
 /// Decodes base64url or standard base64, padded or not, around white space.

@@ -33,8 +33,8 @@ struct DaemonRouteOptions: ParsableArguments {
 }
 
 /// A ceremony performed by securitykeyd (``SecurityKeyDaemonClient``) as the CLI runs it:
-/// prompts on standard error, the PIN asked through the CLI's PIN source, the first account
-/// chosen (as without the daemon), and the client's errors in the CLI's exit statuses.
+/// prompts on standard error, the PIN asked through the CLI's PIN source, the account chosen
+/// as without the daemon, and the client's errors in the CLI's exit statuses.
 enum DaemonCeremony {
     /// Registers through the daemon.
     static func register(
@@ -48,9 +48,10 @@ enum DaemonCeremony {
 
     /// Signs in through the daemon.
     static func authenticate(
-        _ request: SecurityKeyCredentialAssertionRequest, route: DaemonRouteOptions, pinReader: PINReader
+        _ request: SecurityKeyCredentialAssertionRequest, route: DaemonRouteOptions, pinReader: PINReader,
+        account: AccountChoice = .ask
     ) async throws -> SecurityKeyCredentialAssertion {
-        let interaction = CLIInteraction(reader: pinReader)
+        let interaction = CLIInteraction(reader: pinReader, account: account)
         do { return try await client(route, interaction).authenticate(request) } catch {
             throw cliError(error, interaction: interaction)
         }

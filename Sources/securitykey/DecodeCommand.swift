@@ -15,9 +15,10 @@ struct DecodeCommand: ReportingCommand {
         abstract:
             "Decode CTAP and WebAuthn structures (CBOR, attestationObject, authenticatorData, ...) into JSON.",
         discussion: """
-            The input is --hex TEXT, --base64 TEXT (standard or url alphabet), or a FILE (- for standard \
-            input); a file holding only hex digits and whitespace is read as hex. --as may be omitted \
-            when the input can be recognised; the JSON that register --json and authenticate --json print \
+            The input is --hex TEXT, --base64 TEXT (standard or url alphabet), or a FILE (- or nothing \
+            for standard input); a file holding only hex digits and whitespace is read as hex. --as may \
+            be omitted when the input can be recognised, and CBOR that only looks like a known structure \
+            is shown as generic CBOR with a "note" saying why; the JSON that register --json and authenticate --json print \
             (WebAuthn RegistrationResponseJSON, AuthenticationResponseJSON) is recognised and its parts \
             decoded. The output is JSON with a "kind" member; credential IDs and user handles in base64url \
             (as every other command prints and takes them), AAGUIDs as UUIDs, other byte strings in \
@@ -35,7 +36,7 @@ struct DecodeCommand: ReportingCommand {
     @Option(name: .long, help: ArgumentHelp("The input as base64 or base64url.", valueName: "base64"))
     var base64: String?
 
-    @Argument(help: ArgumentHelp("A file to decode, or - for standard input.", valueName: "file"))
+    @Argument(help: ArgumentHelp("A file to decode, or - (the default) for standard input.", valueName: "file"))
     var file: String?
 
     @Flag(name: .long, help: "Print structured JSON (the default output is the same JSON).")
@@ -45,8 +46,8 @@ struct DecodeCommand: ReportingCommand {
 
     func validate() throws {
         let sources = [hex != nil, base64 != nil, file != nil].filter { $0 }.count
-        guard sources == 1 else {
-            throw ValidationError("Give exactly one input: --hex, --base64, or a file (- for stdin).")
+        guard sources <= 1 else {
+            throw ValidationError("Give one input: --hex, --base64, or a file (- or nothing for standard input).")
         }
     }
 

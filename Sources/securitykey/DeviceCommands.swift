@@ -138,22 +138,65 @@ struct InfoCommand: ReportingCommand {
     }
 }
 
-/// `securitykey wink`: make the key blink.
+/// `securitykey wink`: make the key blink, or every key.
 struct WinkCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
-        commandName: "wink", abstract: "Make the key blink, to find it among several (USB HID only).")
+        commandName: "wink", abstract: "Make the key blink, to find it among several (USB HID only).",
+        discussion: """
+            With --all every key present blinks at once, each named on its own line (with --json, an \
+            array of {device, winked, error}); the status is 0 when at least one blinked.
+            """)
 
     @OptionGroup var global: GlobalOptions
+    @Flag(name: .long, help: "Blink every key present, not just one.")
+    var all = false
     var wantsJSON: Bool { global.json }
 
+    func validate() throws {
+        if all, global.device != nil { throw ValidationError("--all blinks every key; it takes no --device.") }
+    }
+
     func execute() async throws {
-        try await withAuthenticator(global) { key, _ in
-            try await key.wink()
-            if global.json {
-                Console.json(.object([("device", .string(key.uri)), ("winked", true)]))
-            } else {
-                Console.out("The key at \(key.uri) blinked.")
+        guard all else {
+            return try await withAuthenticator(global) { key, _ in
+                try await key.wink()
+                if global.json {
+                    Console.json(.object([("device", .string(key.uri)), ("winked", true)]))
+                } else {
+                    Console.out("The key at \(key.uri) blinked.")
+                }
             }
         }
+        let directory = try global.directory(logger: global.makeLogger())
+        let present = await directory.openAll(deadline: global.deadline())
+        guard !present.authenticators.isEmpty else {
+            if let denied = present.denied { throw denied }
+            throw CLIError(.noDevice, code: "no-device", "No security key found; plug one in.")
+        }
+        let results = await withTaskGroup(of: (String, CLIError?).self) { group in
+            for key in present.authenticators {
+                group.addTask {
+                    var failure: CLIError?
+                    do { try await key.wink() } catch { failure = CLIError.from(error) }
+                    await key.close()
+                    return (key.uri, failure)
+                }
+            }
+            var results: [(String, CLIError?)] = []
+            for await result in group { results.append(result) }
+            return results.sorted { $0.0 < $1.0 }
+        }
+        if global.json {
+            Console.json(
+                .array(
+                    results.map { uri, error in
+                        .object([("device", .string(uri)), ("winked", .bool(error == nil)), ("error", error?.json ?? .null)])
+                    }))
+        } else {
+            for (uri, error) in results {
+                Console.out(error.map { "The key at \(uri) did not blink: \($0.message)" } ?? "The key at \(uri) blinked.")
+            }
+        }
+        if let failure = results.compactMap(\.1).first, !results.contains(where: { $0.1 == nil }) { throw failure }
     }
 }

@@ -140,6 +140,13 @@ struct AssertionExtensionOptions: ParsableArguments {
             valueName: "b64"))
     var largeBlobWrite: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A legacy U2F AppID to look the credentials up under too (appid; on the origin's own site, https).",
+            valueName: "url"))
+    var appid: String?
+
     func validate() throws {
         if largeBlobRead, largeBlobWrite != nil {
             throw ValidationError("--large-blob-read and --large-blob-write exclude each other.")
@@ -161,6 +168,7 @@ struct AssertionExtensionOptions: ParsableArguments {
                 salt2: try hmacSalt2.map { try parseSalt($0, option: "--hmac-salt2") })
         }
         request.getCredentialBlob = credBlob
+        request.appID = appid
         if largeBlobRead { request.largeBlob = .read }
         if let largeBlobWrite {
             guard let bytes = decodeBase64Any(largeBlobWrite) else {

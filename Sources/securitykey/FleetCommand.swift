@@ -92,6 +92,9 @@ struct FleetCommand: ReportingCommand {
         if watch && global.device != nil { throw ValidationError("--watch follows every key; it takes no --device.") }
     }
 
+    /// `--watch` runs until a signal, which ends it normally (not as a cancellation).
+    var cancelsOnSignal: Bool { !watch }
+
     func execute() async throws {
         let rules = try policy.map(Self.loadPolicy)
         let logger = global.makeLogger()
@@ -113,7 +116,10 @@ struct FleetCommand: ReportingCommand {
             Console.err("fleet: touch each key when it blinks, to check its attestation.")
         }
         if watch {
-            await watchFleet(inventory, rules: rules, anchors: anchors)
+            // Interrupting the watch is how it ends: SIGINT or SIGTERM stop it with status 0.
+            _ = try await VirtualServeCommand.serveUntilSignal { [self] in
+                await watchFleet(inventory, rules: rules, anchors: anchors)
+            }
             return
         }
         var devices: [DeviceDescriptor]

@@ -12,7 +12,8 @@ struct HMACSecretCommand: ReportingCommand {
         commandName: "hmac-secret",
         abstract: "Print a credential's hmac-secret for one or two salts (one line, for scripts).",
         discussion: """
-            Signs in with --credential (or a discoverable credential of --rp) asking the hmac-secret \
+            Signs in with --credential (or a discoverable credential of --rp: --user or --user-id \
+            chooses among several, as for authenticate) asking the hmac-secret \
             extension for the secret of --salt (32 bytes: 64 hex digits, base64 or base64url), and \
             prints only the secret on standard output: hex by default, base64 with --base64. With \
             --salt2 the two 32-byte secrets are printed one after the other on the same line. The salts \
@@ -45,7 +46,11 @@ struct HMACSecretCommand: ReportingCommand {
     @Flag(name: .long, help: "Read the PIN from standard input instead of the terminal.")
     var pinStdin = false
 
+    @OptionGroup(title: "Account") var account: AccountOptions
+
     var wantsJSON: Bool { global.json }
+
+    func validate() throws { try validateRelyingPartyOption(rp) }
 
     func execute() async throws {
         var allow: [[UInt8]] = []
@@ -64,9 +69,15 @@ struct HMACSecretCommand: ReportingCommand {
         request.hmacGetSecret = SecurityKeyHMACSecretInput(
             salt1: try parseSalt(salt, option: "--salt"), salt2: try salt2.map { try parseSalt($0, option: "--salt2") })
         request.timeout = global.timeoutDuration
-        let assertion = try await ProviderCeremony.perform(
-            .assertion(request), global: global, pinReader: PINReader(fromStandardInput: pinStdin),
-            \.assertion)
+        let assertion: SecurityKeyCredentialAssertion
+        do {
+            assertion = try await ProviderCeremony.perform(
+                .assertion(request), global: global, pinReader: PINReader(fromStandardInput: pinStdin),
+                account: account.choice, \.assertion)
+        } catch {
+            throw AuthenticateCommand.explainMissingCredential(error, request: request)
+        }
+        try account.check(assertion)
         guard let secret = assertion.hmacGetSecret else {
             throw CLIError(
                 .notSupported, code: "unsupported-extension",

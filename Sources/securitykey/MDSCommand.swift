@@ -227,17 +227,8 @@ enum MDSCLI {
         (try? cache.load()?.payload)?.entry(aaguid: aaguid, attestationCertificate: attestationCertificate)
     }
 
-    /// ISO 8601 with or without fractional seconds, or a bare `YYYY-MM-DD` (UTC midnight).
-    static func parseTime(_ text: String) throws -> Date {
-        let full = ISO8601DateFormatter()
-        if let d = full.date(from: text) { return d }
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let d = fractional.date(from: text) { return d }
-        if let d = full.date(from: text + "T00:00:00Z"), text.count == 10 { return d }
-        throw CLIError.usage(
-            "--verify-time takes an ISO 8601 time (2024-12-16T00:00:00Z) or a date (2024-12-16).")
-    }
+    /// An RFC 3339 time or a bare `YYYY-MM-DD` (UTC midnight): the one `--verify-time` parser.
+    static func parseTime(_ text: String) throws -> Date { try VerifyCommand.moment(text) }
 
     /// Downloads the BLOB at `url` (64 MiB at most, within a minute).
     static func download(_ url: String) async throws -> [UInt8] {

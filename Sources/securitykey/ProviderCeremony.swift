@@ -21,7 +21,7 @@ enum ProviderCeremony {
     /// relying party's): opening the key, its one getInfo, and the ceremony on it.
     static func perform<Outcome>(
         _ request: SecurityKeyAuthorizationRequest, global: GlobalOptions, pinReader: PINReader,
-        _ result: (SecurityKeyAuthorization) -> Outcome?
+        account: AccountChoice = .ask, _ result: (SecurityKeyAuthorization) -> Outcome?
     ) async throws -> Outcome {
         let deadline = Deadline.after(request.timeout)
         let logger = global.makeLogger()
@@ -35,7 +35,7 @@ enum ProviderCeremony {
         } else {
             sources = try global.directory(logger: logger).discoveries.map(SecurityKeySource.discovery)
         }
-        let interaction = CLIInteraction(reader: pinReader)
+        let interaction = CLIInteraction(reader: pinReader, account: account)
         let controller = SecurityKeyAuthorizationController(
             sources: sources, interaction: interaction, logger: logger)
         let printer = StatusPrinter()
@@ -52,8 +52,10 @@ enum ProviderCeremony {
             guard let wanted = result(authorization) else { throw mismatched }
             return wanted
         case .failure(let error):
-            // A PIN prompt that could not be answered explains the cancellation better.
+            // A PIN prompt or account choice that could not be answered explains the
+            // cancellation better; a touch that never came is said as such.
             if error.code == .cancelled, let reason = interaction.unanswered { throw reason }
+            if let noTouch = printer.noTouch(error, timeout: request.timeout) { throw noTouch }
             throw error
         }
     }
@@ -75,10 +77,31 @@ enum ProviderCeremony {
 final class StatusPrinter: Sendable {
     private let prompt = TouchPrompt()
     private let choosing = Atomic<Bool>(false)
+    private let touchAsked = Atomic<Bool>(false)
+
+    /// A timeout while the key waited for a touch, said as such (not as the transport's or the
+    /// key's timeout): "No touch within N s".
+    func noTouch(_ error: SecurityKeyError, timeout: Duration) -> CLIError? {
+        guard touchAsked.load(ordering: .relaxed) else { return nil }
+        let mapped = CLIError(error)
+        let timeouts: Set<String> = [
+            SecurityKeyError.Code.timeout.rawValue, CTAP2Error.Code.userActionTimeout.rawValue,
+            CTAP2Error.Code.messageTimeout.rawValue,
+        ]
+        guard timeouts.contains(mapped.code) else { return nil }
+        let tenths = timeout.components.seconds * 10 + timeout.components.attoseconds / 100_000_000_000_000_000
+        let shown = tenths % 10 == 0 ? "\(tenths / 10)" : "\(tenths / 10).\(tenths % 10)"
+        return CLIError(
+            .cancelled, code: mapped.code,
+            "No touch within \(shown) s: the key waited for its button; touch it sooner or give a longer --timeout.",
+            ctapStatus: mapped.ctapStatus)
+    }
 
     func show(_ status: SecurityKeyStatus) {
         switch status {
-        case .touchNeeded: prompt.keepalive(.userPresenceNeeded)
+        case .touchNeeded:
+            touchAsked.store(true, ordering: .relaxed)
+            prompt.keepalive(.userPresenceNeeded)
         case .waitingForKey: Console.err("Insert or tap a security key.")
         case .selectingKey(let count):
             if !choosing.exchange(true, ordering: .relaxed) {
@@ -91,21 +114,51 @@ final class StatusPrinter: Sendable {
     }
 }
 
+/// Which account to sign in with when the key holds several for the relying party.
+enum AccountChoice: Sendable {
+    /// Ask on the terminal; without one, refuse and list the accounts.
+    case ask
+    /// The account with this name or display name (`--user`).
+    case name(String)
+    /// The account with this user handle (`--user-id`).
+    case userID([UInt8])
+
+    /// Whether `account` is the one named.
+    func matches(_ account: SecurityKeyAccount) -> Bool {
+        switch self {
+        case .ask: true
+        case .name(let name): account.name == name || account.displayName == name
+        case .userID(let id): account.userID == id
+        }
+    }
+}
+
 /// Answers the provider's PIN prompts on the terminal (or from standard input with
-/// `--pin-stdin`), and its account choice by taking the first account.
+/// `--pin-stdin`), and its account choice as `--user`/`--user-id` say or on the terminal.
 final class CLIInteraction: SecurityKeyInteraction {
     let reader: PINReader
-    private let state = Mutex<(asked: Int, unanswered: CLIError?)>((0, nil))
+    let account: AccountChoice
+    private let state = Mutex<(asked: Int, newPINAsked: Bool, unanswered: CLIError?)>((0, false, nil))
 
-    init(reader: PINReader) { self.reader = reader }
+    init(reader: PINReader, account: AccountChoice = .ask) {
+        self.reader = reader
+        self.account = account
+    }
 
-    /// Why the last PIN prompt got no answer (no terminal, no more input after a wrong PIN).
+    /// Why the last prompt got no answer (no terminal, no more input after a wrong PIN, no
+    /// account chosen).
     var unanswered: CLIError? { state.withLock { $0.unanswered } }
 
+    /// With `--pin-stdin`, what a forced PIN change needs there.
+    private static let forcedChangeLines = CLIError(
+        .pinProblem, code: "pin-missing",
+        "The security key demands a new PIN before use: with --pin-stdin, write the new PIN on the first line of standard input and the current PIN on the second."
+    )
+
     func pin(deviceURI: String, attemptsLeft: Int?) async -> String? {
-        let asked = state.withLock { state in
+        let (asked, afterNewPIN) = state.withLock { state in
             state.asked += 1
-            return state.asked
+            return (state.asked, state.newPINAsked)
         }
         let left = attemptsLeft.map { " \($0) attempt(s) left." } ?? ""
         let prompt = asked == 1 ? "PIN for the security key: " : "Wrong PIN.\(left) PIN for the security key: "
@@ -119,27 +172,89 @@ final class CLIInteraction: SecurityKeyInteraction {
             let reason =
                 asked > 1
                 ? CLIError(.pinProblem, code: "pin-invalid", "The PIN is wrong.\(left)", ctapStatus: .pinInvalid)
-                : error
+                : afterNewPIN && reader.fromStandardInput ? Self.forcedChangeLines : error
             state.withLock { $0.unanswered = reason }
             return nil
         }
     }
 
     func newPIN(deviceURI: String, minimumLength: Int) async -> String? {
+        state.withLock { $0.newPINAsked = true }
         let prompt = "The security key demands a new PIN (at least \(minimumLength) characters). New PIN: "
         let result = await reader.read(prompt, new: true)
         switch result {
         case .success(let pin): return pin
         case .failure(let error) where PINReader.wasCancelled(error): return nil
         case .failure(let error):
-            state.withLock { $0.unanswered = error }
+            state.withLock { $0.unanswered = reader.fromStandardInput ? Self.forcedChangeLines : error }
             return nil
         }
     }
 
     func chooseAccount(_ accounts: [SecurityKeyAccount]) async -> Int? {
-        let first = accounts.first.flatMap { $0.name ?? $0.displayName } ?? "the first account"
-        Console.err("The key holds \(accounts.count) accounts for this site; signing in as \(first).")
-        return accounts.isEmpty ? nil : 0
+        let names = accounts.map(\.label).joined(separator: "; ")
+        if case .ask = account {
+            if let index = await AccountPicker.ask(accounts) { return index }
+            state.withLock {
+                $0.unanswered = $0.unanswered
+                    ?? CLIError.usage(
+                        "The key holds \(accounts.count) accounts for this site (\(names)); choose one with --user NAME or --user-id ID.")
+            }
+            return nil
+        }
+        if let index = accounts.firstIndex(where: account.matches) { return index }
+        // Keys name accounts only to a verified user (CTAP 2.1 §6.2.2): without names, say so.
+        let unnamed = accounts.allSatisfy { $0.name == nil && $0.displayName == nil }
+        let hint = unnamed ? " The key names accounts only after user verification: add --uv, or choose with --user-id." : ""
+        state.withLock {
+            $0.unanswered = CLIError(
+                .failure, code: "no-credentials",
+                "None of the key's \(accounts.count) accounts for this site is the one asked for; it holds: \(names).\(hint)")
+        }
+        return nil
+    }
+}
+
+extension SecurityKeyAccount {
+    /// How the CLI names an account: its name, display name and user handle (base64url).
+    var label: String {
+        let id = Base64URL.encode(userID)
+        switch (name, displayName) {
+        case (let name?, let display?) where display != name: return "\(name) (\(display), user ID \(id))"
+        case (let name?, _), (nil, let name?): return "\(name) (user ID \(id))"
+        case (nil, nil): return "user ID \(id)"
+        }
+    }
+}
+
+/// The account choice on the terminal: a numbered list of the accounts and a prompt, on the
+/// controlling terminal when standard error is one.
+enum AccountPicker {
+    /// The index chosen; nil without a terminal, on an answer that is not a listed number, or
+    /// when the calling task is cancelled.
+    static func ask(_ accounts: [SecurityKeyAccount]) async -> Int? {
+        guard isatty(STDERR_FILENO) == 1 else { return nil }
+        let stop = PromptCancellation()
+        var text = "The key holds \(accounts.count) accounts for this site:\n"
+        for (index, account) in accounts.enumerated() { text += "  \(index + 1)) \(account.label)\n" }
+        text += "Sign in as (1-\(accounts.count)): "
+        let prompt = text
+        let answer = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+                Thread.detachNewThread {
+                    let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+                    guard fd >= 0 else { return continuation.resume(returning: nil) }
+                    defer { close(fd) }
+                    let line = PINReader.promptAndReadLine(fd, prompt, limit: 16, stop: stop)
+                    continuation.resume(returning: line.map { String(decoding: $0, as: UTF8.self) })
+                }
+            }
+        } onCancel: {
+            stop.cancel()
+        }
+        guard let answer, let number = Int(answer.trimmingCharacters(in: .whitespaces)),
+            (1...accounts.count).contains(number)
+        else { return nil }
+        return number - 1
     }
 }

@@ -101,6 +101,7 @@ struct RegisterCommand: ReportingCommand {
         let origin = try ceremony.optionsOrigin(relyingPartyIdentifier: options.relyingPartyIdentifier)
         var request = try options.registrationRequest(origin: origin)
         if ceremony.uv { request.userVerificationPreference = .required }
+        if ceremony.noUV { request.userVerificationPreference = .discouraged }
         if options.timeoutMilliseconds == nil { request.timeout = global.timeoutDuration }
         return (request, options.userID, request.clientData)
     }

@@ -50,7 +50,7 @@ struct VerifyCommand: ReportingCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Check certificate validity as of this moment (ISO 8601, e.g. 2024-01-31T12:00:00Z) instead of now.",
+            "Check certificate validity as of this moment (RFC 3339, e.g. 2024-01-31T12:00:00Z, or a date: 2024-01-31) instead of now.",
             valueName: "time"))
     var verifyTime: String?
 
@@ -68,6 +68,9 @@ struct VerifyCommand: ReportingCommand {
         }
         if assertion != nil, registration == nil, publicKey == nil {
             throw ValidationError("--assertion needs the public key: --registration or --public-key.")
+        }
+        if let verifyTime, InternetDateTime.secondsSince1970(verifyTime) == nil {
+            throw ValidationError(Self.timeFormat(verifyTime))
         }
     }
 
@@ -130,9 +133,9 @@ struct VerifyCommand: ReportingCommand {
                 ("registration", verified.json(metadataChecked: mds, model: model)))
             var line =
                 "Registration: \(verified.attestationFormat) attestation (\(verified.attestation.type)) verifies"
-            if let leaf = verified.attestation.trustPath.first { line += "; signed by \(leaf.subject)" }
+            if let leaf = verified.attestation.trustPath.first { line += "; signed by \(leaf.nameForMessages)" }
             if let anchor = verified.attestation.trustAnchor {
-                line += ", chained to the trust anchor \(anchor.subject) (\(verified.attestation.certificatePath.count) certificates)"
+                line += ", chained to the trust anchor \(anchor.nameForMessages) (\(verified.attestation.certificatePath.count) certificates)"
             }
             if mds, let name = model?.description { line += "; the model is \(name) in the FIDO metadata" }
             lines.append(line + ".")
@@ -218,15 +221,15 @@ struct VerifyCommand: ReportingCommand {
             challenge: hasClientData ? challenge : nil, crossOrigin: .unchecked)
     }
 
-    /// Parses --verify-time (ISO 8601 with a time zone; fractional seconds allowed).
-    static func moment(_ text: String) throws -> Date {
-        let plain = ISO8601DateFormatter()
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        guard let date = plain.date(from: text) ?? fractional.date(from: text) else {
-            throw CLIError.invalidInput("--verify-time \(text) is not an ISO 8601 time such as 2024-01-31T12:00:00Z.")
-        }
-        return date
+    /// Parses a `--verify-time` value (every command's, with the one parser).
+    static func moment(_ text: String) throws(CLIError) -> Date {
+        guard let seconds = InternetDateTime.secondsSince1970(text) else { throw CLIError.usage(timeFormat(text)) }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// What `--verify-time` takes, for a value it does not.
+    static func timeFormat(_ text: String) -> String {
+        "--verify-time takes an RFC 3339 time (2024-12-16T00:00:00Z) or a date (2024-12-16), not \"\(text)\"."
     }
 
     static func certificate(_ bytes: [UInt8]) throws -> Certificate {

@@ -356,8 +356,16 @@ struct VirtualServeCommand: ReportingCommand {
                         + "; SIGINT or SIGTERM stops them.")
             }
         }
+        // Until vpcd answers (pcscd not started, vpcd on another port), the card is in no reader.
+        let vpcd = transport.vpcdAddress
+        let connection: @Sendable (Bool) -> Void = { connected in
+            Console.err(
+                connected
+                    ? "securitykey: connected to vpcd at \(vpcd); the card is in its reader."
+                    : "securitykey: waiting for vpcd at \(vpcd) (is pcscd running with vsmartcard's vpcd?).")
+        }
         let signal = try await Self.serveUntilSignal(
-            { try await server.run(onReady: announce) }, powerCycle: { await server.replug() })
+            { try await server.run(onReady: announce, onVPCD: connection) }, powerCycle: { await server.replug() })
         Console.err(
             count == 1
                 ? "securitykey: \(signal) received; the virtual key stopped\(state.map { ", state saved in \($0)" } ?? "")."
@@ -478,5 +486,13 @@ struct VirtualServeCommand: ReportingCommand {
                 continuation.finish()
             }
         )
+    }
+}
+
+extension VirtualKeyTransport {
+    /// `HOST:PORT` of vpcd for a PC/SC card (empty for the other transports).
+    fileprivate var vpcdAddress: String {
+        guard case .pcsc(let host, let port) = self else { return "" }
+        return "\(host):\(port)"
     }
 }

@@ -62,6 +62,9 @@ actor Daemon {
                         SecurityKeyDaemonBus.Method.getCredential.rawValue:
                         guard let ceremony = begin(call) else { continue }
                         group.addTask { await self.perform(call, ceremony) }
+                    case SecurityKeyDaemonBus.Method.listDevices.rawValue:
+                        // The first may wait for the start-up listing; other calls go on meanwhile.
+                        group.addTask { await self.handle(call) }
                     default: await handle(call)
                     }
                 }
@@ -94,6 +97,7 @@ actor Daemon {
         case (SecurityKeyDaemonBus.Method.getClientCapabilities.rawValue, 0):
             bus.reply(to: call, [.dictionary(Self.capabilities)])
         case (SecurityKeyDaemonBus.Method.listDevices.rawValue, 0):
+            await pool.waitUntilEnumerated()
             let devices = await pool.list().map(Self.entries)
             bus.reply(to: call, [.dictionaries(devices)])
         case (SecurityKeyDaemonBus.Method.enterClientPin.rawValue, 2):
@@ -154,8 +158,7 @@ actor Daemon {
         BusDictionaryEntry("signalAllAcceptedCredentials", .bool(false)),
         BusDictionaryEntry("signalCurrentUserDetails", .bool(false)),
         BusDictionaryEntry("signalUnknownCredential", .bool(false)),
-        BusDictionaryEntry("extension:appid", .bool(true)),
-    ]
+    ] + WebAuthnExtensionInputsJSON.implementedExtensions.map { BusDictionaryEntry("extension:\($0)", .bool(true)) }
 
     static func entries(_ device: KeyPool.DeviceSummary) -> [BusDictionaryEntry] {
         var entries = [

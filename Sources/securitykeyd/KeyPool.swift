@@ -70,9 +70,38 @@ actor KeyPool {
         (changes, changeContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
     }
 
-    /// Follows the directory's arrivals and removals until the calling task is cancelled.
+    /// Whether the keys present at start-up have been listed.
+    private var enumerated = false
+    /// ListDevices calls waiting for that first listing.
+    private var enumerationWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Lists the keys present now (each opened once for its getInfo), then follows the
+    /// directory's arrivals and removals until the calling task is cancelled.
     func follow() async {
+        let listings = await directory.list(deadline: .after(Self.arrivalWait))
+        for listing in listings where keys[listing.descriptor.uri] == nil {
+            guard let info = listing.info else { continue }
+            add(listing.descriptor, info: info)
+        }
+        enumerated = true
+        for waiter in enumerationWaiters { waiter.resume() }
+        enumerationWaiters = []
         await directory.forEachEvent { event in await self.handle(event) }
+    }
+
+    /// Returns once the keys present at start-up are known: the first ListDevices after the
+    /// bus started the daemon (activation) answers with them, not with an empty list.
+    func waitUntilEnumerated() async {
+        if enumerated { return }
+        await withCheckedContinuation { enumerationWaiters.append($0) }
+    }
+
+    private func add(_ descriptor: DeviceDescriptor, info: AuthenticatorInfo) {
+        keys[descriptor.uri] = Key(descriptor: descriptor, connection: nil, info: info, busy: false)
+        order.append(descriptor.uri)
+        logger.info("key arrived", metadata: ["device": "\(descriptor.uri)"])
+        changeContinuation.yield(.added(summary(descriptor.uri)))
+        serveWaiters()
     }
 
     private func handle(_ event: DeviceEvent) async {
@@ -94,11 +123,7 @@ actor KeyPool {
             // Closed until a request claims it: other programs may use the key meanwhile.
             await authenticator.close()
             guard keys[descriptor.uri] == nil else { return }
-            keys[descriptor.uri] = Key(descriptor: descriptor, connection: nil, info: info, busy: false)
-            order.append(descriptor.uri)
-            logger.info("key arrived", metadata: ["device": "\(descriptor.uri)"])
-            changeContinuation.yield(.added(summary(descriptor.uri)))
-            serveWaiters()
+            add(descriptor, info: info)
         case .removed(let uri):
             guard let key = keys.removeValue(forKey: uri) else { return }
             order.removeAll { $0 == uri }
@@ -113,6 +138,9 @@ actor KeyPool {
     func closeAll() async {
         for waiter in waiters { waiter.continuation.resume(throwing: CancellationError()) }
         waiters = []
+        enumerated = true
+        for waiter in enumerationWaiters { waiter.resume() }
+        enumerationWaiters = []
         for key in keys.values { await key.connection?.close() }
         keys = [:]
         order = []

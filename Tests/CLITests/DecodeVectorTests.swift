@@ -169,7 +169,8 @@ struct Vector: Sendable, CustomTestStringConvertible {
     }
 
     @Test func usageErrorsExit64() throws {
-        #expect(try CLIRunner.run(["decode"]).status == 64)
+        // Two inputs at once (with none, standard input is read).
+        #expect(try CLIRunner.run(["decode", "--hex", "00", "--base64", "AA"]).status == 64)
         #expect(try CLIRunner.run(["decode", "--as", "nonsense", "--hex", "00"]).status == 64)
         #expect(try CLIRunner.run(["register", "--rp", "example.org"]).status == 64)
     }

@@ -75,14 +75,20 @@ extension DaemonTests {
             #expect(out.stdout.contains("Attestation format: packed"))
         }
         #expect(ids.count == 2)
-        // No --credential: the daemon asks for a choice (SELECT_CREDENTIAL), the CLI takes the first.
-        let signed = try DaemonBed.run(
+        // No --credential: the daemon asks for a choice (SELECT_CREDENTIAL); without a terminal
+        // the CLI names the accounts and stops, and --user chooses one.
+        let unchosen = try DaemonBed.run(
             Self.cliBinary, ["authenticate", "--rp", "example.org", "--pin-stdin", "--uv", "--json"] + route,
             input: Self.pin + "\n")
+        #expect(unchosen.status == 64, "\(unchosen.stderr)")
+        #expect(unchosen.stderr.contains("heidi") && unchosen.stderr.contains("ivan"), "\(unchosen.stderr)")
+        let signed = try DaemonBed.run(
+            Self.cliBinary,
+            ["authenticate", "--rp", "example.org", "--user", "ivan", "--pin-stdin", "--uv", "--json"] + route,
+            input: Self.pin + "\n")
         #expect(signed.status == 0, "\(signed.stderr)")
-        #expect(signed.stderr.contains("The key holds 2 accounts for this site"))
         let id = try #require(jsonObject(signed.stdout)?["id"] as? String)
-        #expect(ids.contains(id))
+        #expect(id == ids.last)
 
         // A wrong PIN: the key's answer, with the CLI's exit status for PIN problems.
         let wrong = try DaemonBed.run(

@@ -157,6 +157,11 @@ import Testing
         let capabilities = try bed.gdbus("GetClientCapabilities")
         #expect(capabilities.stdout.contains("'hybridTransport': <false>"))
         #expect(capabilities.stdout.contains("'extension:appid': <true>"))
+        // Every extension Docs/Daemon.md says the daemon maps is a capability (an input names
+        // its extension: credentialProtectionPolicy is credProtect's).
+        for name in try Self.documentedExtensions() {
+            #expect(capabilities.stdout.contains("'extension:\(name)': <true>"), "\(name): \(capabilities.stdout)")
+        }
         let foreign = try bed.gdbus(
             "GetCredential",
             ["https://evil.example", "", "{\"challenge\":\"AAAA\",\"rpId\":\"example.org\"}"])
@@ -203,5 +208,28 @@ final class Mutex20: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return outcomes.allSatisfy { $0 }
+    }
+}
+
+extension DaemonTests {
+    /// The extension inputs the "Extensions:" paragraph of Docs/Daemon.md lists, by extension.
+    static func documentedExtensions() throws -> Set<String> {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Docs/Daemon.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        guard let start = text.range(of: "Extensions: the JSON is type-checked"),
+            let end = text.range(of: "Their outputs come back", range: start.upperBound..<text.endIndex)
+        else { throw DaemonBed.BedError(description: "Docs/Daemon.md has no Extensions paragraph") }
+        let words = text[start.upperBound..<end.lowerBound].split(whereSeparator: { !$0.isLetter })
+        let inputs: [String: String] = [
+            "credProps": "credProps", "hmacCreateSecret": "hmacCreateSecret", "minPinLength": "minPinLength",
+            "credBlob": "credBlob", "credentialProtectionPolicy": "credProtect", "prf": "prf",
+            "largeBlob": "largeBlob", "appidExclude": "appidExclude", "appid": "appid", "getCredBlob": "getCredBlob",
+        ]
+        let found = Set(words.compactMap { inputs[String($0)] })
+        guard found.count == Set(inputs.values).count else {
+            throw DaemonBed.BedError(description: "Docs/Daemon.md's Extensions paragraph names \(found.sorted()) only")
+        }
+        return found
     }
 }

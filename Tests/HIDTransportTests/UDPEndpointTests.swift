@@ -64,6 +64,28 @@ import Transport
         #expect(try UDPEndpoint.list(parsing: "127.0.0.1:1,udp:127.0.0.1:1") == [UDPEndpoint(port: 1)])
     }
 
+    @Test func listExpandsPortRanges() throws {
+        // `--udp HOST:P1-P2` (issue 34): every port of the range, in order, beside single ones.
+        #expect(
+            try UDPEndpoint.list(parsing: "127.0.0.1:8111-8113, [::1]:9000-9000,udp:localhost:7000-7001")
+                == [
+                    UDPEndpoint(port: 8111), UDPEndpoint(port: 8112), UDPEndpoint(port: 8113),
+                    UDPEndpoint(host: "::1", port: 9000), UDPEndpoint(host: "localhost", port: 7000),
+                    UDPEndpoint(host: "localhost", port: 7001),
+                ])
+        #expect(try UDPEndpoint.list(parsing: "127.0.0.1:1-64").count == 64)
+    }
+
+    @Test(arguments: [
+        "127.0.0.1:8113-8111", "127.0.0.1:0-3", "127.0.0.1:1-65", "127.0.0.1:8111-", "127.0.0.1:-8111",
+        "127.0.0.1:1-2-3", "127.0.0.1:60000-70000", "127.0.0.1:1-40,127.0.0.1:100-130",
+    ])
+    func listRejectsBadRanges(text: String) {
+        #expect { try UDPEndpoint.list(parsing: text) } throws: {
+            ($0 as? TransportError)?.code == .invalidURI
+        }
+    }
+
     @Test(arguments: [
         "127.0.0.1", "127.0.0.1:8111,", ",127.0.0.1:8111", "127.0.0.1:8111,,localhost:1", "::1:8111",
         "hid:/dev/hidraw0", "udp:", "localhost:0", "pcsc:0",

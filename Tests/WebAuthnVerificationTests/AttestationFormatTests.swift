@@ -213,6 +213,20 @@ import X509
         #expect(try object.verify(clientDataHash: hash, enterpriseAttestation: true).isEnterprise)
     }
 
+    @Test func subjectlessCertificateIsNamedBySANAndIssuer() throws {
+        // The Windows Hello AIK certificate has an empty subject; openssl x509 -ext
+        // subjectAltName shows DirName:/2.23.133.2.1=id:53544D20/2.23.133.2.2=ST33HTPHAHB4/...
+        // and the issuer CN = EUS-STM-KEYID-1ADB994AB58BE57A0CC9B900E7851E1A43C08660.
+        let vector = try #require(
+            ThirdPartyVectors.entry("libfido2-wiredata.json", "/attstmt_tpm_es256")?.expectedHex["x5c[0]"])
+        let certificate = try Certificate(derEncoded: vector)
+        #expect(certificate.subject.isEmpty)
+        let name = certificate.nameForMessages
+        #expect(name.contains("ST33HTPHAHB4"), "\(name)")
+        #expect(name.contains("id:53544D20"), "\(name)")
+        #expect(name.contains("EUS-STM-KEYID-1ADB994AB58BE57A0CC9B900E7851E1A43C08660"), "\(name)")
+    }
+
     // MARK: Hostile input: truncated and garbage structures fail with typed errors
 
     @Test func truncatedTPMStructuresAreRefused() throws {

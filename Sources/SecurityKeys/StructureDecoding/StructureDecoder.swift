@@ -40,9 +40,25 @@ public enum StructureDecoder {
 
     static let lenient = CBORDecoder(options: .lenient)
 
-    /// Decodes `bytes` as `kind`, or as what they are recognised to be when `kind` is nil.
+    /// Decodes `bytes` as `kind`, or as what they are recognised to be when `kind` is nil: CBOR
+    /// that only looked like a known structure is shown as generic CBOR, with a `note` saying
+    /// why it is not that structure.
     public static func decode(_ bytes: [UInt8], as kind: Kind?) throws -> JSONValue {
-        let kind = try kind ?? recognise(bytes)
+        if kind != nil { return try decode(bytes, kind: kind ?? .cbor) }
+        let recognised = try recognise(bytes)
+        do {
+            return try decode(bytes, kind: recognised)
+        } catch {
+            guard recognised != .cbor, recognised != .ctaphid, (try? lenient.decode(bytes)) != nil,
+                case .object(let members) = try decode(bytes, kind: .cbor)
+            else { throw error }
+            let reason = (error as? StructureDecodingError)?.message ?? "\(error)"
+            return .object(
+                members + [("note", .string("Not a valid \(recognised.rawValue) (\(reason)); shown as generic CBOR."))])
+        }
+    }
+
+    private static func decode(_ bytes: [UInt8], kind: Kind) throws -> JSONValue {
         let body: JSONValue
         switch kind {
         case .cbor: body = try cbor(bytes)

@@ -99,7 +99,7 @@ public enum PublicKeyCredentialJSON {
             JSONValue.members([("blob", output.readData.map(base64url)), ("written", output.didWrite.map(JSONValue.bool))])
         }
         return .members([
-            ("appid", assertion.appID ? .bool(true) : nil),
+            ("appid", assertion.appID || assertion.appIDRequested ? .bool(assertion.appID) : nil),
             ("getCredBlob", assertion.credentialBlob.map(base64url)),
             ("hmacGetSecret", hmac),
             ("largeBlob", largeBlob),
@@ -195,7 +195,9 @@ public enum PublicKeyCredentialJSON {
             rawClientDataJSON: try response.requiredBytes("clientDataJSON", sizes: anySize), appID: false,
             deviceURI: deviceURI)
         guard let results = try root.object("clientExtensionResults") else { return assertion }
-        assertion.appID = try results.bool("appid") ?? false
+        let appID = try results.bool("appid")
+        assertion.appID = appID ?? false
+        assertion.appIDRequested = appID != nil
         if let prf = try results.object("prf") {
             let (first, second) = try prfResults(prf)
             if let first { assertion.prf = SecurityKeyPRFAssertionOutput(first: first, second: second) }

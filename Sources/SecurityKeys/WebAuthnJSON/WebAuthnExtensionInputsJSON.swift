@@ -13,6 +13,14 @@ public struct WebAuthnExtensionInputsJSON: Hashable, Sendable {
     /// No extensions.
     public init() { inputs = [:] }
 
+    /// The identifiers of the client extensions ``apply(to:)`` maps to a request, as
+    /// `getClientCapabilities` names them after `extension:` (WebAuthn L3 §5.1.7):
+    /// credentialProtectionPolicy is credProtect's input, getCredBlob credBlob's at sign-in.
+    public static let implementedExtensions = [
+        "appid", "appidExclude", "credBlob", "credProps", "credProtect", "getCredBlob", "hmacCreateSecret",
+        "largeBlob", "minPinLength", "prf",
+    ]
+
     /// Reads and type-checks `extensions` (nil: none given).
     init(_ object: JSONMembers?) throws(WebAuthnJSONError) {
         inputs = [:]

@@ -60,8 +60,9 @@ public struct VPCDCardServer: Sendable {
     }
 
     /// Connects to vpcd and answers it until the task is cancelled, reconnecting whenever the
-    /// connection drops.
-    public func run() async {
+    /// connection drops. `onConnection` hears `false` once when vpcd cannot be reached (and
+    /// again after each connection that ended), `true` at each connection.
+    public func run(onConnection: @escaping @Sendable (Bool) -> Void = { _ in }) async {
         let thread = BlockingIOThread(name: "vpcd:\(configuration.port)", closedMessage: "The card server stopped.")
         defer { thread.shutdown() }
         let host = configuration.host, port = configuration.port
@@ -71,8 +72,11 @@ public struct VPCDCardServer: Sendable {
             let socket: VPCDSocket
             do throws(TransportError) {
                 socket = try await thread.runCancellable { (cancel) throws(TransportError) -> VPCDSocket in
+                    var told = false
                     while true {
                         do { return try VPCDSocket.connect(host: host, port: port) } catch {
+                            if !told { onConnection(false) }
+                            told = true
                             if cancel.wait(delay) { throw TransportError(.cancelled, "The server was stopped.") }
                         }
                     }
@@ -86,6 +90,7 @@ public struct VPCDCardServer: Sendable {
             }
             warned = false
             logger.debug("connected to vpcd", metadata: ["host": "\(host)", "port": "\(port)"])
+            onConnection(true)
             await serve(socket, thread: thread)
             _ = try? await thread.run { () throws(TransportError) in socket.close() }
             if !Task.isCancelled {

@@ -170,7 +170,12 @@ public final class VirtualKeyServer: Sendable {
     /// called once, with one document per key, when hosts can reach them: at once over UDP and
     /// vpcd, once the kernel's hidraw node appears over uhid (within 10 s, or this throws
     /// ``VirtualKeyError/Code/noDevice``). Throws `TransportError` when a server fails.
-    public func run(onReady: @escaping @Sendable ([VirtualKeyReadiness]) -> Void) async throws {
+    /// `onVPCD` hears whether the vpcd card is connected, as that changes (`false` while vpcd
+    /// cannot be reached).
+    public func run(
+        onReady: @escaping @Sendable ([VirtualKeyReadiness]) -> Void,
+        onVPCD: @escaping @Sendable (Bool) -> Void = { _ in }
+    ) async throws {
         let pid = getpid()
         func document(_ key: VirtualKey, _ transport: String, uri: String? = nil, vpcd: String? = nil)
             -> VirtualKeyReadiness
@@ -187,7 +192,7 @@ public final class VirtualKeyServer: Sendable {
             try await UDPCTAPHIDServer.serve(servers)
         case .pcsc(let server, let host, let port):
             onReady([document(keys[0], "pcsc", vpcd: "\(host):\(port)")])
-            await server.run()
+            await server.run(onConnection: onVPCD)
         case .uhid(let server, let serialNumber):
             let key = keys[0]
             try await withThrowingTaskGroup(of: Void.self) { group in

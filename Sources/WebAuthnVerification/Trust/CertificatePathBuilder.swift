@@ -53,9 +53,24 @@ enum CertificatePathBuilder {
 }
 
 extension Certificate {
-    /// How messages name a certificate: its subject, or its serial number when the subject is
-    /// empty (TPM attestation identity certificates carry their names in subjectAltName only).
-    var nameForMessages: String {
-        subject.isEmpty ? "serial \(serialNumber)" : "\(subject)"
+    /// How messages and reports name a certificate: its subject; when the subject is empty (TPM
+    /// attestation identity certificates carry their names in subjectAltName only), its
+    /// subject alternative names and its issuer and serial number.
+    public var nameForMessages: String {
+        guard subject.isEmpty else { return "\(subject)" }
+        var parts: [String] = []
+        if let names = try? extensions.subjectAlternativeNames, !names.isEmpty {
+            parts.append("subjectAltName " + names.map(Self.text).joined(separator: ", "))
+        }
+        parts.append(issuer.isEmpty ? "serial \(serialNumber)" : "issued by \(issuer), serial \(serialNumber)")
+        return "(no subject: " + parts.joined(separator: "; ") + ")"
+    }
+
+    private static func text(_ name: GeneralName) -> String {
+        switch name {
+        case .dnsName(let text), .rfc822Name(let text), .uniformResourceIdentifier(let text): text
+        case .directoryName(let directoryName): "\(directoryName)"
+        default: "\(name)"
+        }
     }
 }
