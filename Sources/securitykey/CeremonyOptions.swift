@@ -87,7 +87,7 @@ struct CeremonyOptions: ParsableArguments {
     /// absent), or the hash given (the request then has no challenge of its own).
     func clientData() throws -> (SecurityKeyClientData, challenge: [UInt8]) {
         if let clientDataHash {
-            guard let hash = decodeBase64Any(clientDataHash), hash.count == 32 else {
+            guard let hash = Base64.decodeEitherAlphabet(clientDataHash), hash.count == 32 else {
                 throw CLIError.usage("--client-data-hash must be 32 bytes in base64 or base64url.")
             }
             return (.hash(hash), [])
@@ -110,13 +110,6 @@ struct CeremonyOptions: ParsableArguments {
 
     /// Reads PINs as `--pin-stdin` says.
     var pinReader: PINReader { PINReader(fromStandardInput: pinStdin) }
-}
-
-/// Decodes base64url or standard base64, padded or not, around white space.
-func decodeBase64Any(_ text: String) -> [UInt8]? {
-    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-    return Base64.decode(trimmed, alphabet: .url, padding: .optional)
-        ?? Base64.decode(trimmed, alphabet: .standard, padding: .optional)
 }
 
 /// Parses `--alg` names: es256, es384, es512, eddsa, ed25519, rs256, ps256, or a COSE number.
