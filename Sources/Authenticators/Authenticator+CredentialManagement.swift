@@ -150,9 +150,12 @@ extension Authenticator {
     /// token bound to it where the key allows), or of every relying party.
     public func credentialsByRelyingParty(
         rpID: String?, interaction: (any AuthenticatorInteraction)?, deadline: Deadline
-    ) async throws(AuthenticatorError) -> [(relyingParty: RelyingPartyEntity, credentials: [CredentialManagement.Credential])] {
+    ) async throws(AuthenticatorError)
+        -> [(relyingParty: RelyingPartyEntity, credentials: [CredentialManagement.Credential])]
+    {
         if let rpID {
-            let credentials = try await discoverableCredentials(rpID: rpID, interaction: interaction, deadline: deadline)
+            let credentials = try await discoverableCredentials(
+                rpID: rpID, interaction: interaction, deadline: deadline)
             return [(RelyingPartyEntity(id: rpID), credentials)]
         }
         return try await discoverableCredentials(interaction: interaction, deadline: deadline)
@@ -173,12 +176,14 @@ extension Authenticator {
                 let credentials = try await manager.credentials(rpIDHash: party.rpIDHash, deadline: deadline)
                 guard let found = credentials.first(where: { $0.credentialID.id == credentialID }) else { continue }
                 let updated = UserEntity(
-                    id: found.user.id, name: name ?? found.user.name, displayName: displayName ?? found.user.displayName)
+                    id: found.user.id, name: name ?? found.user.name,
+                    displayName: displayName ?? found.user.displayName)
                 try await manager.updateUserInformation(credentialID: credentialID, user: updated, deadline: deadline)
                 return updated
             }
             throw CTAP2Error(
-                .noCredentials, "The key holds no discoverable credential with the ID \(Base64URL.encode(credentialID)).")
+                .noCredentials,
+                "The key holds no discoverable credential with the ID \(Base64URL.encode(credentialID)).")
         }
     }
 }

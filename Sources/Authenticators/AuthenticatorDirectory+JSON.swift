@@ -27,7 +27,8 @@ extension AuthenticatorDirectory.Listing {
         if let product = descriptor.product { line += "  \(product)" }
         if let info {
             if let model { line += "  \(model)" }
-            line += "  AAGUID \(info.aaguid.description.lowercased())  \(info.versions.map(\.rawValue).joined(separator: ","))"
+            line += "  AAGUID \(info.aaguid.description.lowercased())"
+            line += "  \(info.versions.map(\.rawValue).joined(separator: ","))"
             if info.isU2FOnly { line += "  (U2F only)" }
         } else if let problem {
             line += "  (\(problem.message))"

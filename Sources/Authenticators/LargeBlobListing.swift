@@ -57,7 +57,8 @@ public struct LargeBlobListing: Hashable, Sendable {
     /// The element in one line, for people.
     public var summary: String {
         guard let entry else { return "  #\(index)  not a large-blob entry (kept as it is)" }
-        var text = "  #\(index)  \(entry.originalSize) bytes (\(entry.ciphertext.count) stored)  nonce \(Hex.encode(entry.nonce))"
+        var text = "  #\(index)  \(entry.originalSize) bytes (\(entry.ciphertext.count) stored)"
+        text += "  nonce \(Hex.encode(entry.nonce))"
         if let owner {
             text += "  \(owner.rpID) \(Base64URL.encode(owner.credential.credentialID.id))"
             if let name = owner.credential.user.name { text += " (\(name))" }

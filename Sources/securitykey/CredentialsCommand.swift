@@ -22,7 +22,8 @@ struct CredentialsCommand: AsyncParsableCommand {
         ])
 }
 
-/// Options of every credentials subcommand.
+/// Options of the subcommands that manage what the key stores behind its PIN (credentials, bio,
+/// largeblob).
 struct CredentialsOptions: ParsableArguments {
     @OptionGroup var global: GlobalOptions
     @Flag(name: .long, help: "Read PINs from standard input instead of the terminal.")
@@ -52,7 +53,9 @@ struct CredentialsInfoCommand: ReportingCommand {
     func execute() async throws {
         let interaction = options.interaction()
         try await withAuthenticator(options.global) { key, deadline in
-            let metadata = try await interaction.explaining { try await key.credentialMetadata(interaction: interaction, deadline: deadline) }
+            let metadata = try await interaction.explaining {
+                try await key.credentialMetadata(interaction: interaction, deadline: deadline)
+            }
             Console.result(
                 json: wantsJSON, 
                 .members([
@@ -129,7 +132,9 @@ struct CredentialsDeleteCommand: ReportingCommand {
             try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline) {
                 "Delete credential \(id) from \($0)? Its account can no longer sign in with this key."
             }
-            try await interaction.explaining { try await key.deleteCredential(id: target, rpID: rp, interaction: interaction, deadline: deadline) }
+            try await interaction.explaining {
+                try await key.deleteCredential(id: target, rpID: rp, interaction: interaction, deadline: deadline)
+            }
             Console.result(
                 json: wantsJSON, .members([("device", .string(key.uri)), ("deleted", .string(id))]),
                 "The credential \(id) is deleted.")

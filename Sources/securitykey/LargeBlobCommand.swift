@@ -27,17 +27,6 @@ struct LargeBlobCommand: AsyncParsableCommand {
         ])
 }
 
-/// Options of every largeblob subcommand.
-struct LargeBlobOptions: ParsableArguments {
-    @OptionGroup var global: GlobalOptions
-    @Flag(name: .long, help: "Read PINs from standard input instead of the terminal.")
-    var pinStdin = false
-
-    func interaction() -> CLIAuthenticatorInteraction {
-        CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: pinStdin))
-    }
-}
-
 /// Warns on standard error that the array is corrupted.
 func warnCorrupted(_ corruption: LargeBlobArray.Corruption?) {
     guard let corruption else { return }
@@ -57,7 +46,7 @@ struct LargeBlobListCommand: ReportingCommand {
             (null when no known key opens it), damaged (a reason, or null)}]}.
             """)
 
-    @OptionGroup var options: LargeBlobOptions
+    @OptionGroup var options: CredentialsOptions
     @Flag(name: .long, help: "Do not read the credentials' largeBlobKeys (no PIN is asked).")
     var noCredentials = false
     var wantsJSON: Bool { options.global.json }
@@ -86,7 +75,7 @@ struct LargeBlobGetCommand: ReportingCommand {
             {device, credentialId, rpId, size, data (base64url), corrupted}.
             """)
 
-    @OptionGroup var options: LargeBlobOptions
+    @OptionGroup var options: CredentialsOptions
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
     var credential: String
     @Option(name: .long, help: ArgumentHelp("The credential's relying party (binds the PIN token to it).", valueName: "rp-id"))
@@ -141,7 +130,7 @@ struct LargeBlobSetCommand: ReportingCommand {
             (-) cannot be combined with --pin-stdin. With --json: {device, credentialId, rpId, size}.
             """)
 
-    @OptionGroup var options: LargeBlobOptions
+    @OptionGroup var options: CredentialsOptions
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
     var credential: String
     @Option(name: .long, help: ArgumentHelp("The credential's relying party (binds the PIN token to it).", valueName: "rp-id"))
@@ -191,7 +180,7 @@ struct LargeBlobDeleteCommand: ReportingCommand {
         commandName: "delete", abstract: "Delete the large blob of a credential (asks first).",
         discussion: "Removes only the entries that decrypt with the credential's key. With --json: {device, credentialId, removed}.")
 
-    @OptionGroup var options: LargeBlobOptions
+    @OptionGroup var options: CredentialsOptions
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
     var credential: String
     @Option(name: .long, help: ArgumentHelp("The credential's relying party (binds the PIN token to it).", valueName: "rp-id"))

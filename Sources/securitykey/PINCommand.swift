@@ -136,7 +136,9 @@ struct PINVerifyCommand: ReportingCommand {
     func execute() async throws {
         let interaction = CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: pinStdin))
         try await withAuthenticator(global) { key, deadline in
-            let retries = try await interaction.explaining { try await key.verifyPIN(interaction: interaction, deadline: deadline) }
+            let retries = try await interaction.explaining {
+                try await key.verifyPIN(interaction: interaction, deadline: deadline)
+            }
             Console.result(
                 json: global.json, 
                 .members([

@@ -30,7 +30,9 @@ struct ResetCommand: ReportingCommand {
             try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline) {
                 "Reset \($0)? Every credential on it and its PIN are erased; this cannot be undone."
             }
-            let after = try await interaction.explaining { try await directory.reset(key, interaction: interaction, deadline: deadline) }
+            let after = try await interaction.explaining {
+                try await directory.reset(key, interaction: interaction, deadline: deadline)
+            }
             let reinserted = after !== key
             if reinserted { await after.close() }
             Console.result(

@@ -48,7 +48,7 @@ final class SwappingKey: AuthenticatorConnection {
 
     @Test func largeBlobEntriesAreMatchedToTheCredentialWhoseKeyOpensThem() throws {
         let entry = try LargeBlobEntry.seal(Array("hello".utf8), key: Self.keyB, nonce: [UInt8](repeating: 7, count: 12))
-        let array = LargeBlobArray(elements: [entry.cbor, .unsignedInteger(5)])
+        let array = LargeBlobArray(elements: [entry.cbor, .unsigned(5)])
         let other = try Self.credential(rpID: "a.example", id: [0xFB, 0xFF], name: "alice", largeBlobKey: Self.keyA)
         let owner = try Self.credential(rpID: "b.example", id: [0xFB, 0xFF], name: "bob", largeBlobKey: Self.keyB)
         let rows = LargeBlobListing.all(array, credentials: [other, owner])

@@ -32,10 +32,8 @@ struct MetadataUpdateTests {
         }
         #expect(try cache.record()?.no == 122)
         // The YubiKey 5 entry by AAGUID, through the cache.
-        let yk = try #require(
-            cache.entry(
-                aaguid: try #require(AAGUID(uuidString: "cb69481e-8ff7-4039-93ec-0a2729a154a8")),
-                attestationCertificate: nil))
+        let aaguid = try #require(AAGUID(uuidString: "cb69481e-8ff7-4039-93ec-0a2729a154a8"))
+        let yk = try #require(cache.entry(aaguid: aaguid, attestationCertificate: nil))
         let lines = yk.summaryLines(blob: update.blob, stale: false)
         #expect(lines.first == "Model: YubiKey 5 Series")
         #expect(lines.contains("Authenticator version: 50100"))

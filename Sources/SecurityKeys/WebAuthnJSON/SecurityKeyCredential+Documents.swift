@@ -59,7 +59,9 @@ extension SecurityKeyCredentialAssertion {
     /// The assertion as `securitykey authenticate --json` prints it (Docs/CLI.md): the
     /// AuthenticationResponseJSON (an absent user handle as null) with, beside it, the RP ID and
     /// client data hash given, the sign count, the UP and UV flags of `authData` and the device.
-    public func json(relyingPartyIdentifier: String, clientDataHash: [UInt8], authData: AuthenticatorData) -> JSONValue {
+    public func json(
+        relyingPartyIdentifier: String, clientDataHash: [UInt8], authData: AuthenticatorData
+    ) -> JSONValue {
         PublicKeyCredentialJSON.assertion(
             self, absentUserHandle: .null,
             beside: [
