@@ -57,7 +57,7 @@ struct CredentialsInfoCommand: ReportingCommand {
                 try await key.credentialMetadata(interaction: interaction, deadline: deadline)
             }
             Console.result(
-                json: wantsJSON, 
+                json: wantsJSON,
                 .members([
                     ("device", .string(key.uri)), ("existing", .integer(Int64(clamping: metadata.existingCount))),
                     ("remaining", .integer(Int64(clamping: metadata.maxRemaining))),
@@ -176,7 +176,7 @@ struct CredentialsUpdateCommand: ReportingCommand {
                     deadline: deadline)
             }
             Console.result(
-                json: wantsJSON, 
+                json: wantsJSON,
                 .members([
                     ("device", .string(key.uri)), ("updated", .string(id)),
                     ("userName", user.name.map(JSONValue.string) ?? .null),

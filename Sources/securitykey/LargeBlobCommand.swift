@@ -165,7 +165,7 @@ struct LargeBlobSetCommand: ReportingCommand {
                 data, credentialID: id, rpID: rp, force: force, interaction: interaction, deadline: deadline)
             }
             Console.result(
-                json: wantsJSON, 
+                json: wantsJSON,
                 .members([
                     ("device", .string(key.uri)), ("credentialId", .string(credential)),
                     ("rpId", .string(written.rpID)), ("size", .integer(Int64(data.count))),

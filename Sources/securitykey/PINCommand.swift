@@ -110,7 +110,7 @@ struct PINChangeCommand: ReportingCommand {
                 throw CLIError(await pin.explain(error, deadline: deadline))
             }
             Console.result(
-                json: global.json, 
+                json: global.json,
                 .object([("device", .string(key.uri)), ("pinChanged", true)]),
                 "The PIN is changed.")
         }
@@ -140,7 +140,7 @@ struct PINVerifyCommand: ReportingCommand {
                 try await key.verifyPIN(interaction: interaction, deadline: deadline)
             }
             Console.result(
-                json: global.json, 
+                json: global.json,
                 .members([
                     ("device", .string(key.uri)), ("verified", .bool(true)),
                     ("pinRetries", .integer(Int64(retries))),

@@ -36,7 +36,7 @@ struct ResetCommand: ReportingCommand {
             let reinserted = after !== key
             if reinserted { await after.close() }
             Console.result(
-                json: wantsJSON, 
+                json: wantsJSON,
                 .members([("device", .string(after.uri)), ("reset", .bool(true)), ("reinserted", .bool(reinserted))]),
                 "The key at \(after.uri) is reset: it holds no credentials and no PIN.")
         }
