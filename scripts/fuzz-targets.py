@@ -71,6 +71,7 @@ TARGETS = {
                           "Sources/SecurityKeys/StructureDecoding/StructureDecoder+CTAPHID.swift",
                           "Sources/SecurityKeys/StructureDecoding/WebAuthnResponseDocument.swift"],
     "daemon-responses": ["Sources/SecurityKeyDaemonClient/SecurityKeyDaemonClient+Responses.swift"],
+    "credential-json": ["Sources/SecurityKeys/WebAuthnJSON/PublicKeyCredentialJSON.swift"],
 }
 
 # Vector kinds that seed each target directly.
@@ -869,6 +870,7 @@ def seeds(root):
     for r in ctaphid_capture_seeds(): yield "ctaphid-capture", r
     for r in structure_decoder_seeds(entries): yield "structure-decoder", r
     for r in daemon_response_seeds(): yield "daemon-responses", r
+    for r in credential_json_seeds(entries): yield "credential-json", r
     ders = [bytes.fromhex(e["hex"]) for e in entries if e["kind"] == "x509-der"]
     for r in trust_anchor_seeds(ders): yield "trust-anchors", r
     for r in mds_payload_seeds(): yield "mds-payload", r
@@ -1033,6 +1035,49 @@ def daemon_response_seeds():
     yield b"\x02" + json.dumps([{"id": b64(b"\x01"), "userHandle": b64(b"\x02"), "name": "a", "displayName": "A"},
                                  {"id": b64(b"\x03"), "name": None, "displayName": None}]).encode()
     yield b"\x02[{\"id\":5}]"
+
+
+def credential_json_seeds(entries):
+    """A selector (bit 0: assertion; bit 1: attested key members or a null user handle; bit 2:
+    members beside) and a RegistrationResponseJSON or AuthenticationResponseJSON."""
+    b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+    for seed in daemon_response_seeds():
+        if seed[0] in (0, 1):
+            for extra in (0, 2, 4, 6): yield bytes([seed[0] | extra]) + seed[1:]
+    client = json.dumps({"type": "webauthn.create", "challenge": b64(b"\x01" * 16), "origin": "https://example.org"}).encode()
+    # Real attestation objects (keys of every kind the vectors hold), as register --json writes them.
+    objects = [bytes.fromhex(e["hex"]) for e in entries if e["kind"] == "attestationObject"]
+    for obj in objects[:8]:
+        registration = {"id": b64(b"\x0a" * 16), "rawId": b64(b"\x0a" * 16), "type": "public-key",
+                        "response": {"clientDataJSON": b64(client), "attestationObject": b64(obj), "transports": ["usb"]},
+                        "clientExtensionResults": {"credProps": {"rk": False}}}
+        yield b"\x06" + json.dumps(registration).encode()
+    auth = b"\x33" * 32 + b"\x01" + b"\x00" * 4
+    attestation = b64(cbor({"fmt": "none", "attStmt": {}, "authData": auth}))
+    registration = {"id": b64(b"\x09"), "rawId": b64(b"\x09"), "type": "public-key",
+                    "response": {"clientDataJSON": b64(client), "attestationObject": attestation}}
+    yield b"\x00" + json.dumps(registration).encode()
+    yield b"\x00" + json.dumps(dict(registration, clientExtensionResults={"credProps": {"rk": None}, "prf": {"enabled": False},
+                                                                          "largeBlob": {}, "x": [1, {"y": "\u2028\u0000"}]})).encode()
+    for bad in ({"transports": [1]}, {"transports": "usb"}, {"attestationObject": 5}, {"clientDataJSON": None}):
+        yield b"\x00" + json.dumps(dict(registration, response=dict(registration["response"], **bad))).encode()
+    yield b"\x00" + json.dumps(dict(registration, response=[])).encode()
+    yield b"\x00" + json.dumps(dict(registration, clientExtensionResults=[])).encode()
+    yield b"\x00[]"
+    yield b"\x00{"
+    assertion = {"id": b64(b"\x09"), "rawId": b64(b"\x09"), "type": "public-key",
+                 "response": {"clientDataJSON": b64(client), "authenticatorData": b64(auth), "signature": b64(b"\x30")}}
+    for selector in (1, 3, 7):
+        yield bytes([selector]) + json.dumps(assertion).encode()
+    hmac = {"output1": b64(b"\x01" * 32), "output2": b64(b"\x02" * 32)}
+    for results in ({"hmacGetSecret": hmac, "appid": False}, {"hmacGetSecret": {"output1": b64(b"\x01" * 32)}},
+                    {"hmacGetSecret": {"output1": b64(b"\x01" * 31)}}, {"hmacGetSecret": {"output2": b64(b"\x02" * 32)}},
+                    {"prf": {}}, {"prf": {"results": {"first": b64(b"\x01" * 32)}}}, {"largeBlob": {"written": False}},
+                    {"getCredBlob": ""}):
+        yield b"\x05" + json.dumps(dict(assertion, clientExtensionResults=results)).encode()
+    for bad in ({"signature": None}, {"userHandle": 7}, {"authenticatorData": "!"}):
+        yield b"\x01" + json.dumps(dict(assertion, response=dict(assertion["response"], **bad))).encode()
+    yield b"\x01" + json.dumps(dict(assertion, rawId=None)).encode()
 
 
 def main():

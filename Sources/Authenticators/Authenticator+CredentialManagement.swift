@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CTAP2
 import Transport
 
@@ -145,6 +146,51 @@ extension Authenticator {
             return try await pinToken(
                 permissions: [.credentialManagement], rpID: boundRPID, interaction: interaction,
                 deadline: deadline)
+        }
+    }
+}
+
+/// What `securitykey credentials list` and `update` do, for any caller.
+extension Authenticator {
+    /// The discoverable credentials by relying party, sorted by RP ID: those of `rpID` (with a
+    /// token bound to it where the key allows), or of every relying party.
+    public func credentialsByRelyingParty(
+        rpID: String?, storedToken: PINUVAuthToken? = nil, interaction: (any AuthenticatorInteraction)?,
+        deadline: Deadline
+    ) async throws(AuthenticatorError)
+        -> [(relyingParty: RelyingPartyEntity, credentials: [CredentialManagement.Credential])]
+    {
+        if let rpID {
+            let credentials = try await discoverableCredentials(
+                rpID: rpID, storedToken: storedToken, interaction: interaction, deadline: deadline)
+            return [(RelyingPartyEntity(id: rpID), credentials)]
+        }
+        return try await discoverableCredentials(storedToken: storedToken, interaction: interaction, deadline: deadline)
+            .map { ($0.relyingParty.entity, $0.credentials) }
+            .sorted { $0.0.id < $1.0.id }
+    }
+
+    /// Changes the user name, the display name or both (nil: kept) stored with the discoverable
+    /// credential `credentialID`, found among every relying party's with one token; answers the
+    /// user entity now stored. `no-credentials` when the key holds no such credential.
+    public func updateUser(
+        credentialID: [UInt8], name: String?, displayName: String?, interaction: (any AuthenticatorInteraction)?,
+        deadline: Deadline
+    ) async throws(AuthenticatorError) -> UserEntity {
+        try await withCredentialManagement(interaction: interaction, deadline: deadline) {
+            (manager) throws(CTAP2Error) -> UserEntity in
+            for party in try await manager.relyingParties(deadline: deadline) {
+                let credentials = try await manager.credentials(rpIDHash: party.rpIDHash, deadline: deadline)
+                guard let found = credentials.first(where: { $0.credentialID.id == credentialID }) else { continue }
+                let updated = UserEntity(
+                    id: found.user.id, name: name ?? found.user.name,
+                    displayName: displayName ?? found.user.displayName)
+                try await manager.updateUserInformation(credentialID: credentialID, user: updated, deadline: deadline)
+                return updated
+            }
+            throw CTAP2Error(
+                .noCredentials,
+                "The key holds no discoverable credential with the ID \(Base64URL.encode(credentialID)).")
         }
     }
 }

@@ -1,5 +1,4 @@
 import _SecurityKeyInternals
-import Foundation
 import SecurityKeys
 
 /// The daemon's answers, hostile until checked: the response JSON of CreateCredential and
@@ -39,21 +38,30 @@ extension SecurityKeyDaemonClient {
     /// displayName}`), each with the ID string to answer SelectCredential with; nil when the
     /// list is malformed.
     public static func accounts(offeredIn list: String) -> [(id: String, account: SecurityKeyAccount)]? {
-        guard list.utf8.count <= 1 << 20,
-            let entries = (try? JSONSerialization.jsonObject(with: Data(list.utf8))) as? [[String: Any]]
-        else { return nil }
+        guard case .array(let entries)? = try? JSONNode.parse(Array(list.utf8), limits: accountListLimits) else {
+            return nil
+        }
         var accounts: [(id: String, account: SecurityKeyAccount)] = []
         for entry in entries {
-            guard let id = entry["id"] as? String, let credentialID = Base64URL.decode(id) else { return nil }
-            let userID = (entry["userHandle"] as? String).flatMap(Base64URL.decode) ?? []
+            guard case .object(let members) = entry else { return nil }
+            func string(_ name: String) -> String? {
+                guard case .string(let text)? = members.first(where: { $0.0 == name })?.1 else { return nil }
+                return text
+            }
+            guard let id = string("id"), let credentialID = Base64URL.decode(id) else { return nil }
+            let userID = string("userHandle").flatMap(Base64URL.decode) ?? []
             accounts.append(
                 (
                     id,
                     SecurityKeyAccount(
-                        userID: userID, name: entry["name"] as? String, displayName: entry["displayName"] as? String,
+                        userID: userID, name: string("name"), displayName: string("displayName"),
                         credentialID: credentialID)
                 ))
         }
         return accounts
     }
+
+    /// An account list: 1 MiB at most, as before; an entry's members are one level down.
+    static let accountListLimits = JSONLimits(
+        maximumBytes: 1 << 20, maximumDepth: 8, maximumStringBytes: 1 << 20, maximumElements: 4096)
 }

@@ -187,3 +187,13 @@ public enum Base64URL {
         Base64.decode(text, alphabet: .url, padding: .optional)
     }
 }
+
+extension Base64 {
+    /// The bytes of text in either alphabet, base64url or standard base64, padded or not, with
+    /// white space around it (what users paste on a command line); nil when it is neither.
+    public static func decodeEitherAlphabet(_ text: some StringProtocol) -> [UInt8]? {
+        let trimmed = text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
+        let body = String(trimmed)
+        return decode(body, alphabet: .url, padding: .optional) ?? decode(body, alphabet: .standard, padding: .optional)
+    }
+}

@@ -98,24 +98,14 @@ struct AuthenticateCommand: ReportingCommand {
         // Parsed once, by the provider; only the daemon's answer arrives as bytes.
         let authData =
             try assertion.authenticatorData ?? AuthenticatorData(bytes: assertion.rawAuthenticatorData)
-        let clientDataHash =
-            assertion.clientDataHash
-            ?? ProviderCeremony.clientDataHash(json: assertion.rawClientDataJSON, input: clientData)
+        let clientDataHash = assertion.clientDataHash ?? clientData.signedHash(json: assertion.rawClientDataJSON)
         let id = Base64URL.encode(assertion.credentialID)
         let userHandle = assertion.userID.map { Base64URL.encode($0) }
         if global.json {
-            Console.json(
-                PublicKeyCredentialJSON.assertion(
-                    assertion, absentUserHandle: .null,
-                    beside: [
-                        ("rpId", .string(request.relyingPartyIdentifier)),
-                        ("clientDataHash", .string(Base64URL.encode(clientDataHash))),
-                        ("signCount", .integer(Int64(authData.signCount))),
-                        ("userPresent", .bool(authData.userPresent)),
-                        ("userVerified", .bool(authData.userVerified)),
-                        ("device", .string(assertion.deviceURI)),
-                    ]))
-            return
+            return Console.json(
+                assertion.json(
+                    relyingPartyIdentifier: request.relyingPartyIdentifier, clientDataHash: clientDataHash,
+                    authData: authData))
         }
         Console.out("Credential ID:     \(id)")
         Console.out("authenticatorData: \(Base64URL.encode(assertion.rawAuthenticatorData))")

@@ -33,15 +33,6 @@ func templateID(_ text: String) throws(CLIError) -> [UInt8] {
     return id
 }
 
-extension FingerprintTemplate {
-    /// The friendly name, nil when the key stores none or an empty one.
-    var shownName: String? { friendlyName.flatMap { $0.isEmpty ? nil : $0 } }
-
-    var json: JSONValue {
-        .members([("id", .string(Base64URL.encode(id))), ("name", shownName.map(JSONValue.string) ?? .null)])
-    }
-}
-
 struct BioInfoCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "info", abstract: "Describe the fingerprint sensor (no PIN needed).",
@@ -59,18 +50,7 @@ struct BioInfoCommand: ReportingCommand {
             let sensor = try await key.fingerprintSensorInfo(deadline: deadline)
             let info = await key.info
             let enrolled = info.options.isEnabled(.bioEnroll) || info.options.isEnabled(.userVerificationManagementPreview)
-            if wantsJSON {
-                Console.json(
-                    .members([
-                        ("device", .string(key.uri)),
-                        ("modality", .string(sensor.modality?.description ?? BioModality.fingerprint.description)),
-                        ("fingerprintKind", sensor.fingerprintKind.map { .string($0.description) } ?? .null),
-                        ("samplesRequired", sensor.maxCaptureSamplesRequiredForEnroll.map { .unsigned($0) } ?? .null),
-                        ("maxNameLength", sensor.maxTemplateFriendlyName.map { .unsigned($0) } ?? .null),
-                        ("enrolled", .bool(enrolled)),
-                    ]))
-                return
-            }
+            if wantsJSON { return Console.json(sensor.json(device: key.uri, enrolled: enrolled)) }
             Console.out("Fingerprint sensor: \(sensor.fingerprintKind?.description ?? "unknown kind")")
             if let samples = sensor.maxCaptureSamplesRequiredForEnroll {
                 Console.out("Samples per enrollment: \(samples)")
@@ -92,9 +72,8 @@ struct BioListCommand: ReportingCommand {
     func execute() async throws {
         let interaction = options.interaction()
         try await withAuthenticator(options.global) { key, deadline in
-            let templates: [FingerprintTemplate]
-            do { templates = try await key.fingerprints(interaction: interaction, deadline: deadline) } catch {
-                throw interaction.explain(error)
+            let templates = try await interaction.explaining {
+                try await key.fingerprints(interaction: interaction, deadline: deadline)
             }
             if wantsJSON {
                 Console.json(.array(templates.map(\.json)))
@@ -168,7 +147,7 @@ struct BioEnrollCommand: ReportingCommand {
                             .members([
                                 ("device", .string(key.uri)), ("id", .string(Base64URL.encode(template.id))),
                                 ("name", template.shownName.map(JSONValue.string) ?? .null),
-                                ("samples", .array(reporter.samples.map(\.json))),
+                                ("samples", .array(reporter.samples.map { $0.sample.json(number: $0.number) })),
                             ]))
                     } else {
                         Console.out(
@@ -203,13 +182,6 @@ final class SampleReporter: Sendable {
     struct Entry: Sendable {
         var number: Int
         var sample: BioEnrollment.Sample
-
-        var json: JSONValue {
-            .members([
-                ("sample", .integer(Int64(number))), ("status", .string(sample.status.name)),
-                ("statusCode", .unsigned(sample.status.rawValue)), ("remaining", .unsigned(sample.remainingSamples)),
-            ])
-        }
     }
 
     private let terminal: Bool
@@ -284,16 +256,12 @@ struct BioRenameCommand: ReportingCommand {
         let target = try templateID(id)
         let interaction = options.interaction()
         try await withAuthenticator(options.global) { key, deadline in
-            do {
+            try await interaction.explaining {
                 try await key.renameFingerprint(id: target, name: name, interaction: interaction, deadline: deadline)
-            } catch {
-                throw interaction.explain(error)
             }
-            if wantsJSON {
-                Console.json(.members([("device", .string(key.uri)), ("renamed", .string(id)), ("name", .string(name))]))
-            } else {
-                Console.out("The fingerprint \(id) is now named \"\(name)\".")
-            }
+            Console.result(
+                json: wantsJSON, .members([("device", .string(key.uri)), ("renamed", .string(id)), ("name", .string(name))]),
+                "The fingerprint \(id) is now named \"\(name)\".")
         }
     }
 }
@@ -322,21 +290,15 @@ struct BioDeleteCommand: ReportingCommand {
         let target = try templateID(id)
         let interaction = options.interaction()
         try await withAuthenticator(options.global) { key, deadline in
-            let aaguid = await key.info.aaguid.description.lowercased()
-            try Confirmation.ask(
-                "Delete fingerprint \(id) from \(await key.identification)? That finger will no longer unlock the key.",
-                assumeYes: yes)
-            try await key.reidentify(as: aaguid, deadline: deadline)
-            do {
+            try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline) {
+                "Delete fingerprint \(id) from \($0)? That finger will no longer unlock the key."
+            }
+            try await interaction.explaining {
                 try await key.deleteFingerprint(id: target, interaction: interaction, deadline: deadline)
-            } catch {
-                throw interaction.explain(error)
             }
-            if wantsJSON {
-                Console.json(.members([("device", .string(key.uri)), ("deleted", .string(id))]))
-            } else {
-                Console.out("The fingerprint \(id) is deleted.")
-            }
+            Console.result(
+                json: wantsJSON, .members([("device", .string(key.uri)), ("deleted", .string(id))]),
+                "The fingerprint \(id) is deleted.")
         }
     }
 }

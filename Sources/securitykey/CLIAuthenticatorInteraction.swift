@@ -74,6 +74,11 @@ final class CLIAuthenticatorInteraction: AuthenticatorInteraction {
         }
         return error
     }
+
+    /// Runs `body`; its failure is thrown as ``explain(_:)`` gives it.
+    func explaining<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch { throw explain(error) }
+    }
 }
 
 /// Asks the user to confirm a destructive operation on the terminal, or takes `--yes`.
@@ -93,26 +98,14 @@ enum Confirmation {
             throw CLIError(.cancelled, code: "declined", "Nothing was changed.")
         }
     }
-}
 
-extension Authenticator {
-    /// One line naming the key for a confirmation: URI, transport and AAGUID.
-    var identification: String {
-        get async {
-            let aaguid = info.aaguid.description.lowercased()
-            var text = "the security key at \(uri) (\(transport)"
-            if let product = descriptor.product, product != uri { text += ", \(product)" }
-            return text + ", AAGUID \(aaguid))"
-        }
-    }
-
-    /// Reads getInfo again and checks the key is still the one the user confirmed (same AAGUID).
-    func reidentify(as aaguid: String, deadline: Deadline) async throws {
-        let now = try await refreshInfo(deadline: deadline).aaguid.description.lowercased()
-        guard now == aaguid else {
-            throw AuthenticatorError(
-                .differentDevice, "The key at \(uri) is no longer the one confirmed; nothing was changed.",
-                deviceURI: uri)
-        }
+    /// Asks `question` (given the key's identification) about `key`, then reads its getInfo
+    /// again to check it is still the key the user confirmed.
+    static func ask(
+        about key: Authenticator, assumeYes: Bool, deadline: Deadline, _ question: (String) -> String
+    ) async throws {
+        let aaguid = await key.info.aaguid
+        try ask(question(await key.identification), assumeYes: assumeYes)
+        try await key.reidentify(as: aaguid, deadline: deadline)
     }
 }

@@ -94,7 +94,7 @@ struct CeremonyOptions: ParsableArguments {
     /// absent), or the hash given (the request then has no challenge of its own).
     func clientData() throws -> (SecurityKeyClientData, challenge: [UInt8]) {
         if let clientDataHash {
-            guard let hash = decodeBase64Any(clientDataHash), hash.count == 32 else {
+            guard let hash = Base64.decodeEitherAlphabet(clientDataHash), hash.count == 32 else {
                 throw CLIError.usage("--client-data-hash must be 32 bytes in base64 or base64url.")
             }
             return (.hash(hash), [])
@@ -165,13 +165,6 @@ func validateRelyingPartyOption(_ rp: String?) throws {
     guard let rp, rp.contains("://") else { return }
     let host = URLComponents(string: rp)?.host.map { ": --rp \($0)" } ?? ""
     throw ValidationError("--rp takes a domain, not a URL\(host).")
-}
-
-/// Decodes base64url or standard base64, padded or not, around white space.
-func decodeBase64Any(_ text: String) -> [UInt8]? {
-    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-    return Base64.decode(trimmed, alphabet: .url, padding: .optional)
-        ?? Base64.decode(trimmed, alphabet: .standard, padding: .optional)
 }
 
 /// Parses `--alg` names: es256, es384, es512, eddsa, ed25519, rs256, ps256, es256k, mldsa65,

@@ -34,13 +34,8 @@ struct ConfigOptions: ParsableArguments {
                 throw AuthenticatorError(
                     .notSupported, "The security key does not support authenticatorConfig.", deviceURI: key.uri)
             }
-            let aaguid = await key.info.aaguid.description.lowercased()
-            try Confirmation.ask(describe(await key.identification), assumeYes: yes)
-            try await key.reidentify(as: aaguid, deadline: deadline)
-            let result: JSONValue
-            do { result = try await body(key, interaction, deadline) } catch {
-                throw interaction.explain(error)
-            }
+            try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline, describe)
+            let result = try await interaction.explaining { try await body(key, interaction, deadline) }
             if global.json {
                 guard case .object(let members) = result else { return }
                 Console.json(.object([("device", .string(key.uri))] + members))

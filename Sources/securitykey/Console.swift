@@ -19,6 +19,12 @@ enum Console {
     static func json(_ value: JSONValue) {
         out(value.text(pretty: true))
     }
+
+    /// Prints a command's result on standard output: `document` as pretty JSON when `json`
+    /// (`--json`), else the line `text`.
+    static func result(json: Bool, _ document: @autoclosure () -> JSONValue, _ text: @autoclosure () -> String) {
+        if json { self.json(document()) } else { out(text()) }
+    }
 }
 
 /// Tells the user, once per operation, to touch the key when it waits for presence.

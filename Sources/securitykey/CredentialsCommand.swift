@@ -22,7 +22,8 @@ struct CredentialsCommand: AsyncParsableCommand {
         ])
 }
 
-/// Options of every credentials subcommand.
+/// Options of the subcommands that manage what the key stores behind its PIN (credentials, bio,
+/// largeblob).
 struct CredentialsOptions: ParsableArguments {
     @OptionGroup var global: GlobalOptions
     @Flag(name: .long, help: "Read PINs from standard input instead of the terminal.")
@@ -52,24 +53,19 @@ struct CredentialsInfoCommand: ReportingCommand {
     func execute() async throws {
         let interaction = options.interaction()
         try await withAuthenticator(options.global) { key, deadline in
-            let (metadata, storedToken): (CredentialManagement.Metadata, Bool)
-            do {
-                (metadata, storedToken) = try await StoredTokens.read(key) { token in
+            let (metadata, storedToken) = try await interaction.explaining {
+                try await StoredTokens.read(key) { token in
                     try await key.credentialMetadata(storedToken: token, interaction: interaction, deadline: deadline)
                 }
-            } catch {
-                throw interaction.explain(error)
             }
-            if wantsJSON {
-                Console.json(
-                    .members([
-                        ("device", .string(key.uri)), ("existing", .integer(Int64(clamping: metadata.existingCount))),
-                        ("remaining", .integer(Int64(clamping: metadata.maxRemaining))),
-                        ("storedToken", .bool(storedToken)),
-                    ]))
-            } else {
-                Console.out("Discoverable credentials: \(metadata.existingCount) stored, room for about \(metadata.maxRemaining) more.")
-            }
+            Console.result(
+                json: wantsJSON,
+                .members([
+                    ("device", .string(key.uri)), ("existing", .integer(Int64(clamping: metadata.existingCount))),
+                    ("remaining", .integer(Int64(clamping: metadata.maxRemaining))),
+                    ("storedToken", .bool(storedToken)),
+                ]),
+                "Discoverable credentials: \(metadata.existingCount) stored, room for about \(metadata.maxRemaining) more.")
         }
     }
 }
@@ -92,64 +88,25 @@ struct CredentialsListCommand: ReportingCommand {
     func execute() async throws {
         let interaction = options.interaction()
         try await withAuthenticator(options.global) { key, deadline in
-            var parties: [Party]
-            do {
-                parties = try await StoredTokens.read(key) { token in
-                    if let rp {
-                        let credentials = try await key.discoverableCredentials(
-                            rpID: rp, storedToken: token, interaction: interaction, deadline: deadline)
-                        return [Party(entity: RelyingPartyEntity(id: rp), credentials: credentials)]
-                    }
-                    return try await key.discoverableCredentials(
-                        storedToken: token, interaction: interaction, deadline: deadline
-                    ).map { Party(entity: $0.relyingParty.entity, credentials: $0.credentials) }
+            let parties = try await interaction.explaining {
+                try await StoredTokens.read(key) { token in
+                    try await key.credentialsByRelyingParty(
+                        rpID: rp, storedToken: token, interaction: interaction, deadline: deadline)
                 }.result
-            } catch {
-                throw interaction.explain(error)
             }
-            parties.sort { $0.entity.id < $1.entity.id }
             if wantsJSON {
-                Console.json(.array(parties.flatMap { party in party.credentials.map { Self.json(party, $0) } }))
-                return
+                return Console.json(
+                    .array(parties.flatMap { party in party.credentials.map { $0.json(relyingParty: party.relyingParty) } }))
             }
             if parties.allSatisfy(\.credentials.isEmpty) {
                 Console.out(rp.map { "No discoverable credential for \($0)." } ?? "No discoverable credential is stored.")
                 return
             }
             for party in parties where !party.credentials.isEmpty {
-                Console.out(party.entity.id)
-                for credential in party.credentials {
-                    var line = "  \(Base64URL.encode(credential.credentialID.id))  \(credential.user.name ?? "(no name)")"
-                    if let display = credential.user.displayName, display != credential.user.name {
-                        line += " (\(display))"
-                    }
-                    if let level = credential.credProtect { line += "  credProtect \(level)" }
-                    if credential.largeBlobKey != nil { line += "  largeBlobKey" }
-                    if credential.thirdPartyPayment == true { line += "  thirdPartyPayment" }
-                    Console.out(line)
-                }
+                Console.out(party.relyingParty.id)
+                for credential in party.credentials { Console.out(credential.summary) }
             }
         }
-    }
-
-    /// One relying party and its credentials, as listed.
-    struct Party {
-        var entity: RelyingPartyEntity
-        var credentials: [CredentialManagement.Credential]
-    }
-
-    static func json(_ party: Party, _ credential: CredentialManagement.Credential) -> JSONValue {
-        .members([
-            ("rpId", .string(party.entity.id)),
-            ("rpName", party.entity.name.map(JSONValue.string) ?? .null),
-            ("userId", .string(Base64URL.encode(credential.user.id))),
-            ("userName", credential.user.name.map(JSONValue.string) ?? .null),
-            ("displayName", credential.user.displayName.map(JSONValue.string) ?? .null),
-            ("credentialId", .string(Base64URL.encode(credential.credentialID.id))),
-            ("credProtect", credential.credProtect.map { .integer(Int64(clamping: $0)) } ?? .null),
-            ("largeBlobKey", .bool(credential.largeBlobKey != nil)),
-            ("thirdPartyPayment", credential.thirdPartyPayment.map(JSONValue.bool) ?? .null),
-        ])
     }
 }
 
@@ -179,21 +136,15 @@ struct CredentialsDeleteCommand: ReportingCommand {
         let target = try credentialID(id)
         let interaction = options.interaction()
         try await withAuthenticator(options.global) { key, deadline in
-            let aaguid = await key.info.aaguid.description.lowercased()
-            try Confirmation.ask(
-                "Delete credential \(id) from \(await key.identification)? Its account can no longer sign in with this key.",
-                assumeYes: yes)
-            try await key.reidentify(as: aaguid, deadline: deadline)
-            do {
+            try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline) {
+                "Delete credential \(id) from \($0)? Its account can no longer sign in with this key."
+            }
+            try await interaction.explaining {
                 try await key.deleteCredential(id: target, rpID: rp, interaction: interaction, deadline: deadline)
-            } catch {
-                throw interaction.explain(error)
             }
-            if wantsJSON {
-                Console.json(.members([("device", .string(key.uri)), ("deleted", .string(id))]))
-            } else {
-                Console.out("The credential \(id) is deleted.")
-            }
+            Console.result(
+                json: wantsJSON, .members([("device", .string(key.uri)), ("deleted", .string(id))]),
+                "The credential \(id) is deleted.")
         }
     }
 }
@@ -226,35 +177,19 @@ struct CredentialsUpdateCommand: ReportingCommand {
         let interaction = options.interaction()
         let name = self.name, displayName = self.displayName
         try await withAuthenticator(options.global) { key, deadline in
-            let user: UserEntity
-            do {
-                // One token: find the credential's user (the key needs its user ID), then update.
-                user = try await key.withCredentialManagement(interaction: interaction, deadline: deadline) {
-                    (manager) throws(CTAP2Error) -> UserEntity in
-                    for party in try await manager.relyingParties(deadline: deadline) {
-                        let credentials = try await manager.credentials(rpIDHash: party.rpIDHash, deadline: deadline)
-                        guard let found = credentials.first(where: { $0.credentialID.id == target }) else { continue }
-                        let updated = UserEntity(
-                            id: found.user.id, name: name ?? found.user.name,
-                            displayName: displayName ?? found.user.displayName)
-                        try await manager.updateUserInformation(credentialID: target, user: updated, deadline: deadline)
-                        return updated
-                    }
-                    throw CTAP2Error(.noCredentials, "The key holds no discoverable credential with the ID \(self.id).")
-                }
-            } catch {
-                throw interaction.explain(error)
+            let user = try await interaction.explaining {
+                try await key.updateUser(
+                    credentialID: target, name: name, displayName: displayName, interaction: interaction,
+                    deadline: deadline)
             }
-            if wantsJSON {
-                Console.json(
-                    .members([
-                        ("device", .string(key.uri)), ("updated", .string(id)),
-                        ("userName", user.name.map(JSONValue.string) ?? .null),
-                        ("displayName", user.displayName.map(JSONValue.string) ?? .null),
-                    ]))
-            } else {
-                Console.out("The credential \(id) now stores \(user.name ?? "no name") (\(user.displayName ?? "no display name")).")
-            }
+            Console.result(
+                json: wantsJSON,
+                .members([
+                    ("device", .string(key.uri)), ("updated", .string(id)),
+                    ("userName", user.name.map(JSONValue.string) ?? .null),
+                    ("displayName", user.displayName.map(JSONValue.string) ?? .null),
+                ]),
+                "The credential \(id) now stores \(user.name ?? "no name") (\(user.displayName ?? "no display name")).")
         }
     }
 }

@@ -64,7 +64,7 @@ struct DecodeCommand: ReportingCommand {
             return bytes
         }
         if let base64 {
-            guard let bytes = decodeBase64Any(base64) else {
+            guard let bytes = Base64.decodeEitherAlphabet(base64) else {
                 throw CLIError.invalidInput("The --base64 input is not base64 or base64url.")
             }
             return bytes

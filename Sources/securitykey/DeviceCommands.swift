@@ -31,44 +31,14 @@ struct ListCommand: ReportingCommand {
             keys = await directory.list(deadline: global.deadline())
         }
         if global.json {
-            Console.json(.array(keys.map(\.json)))
+            Console.json(.array(keys.map { $0.json(model: $0.info.flatMap { MDSCLI.modelName(aaguid: $0.aaguid) }) }))
             return
         }
         if keys.isEmpty {
             Console.err("No security key found.")
             return
         }
-        for key in keys {
-            var line = "\(key.descriptor.uri)  [\(key.descriptor.transport)]"
-            if let vid = key.descriptor.vendorID, let pid = key.descriptor.productID {
-                line += "  \(Hex.encode(vid)):\(Hex.encode(pid))"
-            }
-            if let product = key.descriptor.product { line += "  \(product)" }
-            if let info = key.info {
-                if let model = MDSCLI.modelName(aaguid: info.aaguid) { line += "  \(model)" }
-                line +=
-                    "  AAGUID \(info.aaguid.description.lowercased())  \(info.versions.map(\.rawValue).joined(separator: ","))"
-                if info.isU2FOnly { line += "  (U2F only)" }
-            } else if let problem = key.problem {
-                line += "  (\(problem.message))"
-            }
-            Console.out(line)
-        }
-    }
-}
-
-extension AuthenticatorDirectory.Listing {
-    private var problemText: String? { problem?.message }
-
-    var json: JSONValue {
-        .members(
-            descriptor.jsonMembers.map { ($0.0, $0.1) } + [
-                ("aaguid", info.map { .string($0.aaguid.description.lowercased()) } ?? .null),
-                ("model", info.flatMap { MDSCLI.modelName(aaguid: $0.aaguid) }.map(JSONValue.string) ?? .null),
-                ("versions", info.map { .array($0.versions.map { .string($0.rawValue) }) } ?? .null),
-                ("u2fOnly", info.map { .bool($0.isU2FOnly) } ?? .null),
-                ("error", problemText.map(JSONValue.string)),
-            ])
+        for key in keys { Console.out(key.summary(model: key.info.flatMap { MDSCLI.modelName(aaguid: $0.aaguid) })) }
     }
 }
 
@@ -104,20 +74,13 @@ struct InfoCommand: ReportingCommand {
             }
             let identifier = stored?.identifier.map { Hex.encode($0) }
             if global.json {
-                guard case .object(var members) = info.json else { return }
-                members.insert(("device", .string(key.uri)), at: 0)
-                members.insert(("model", MDSCLI.modelName(aaguid: info.aaguid).map(JSONValue.string) ?? .null), at: 1)
-                members.insert(("u2fOnly", .bool(info.isU2FOnly)), at: 2)
-                if let retries {
-                    members.append(("pinRetries", .integer(Int64(retries.retries))))
-                    if let p = retries.powerCycleRequired { members.append(("powerCycleRequired", .bool(p))) }
-                }
-                if let uvRetries { members.append(("uvRetries", .integer(Int64(uvRetries)))) }
+                let model = MDSCLI.modelName(aaguid: info.aaguid)
+                guard case .object(var members) = info.json(device: key.uri, model: model, pinRetries: retries, uvRetries: uvRetries)
+                else { return }
                 members.append(("storedToken", .bool(stored != nil)))
                 members.append(("identifier", identifier.map(JSONValue.string) ?? .null))
                 members.append(("credStoreState", credStoreState.map(JSONValue.string) ?? .null))
-                Console.json(.object(members))
-                return
+                return Console.json(.object(members))
             }
             Console.out("Device:          \(key.uri)")
             if let model = MDSCLI.modelName(aaguid: info.aaguid) { Console.out("Model:           \(model) (FIDO metadata)") }
@@ -160,11 +123,9 @@ struct WinkCommand: ReportingCommand {
         guard all else {
             return try await withAuthenticator(global) { key, _ in
                 try await key.wink()
-                if global.json {
-                    Console.json(.object([("device", .string(key.uri)), ("winked", true)]))
-                } else {
-                    Console.out("The key at \(key.uri) blinked.")
-                }
+                Console.result(
+                    json: global.json, .object([("device", .string(key.uri)), ("winked", true)]),
+                    "The key at \(key.uri) blinked.")
             }
         }
         let directory = try global.directory(logger: global.makeLogger())

@@ -86,7 +86,7 @@ struct RegistrationExtensionOptions: ParsableArguments {
                 policy: .init(rawValue: name), isEnforced: enforceCredProtect)
         }
         if let credBlob {
-            guard let bytes = decodeBase64Any(credBlob) else {
+            guard let bytes = Base64.decodeEitherAlphabet(credBlob) else {
                 throw CLIError.usage("--cred-blob takes base64 or base64url.")
             }
             request.credentialBlob = bytes
@@ -171,7 +171,7 @@ struct AssertionExtensionOptions: ParsableArguments {
         request.appID = appid
         if largeBlobRead { request.largeBlob = .read }
         if let largeBlobWrite {
-            guard let bytes = decodeBase64Any(largeBlobWrite) else {
+            guard let bytes = Base64.decodeEitherAlphabet(largeBlobWrite) else {
                 throw CLIError.usage("--large-blob-write takes base64 or base64url.")
             }
             request.largeBlob = .write(bytes)
@@ -181,10 +181,10 @@ struct AssertionExtensionOptions: ParsableArguments {
 
 /// PRF inputs from base64 text (any length: they are hashed into salts).
 func prfInputValues(_ first: String, _ second: String?, option: String) throws -> SecurityKeyPRFAssertionInput.InputValues {
-    guard let one = decodeBase64Any(first) else { throw CLIError.usage("\(option) takes base64 or base64url.") }
+    guard let one = Base64.decodeEitherAlphabet(first) else { throw CLIError.usage("\(option) takes base64 or base64url.") }
     var two: [UInt8]?
     if let second {
-        guard let bytes = decodeBase64Any(second) else {
+        guard let bytes = Base64.decodeEitherAlphabet(second) else {
             throw CLIError.usage("\(option)2 takes base64 or base64url.")
         }
         two = bytes
@@ -196,7 +196,7 @@ func prfInputValues(_ first: String, _ second: String?, option: String) throws -
 func parseSalt(_ text: String, option: String) throws(CLIError) -> [UInt8] {
     let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
     if trimmed.count == 64, let bytes = Hex.decode(trimmed) { return bytes }
-    guard let bytes = decodeBase64Any(trimmed), bytes.count == 32 else {
+    guard let bytes = Base64.decodeEitherAlphabet(trimmed), bytes.count == 32 else {
         throw CLIError.usage("\(option) takes a 32-byte salt as 64 hex digits, base64 or base64url.")
     }
     return bytes

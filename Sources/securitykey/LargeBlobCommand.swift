@@ -27,23 +27,6 @@ struct LargeBlobCommand: AsyncParsableCommand {
         ])
 }
 
-/// Options of every largeblob subcommand.
-struct LargeBlobOptions: ParsableArguments {
-    @OptionGroup var global: GlobalOptions
-    @Flag(name: .long, help: "Read PINs from standard input instead of the terminal.")
-    var pinStdin = false
-
-    func interaction() -> CLIAuthenticatorInteraction {
-        CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: pinStdin))
-    }
-}
-
-/// The JSON of a corrupted array, or null.
-func largeBlobCorruptionJSON(_ corruption: LargeBlobArray.Corruption?) -> JSONValue {
-    guard let corruption else { return .null }
-    return .members([("code", .string(corruption.code)), ("message", .string(corruption.description))])
-}
-
 /// Warns on standard error that the array is corrupted.
 func warnCorrupted(_ corruption: LargeBlobArray.Corruption?) {
     guard let corruption else { return }
@@ -63,7 +46,7 @@ struct LargeBlobListCommand: ReportingCommand {
             (null when no known key opens it), damaged (a reason, or null)}]}.
             """)
 
-    @OptionGroup var options: LargeBlobOptions
+    @OptionGroup var options: CredentialsOptions
     @Flag(name: .long, help: "Do not read the credentials' largeBlobKeys (no PIN is asked).")
     var noCredentials = false
     var wantsJSON: Bool { options.global.json }
@@ -72,82 +55,14 @@ struct LargeBlobListCommand: ReportingCommand {
         let interaction = options.interaction()
         let skipKeys = noCredentials
         try await withAuthenticator(options.global) { key, deadline in
-            let reading: LargeBlobArray.Reading
-            var credentials: [LargeBlobCredential] = []
-            do {
-                reading = try await key.largeBlobArray(deadline: deadline)
-                let managed = await key.supportsCredentialManagement
-                let verifies = await key.canVerifyUser
-                let canReadKeys = managed && verifies
-                if !skipKeys && canReadKeys && !reading.array.elements.isEmpty {
-                    credentials = try await key.largeBlobCredentials(interaction: interaction, deadline: deadline)
-                }
-            } catch {
-                throw interaction.explain(error)
+            let inventory = try await interaction.explaining {
+                try await key.largeBlobInventory(matchingCredentials: !skipKeys, interaction: interaction, deadline: deadline)
             }
-            let maxSize = await key.info.maxSerializedLargeBlobArray ?? UInt64(LargeBlobs.defaultMaxSerializedLength)
-            let rows = reading.array.elements.indices.map { Row(index: $0, array: reading.array, credentials: credentials) }
-            if wantsJSON {
-                Console.json(
-                    .members([
-                        ("device", .string(key.uri)), ("size", .integer(Int64(reading.serializedLength))),
-                        ("maxSize", .unsigned(maxSize)), ("corrupted", largeBlobCorruptionJSON(reading.corruption)),
-                        ("entries", .array(rows.map(\.json))),
-                    ]))
-                return
-            }
-            warnCorrupted(reading.corruption)
-            Console.out("Large-blob array: \(reading.serializedLength) of \(maxSize) bytes, \(rows.count) entries.")
-            for row in rows { Console.out(row.line) }
-        }
-    }
-
-    /// One element of the array as listed.
-    struct Row {
-        var index: Int
-        var entry: LargeBlobEntry?
-        var owner: LargeBlobCredential?
-        var damage: String?
-
-        init(index: Int, array: LargeBlobArray, credentials: [LargeBlobCredential]) {
-            self.index = index
-            entry = array.entry(at: index)
-            guard let entry else { return }
-            for credential in credentials {
-                switch entry.open(key: credential.largeBlobKey) {
-                case .otherKey: continue
-                case .damaged(let reason): damage = reason
-                case .data: break
-                }
-                owner = credential
-                break
-            }
-        }
-
-        var json: JSONValue {
-            .members([
-                ("index", .integer(Int64(index))), ("entry", .bool(entry != nil)),
-                ("ciphertextSize", entry.map { .integer(Int64($0.ciphertext.count)) } ?? .null),
-                ("nonce", entry.map { .string(Hex.encode($0.nonce)) } ?? .null),
-                ("origSize", entry.map { .unsigned($0.originalSize) } ?? .null),
-                ("credentialId", owner.map { .string(Base64URL.encode($0.credential.credentialID.id)) } ?? .null),
-                ("rpId", owner.map { .string($0.rpID) } ?? .null),
-                ("userName", owner?.credential.user.name.map(JSONValue.string) ?? .null),
-                ("damaged", damage.map(JSONValue.string) ?? .null),
-            ])
-        }
-
-        var line: String {
-            guard let entry else { return "  #\(index)  not a large-blob entry (kept as it is)" }
-            var text = "  #\(index)  \(entry.originalSize) bytes (\(entry.ciphertext.count) stored)  nonce \(Hex.encode(entry.nonce))"
-            if let owner {
-                text += "  \(owner.rpID) \(Base64URL.encode(owner.credential.credentialID.id))"
-                if let name = owner.credential.user.name { text += " (\(name))" }
-            } else {
-                text += "  (no known credential)"
-            }
-            if let damage { text += "  damaged: \(damage)" }
-            return text
+            if wantsJSON { return Console.json(inventory.json(device: key.uri)) }
+            warnCorrupted(inventory.reading.corruption)
+            Console.out(
+                "Large-blob array: \(inventory.reading.serializedLength) of \(inventory.maxSize) bytes, \(inventory.entries.count) entries.")
+            for row in inventory.entries { Console.out(row.summary) }
         }
     }
 }
@@ -160,7 +75,7 @@ struct LargeBlobGetCommand: ReportingCommand {
             {device, credentialId, rpId, size, data (base64url), corrupted}.
             """)
 
-    @OptionGroup var options: LargeBlobOptions
+    @OptionGroup var options: CredentialsOptions
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
     var credential: String
     @Option(name: .long, help: ArgumentHelp("The credential's relying party (binds the PIN token to it).", valueName: "rp-id"))
@@ -173,11 +88,8 @@ struct LargeBlobGetCommand: ReportingCommand {
         let id = try credentialID(credential)
         let interaction = options.interaction()
         try await withAuthenticator(options.global) { key, deadline in
-            let found: (credential: LargeBlobCredential, lookup: LargeBlobs.Lookup)
-            do {
-                found = try await key.largeBlob(credentialID: id, rpID: rp, interaction: interaction, deadline: deadline)
-            } catch {
-                throw interaction.explain(error)
+            let found = try await interaction.explaining {
+                try await key.largeBlob(credentialID: id, rpID: rp, interaction: interaction, deadline: deadline)
             }
             guard let data = found.lookup.data else {
                 if let corruption = found.lookup.corruption {
@@ -201,7 +113,7 @@ struct LargeBlobGetCommand: ReportingCommand {
                         ("device", .string(key.uri)), ("credentialId", .string(credential)),
                         ("rpId", .string(found.credential.rpID)), ("size", .integer(Int64(data.count))),
                         ("data", .string(Base64URL.encode(data))),
-                        ("corrupted", largeBlobCorruptionJSON(found.lookup.corruption)),
+                        ("corrupted", found.lookup.corruption?.json ?? .null),
                     ]))
             } else if output == nil {
                 FileHandle.standardOutput.write(Data(data))
@@ -218,7 +130,7 @@ struct LargeBlobSetCommand: ReportingCommand {
             (-) cannot be combined with --pin-stdin. With --json: {device, credentialId, rpId, size}.
             """)
 
-    @OptionGroup var options: LargeBlobOptions
+    @OptionGroup var options: CredentialsOptions
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
     var credential: String
     @Option(name: .long, help: ArgumentHelp("The credential's relying party (binds the PIN token to it).", valueName: "rp-id"))
@@ -248,22 +160,17 @@ struct LargeBlobSetCommand: ReportingCommand {
         let data = try blobInput()
         let interaction = options.interaction()
         try await withAuthenticator(options.global) { key, deadline in
-            let written: LargeBlobCredential
-            do {
-                written = try await key.setLargeBlob(
-                    data, credentialID: id, rpID: rp, force: force, interaction: interaction, deadline: deadline)
-            } catch {
-                throw interaction.explain(error)
+            let written = try await interaction.explaining {
+                try await key.setLargeBlob(
+                data, credentialID: id, rpID: rp, force: force, interaction: interaction, deadline: deadline)
             }
-            if wantsJSON {
-                Console.json(
-                    .members([
-                        ("device", .string(key.uri)), ("credentialId", .string(credential)),
-                        ("rpId", .string(written.rpID)), ("size", .integer(Int64(data.count))),
-                    ]))
-            } else {
-                Console.out("Stored \(data.count) bytes as the large blob of \(credential) (\(written.rpID)).")
-            }
+            Console.result(
+                json: wantsJSON,
+                .members([
+                    ("device", .string(key.uri)), ("credentialId", .string(credential)),
+                    ("rpId", .string(written.rpID)), ("size", .integer(Int64(data.count))),
+                ]),
+                "Stored \(data.count) bytes as the large blob of \(credential) (\(written.rpID)).")
         }
     }
 }
@@ -273,7 +180,7 @@ struct LargeBlobDeleteCommand: ReportingCommand {
         commandName: "delete", abstract: "Delete the large blob of a credential (asks first).",
         discussion: "Removes only the entries that decrypt with the credential's key. With --json: {device, credentialId, removed}.")
 
-    @OptionGroup var options: LargeBlobOptions
+    @OptionGroup var options: CredentialsOptions
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The credential ID (base64url).", valueName: "id"))
     var credential: String
     @Option(name: .long, help: ArgumentHelp("The credential's relying party (binds the PIN token to it).", valueName: "rp-id"))
@@ -288,16 +195,12 @@ struct LargeBlobDeleteCommand: ReportingCommand {
         let id = try credentialID(credential)
         let interaction = options.interaction()
         try await withAuthenticator(options.global) { key, deadline in
-            let aaguid = await key.info.aaguid.description.lowercased()
-            try Confirmation.ask(
-                "Delete the large blob of credential \(credential) from \(await key.identification)?", assumeYes: yes)
-            try await key.reidentify(as: aaguid, deadline: deadline)
-            let removed: Int
-            do {
-                removed = try await key.deleteLargeBlob(
-                    credentialID: id, rpID: rp, force: force, interaction: interaction, deadline: deadline)
-            } catch {
-                throw interaction.explain(error)
+            try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline) {
+                "Delete the large blob of credential \(credential) from \($0)?"
+            }
+            let removed = try await interaction.explaining {
+                try await key.deleteLargeBlob(
+                credentialID: id, rpID: rp, force: force, interaction: interaction, deadline: deadline)
             }
             if wantsJSON {
                 Console.json(

@@ -79,41 +79,20 @@ struct MDSUpdateCommand: ReportingCommand {
         let cache = MDSCLI.cache
         let previous = try MDSCLI.mapped { () throws(WebAuthnVerificationError) in try cache.record() }
         let source = file ?? url ?? MetadataBLOBDownload.defaultURL
-        let bytes: [UInt8]
-        if let file {
-            bytes = try readInput(file, limit: 64 << 20)
-        } else {
-            bytes = try await MDSCLI.download(source)
+        let bytes = if let file { try readInput(file, limit: 64 << 20) } else { try await MDSCLI.download(source) }
+        let update = try await MDSCLI.mapped { () async throws(WebAuthnVerificationError) in
+            try await cache.update(
+                with: bytes, source: source, previous: previous, anchors: anchors, crls: crls, verifyTime: time)
         }
-        let verifier = MetadataBLOBVerifier(
-            anchors: anchors, crls: crls, verifyTime: time, minimumSerialNumber: previous?.no)
-        let blob = try await MDSCLI.mapped { () async throws(WebAuthnVerificationError) in
-            try await verifier.verify(bytes)
-        }
-        _ = try MDSCLI.mapped { () throws(WebAuthnVerificationError) in
-            try cache.store(blob, bytes: bytes, source: source)
-        }
-        let stale = blob.isStale
+        let blob = update.blob
         if json {
-            Console.json(
-                .object([
-                    ("no", .integer(Int64(blob.payload.no))),
-                    ("nextUpdate", .string(blob.payload.nextUpdate)),
-                    ("entries", .integer(Int64(blob.payload.entries.count))),
-                    ("algorithm", .string(blob.algorithm)),
-                    ("signedBy", .string(blob.signingChain.first?.subject.description ?? "")),
-                    ("trustAnchor", blob.trustAnchor.map { .string($0.subject.description) } ?? .null),
-                    ("verificationTime", .string(ISO8601DateFormatter().string(from: blob.verificationTime))),
-                    ("stale", .bool(stale)),
-                    ("previousNo", previous.map { .integer(Int64($0.no)) } ?? .null),
-                    ("cache", .string(cache.blobURL.path)),
-                ]))
+            Console.json(update.json)
         } else {
             Console.out(
                 "Metadata BLOB no \(blob.payload.no) (\(blob.payload.entries.count) entries, next update "
                     + "\(blob.payload.nextUpdate)) verifies and is cached in \(cache.directory.path).")
         }
-        if stale {
+        if blob.isStale {
             Console.err(
                 "securitykey: warning: the BLOB's nextUpdate (\(blob.payload.nextUpdate)) has passed; a newer one should exist."
             )
@@ -171,24 +150,7 @@ struct MDSShowCommand: ReportingCommand {
             Console.json(entry.json(blob: blob, stale: stale))
             return
         }
-        Console.out("Model: \(entry.description ?? "(no description)")")
-        if let c = entry.certification {
-            Console.out("Certification: \(c.status)\(c.effectiveDate.map { " (since \($0))" } ?? "")")
-        }
-        if let v = entry.metadataStatement?.authenticatorVersion {
-            Console.out("Authenticator version: \(v)")
-        }
-        Console.out("Status history:")
-        for r in entry.statusHistory {
-            Console.out(
-                "  \(r.effectiveDate ?? "----------")  \(r.status)\(r.certificationDescriptor.map { "  \($0)" } ?? "")"
-            )
-        }
-        Console.out("Attestation roots:")
-        for root in entry.attestationRoots { Console.out("  \(root.subject)") }
-        Console.out(
-            "From BLOB no \(blob.payload.no), next update \(blob.payload.nextUpdate)\(stale ? " (passed)" : "")."
-        )
+        for line in entry.summaryLines(blob: blob, stale: stale) { Console.out(line) }
     }
 }
 

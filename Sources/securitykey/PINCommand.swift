@@ -28,24 +28,7 @@ struct PINStatusCommand: ReportingCommand {
             let supported = info.options.isSupported(.clientPIN)
             let isSet = info.options.isEnabled(.clientPIN)
             let status = supported ? try await key.pinStatus(deadline: deadline) : nil
-            if global.json {
-                Console.json(
-                    .members([
-                        ("device", .string(key.uri)),
-                        ("pinSupported", .bool(supported)),
-                        ("pinSet", .bool(isSet)),
-                        ("pinRetries", status?.retries.map { .integer(Int64($0)) } ?? .null),
-                        ("powerCycleRequired", status?.powerCycleRequired.map(JSONValue.bool)),
-                        ("pinBlocked", .bool(status?.isBlocked ?? false)),
-                        ("uvRetries", status?.uvRetries.map { .integer(Int64($0)) }),
-                        ("minPINLength", .integer(Int64(info.minPINLength ?? 4))),
-                        ("forcePINChange", .bool(info.forcePINChange ?? false)),
-                        ("maxPINLength", info.maxPINLength.map { .integer(Int64(clamping: $0)) } ?? .null),
-                        ("pinComplexityPolicy", info.pinComplexityPolicy.map(JSONValue.bool) ?? .null),
-                        ("uvCountSinceLastPinEntry", info.uvCountSinceLastPINEntry.map { .integer(Int64(clamping: $0)) } ?? .null),
-                    ]))
-                return
-            }
+            if global.json { return Console.json(PINStatus.json(status, device: key.uri, info: info)) }
             guard supported, let status else {
                 Console.out("This key does not support a PIN.")
                 return
@@ -98,11 +81,7 @@ struct PINSetCommand: ReportingCommand {
     }
 
     private func report(_ key: Authenticator, _ text: String) {
-        if global.json {
-            Console.json(.object([("device", .string(key.uri)), ("pinSet", true)]))
-        } else {
-            Console.out(text)
-        }
+        Console.result(json: global.json, .object([("device", .string(key.uri)), ("pinSet", true)]), text)
     }
 }
 
@@ -131,12 +110,10 @@ struct PINChangeCommand: ReportingCommand {
             } catch {
                 throw CLIError(await pin.explain(error, deadline: deadline))
             }
-            if global.json {
-                Console.json(
-                    .object([("device", .string(key.uri)), ("pinChanged", true)]))
-            } else {
-                Console.out("The PIN is changed.")
-            }
+            Console.result(
+                json: global.json,
+                .object([("device", .string(key.uri)), ("pinChanged", true)]),
+                "The PIN is changed.")
         }
     }
 }
@@ -160,19 +137,16 @@ struct PINVerifyCommand: ReportingCommand {
     func execute() async throws {
         let interaction = CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: pinStdin))
         try await withAuthenticator(global) { key, deadline in
-            let retries: Int
-            do { retries = try await key.verifyPIN(interaction: interaction, deadline: deadline) } catch {
-                throw interaction.explain(error)
+            let retries = try await interaction.explaining {
+                try await key.verifyPIN(interaction: interaction, deadline: deadline)
             }
-            if global.json {
-                Console.json(
-                    .members([
-                        ("device", .string(key.uri)), ("verified", .bool(true)),
-                        ("pinRetries", .integer(Int64(retries))),
-                    ]))
-            } else {
-                Console.out("The PIN is right; \(retries) attempt(s) available.")
-            }
+            Console.result(
+                json: global.json,
+                .members([
+                    ("device", .string(key.uri)), ("verified", .bool(true)),
+                    ("pinRetries", .integer(Int64(retries))),
+                ]),
+                "The PIN is right; \(retries) attempt(s) available.")
         }
     }
 }

@@ -63,13 +63,6 @@ enum ProviderCeremony {
     /// The provider answered a request with the other kind of result (it never does).
     static let mismatched = CLIError(
         .failure, code: "invalid-response", "The provider answered with the wrong kind of result.")
-
-    /// The client data hash that was signed: of the clientDataJSON, or the one given.
-    static func clientDataHash(json: [UInt8]?, input: SecurityKeyClientData) -> [UInt8] {
-        if let json { return Array(SHA256.hash(data: json)) }
-        if case .hash(let hash) = input { return hash }
-        return []
-    }
 }
 
 /// Prints what a request waits for on standard error: the touch prompt once, and the choice

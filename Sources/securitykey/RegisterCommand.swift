@@ -156,43 +156,21 @@ struct RegisterCommand: ReportingCommand {
             : try await ProviderCeremony.perform(
                 .registration(request), global: global, pinReader: ceremony.pinReader, \.registration)
         // Parsed once, by the provider; only the daemon's answer arrives as bytes.
-        let attestationObject =
-            try registration.attestationObject ?? AttestationObject(cbor: registration.rawAttestationObject)
-        guard let credential = attestationObject.authData.attestedCredentialData else {
-            throw CLIError(.failure, code: "malformed-response", "The key's reply holds no new credential.")
-        }
-        let publicKey = try credential.credentialPublicKey.publicKey()
-        let clientDataHash =
-            registration.clientDataHash
-            ?? ProviderCeremony.clientDataHash(json: registration.rawClientDataJSON, input: clientData)
+        let attested = try SecurityKeyAttestedCredential(registration)
+        let credential = attested.credential, publicKey = attested.publicKey
+        let clientDataHash = registration.clientDataHash ?? clientData.signedHash(json: registration.rawClientDataJSON)
         let id = Base64URL.encode(credential.credentialID)
         if global.json {
-            Console.json(
-                PublicKeyCredentialJSON.registration(
-                    registration,
-                    attestedKey: .init(
-                        authenticatorData: attestationObject.authData.bytes,
-                        publicKey: publicKey.spkiDERRepresentation,
-                        algorithm: (credential.credentialPublicKey.algorithm?.rawValue).map { Int($0) }),
-                    beside: [
-                        ("rpId", .string(request.relyingPartyIdentifier)),
-                        ("userId", .string(Base64URL.encode(userHandle))),
-                        ("clientDataHash", .string(Base64URL.encode(clientDataHash))),
-                        ("attestationFormat", .string(attestationObject.format.rawValue)),
-                        (
-                            "publicKeyCOSE",
-                            .string(Base64URL.encode(credential.credentialPublicKey.cborEncoded))
-                        ),
-                        ("publicKeyPEM", .string(publicKey.pemRepresentation)),
-                        ("device", .string(registration.deviceURI)),
-                    ] + Self.authenticatorOutputs(registration.authenticatorExtensionOutputs)))
-            return
+            return Console.json(
+                attested.json(
+                    registration, relyingPartyIdentifier: request.relyingPartyIdentifier, userHandle: userHandle,
+                    clientDataHash: clientDataHash))
         }
         Console.out("Credential ID:      \(id)")
         Console.out("User handle:        \(Base64URL.encode(userHandle))")
         Console.out(
             "Algorithm:          \(credential.credentialPublicKey.algorithm.map { "\($0)" } ?? "unstated")")
-        Console.out("Attestation format: \(attestationObject.format)")
+        Console.out("Attestation format: \(attested.attestationObject.format)")
         Console.out("Public key (COSE):  \(Base64URL.encode(credential.credentialPublicKey.cborEncoded))")
         Console.out("Public key (PEM):")
         Console.out(publicKey.pemRepresentation, terminator: "")
@@ -204,14 +182,5 @@ struct RegisterCommand: ReportingCommand {
         if registration.clientExtensionResultsJSON != "{}" {
             Console.out("Extension results:  \(registration.clientExtensionResultsJSON)")
         }
-    }
-
-    /// The authenticator extension outputs that are no client extension results (credProtect,
-    /// minPinLength), beside the WebAuthn JSON.
-    static func authenticatorOutputs(_ outputs: AuthenticatorExtensionOutputs) -> [(String, JSONValue?)] {
-        [
-            ("credProtect", outputs.credProtect.map { .integer(Int64(clamping: $0.rawValue)) }),
-            ("minPinLength", outputs.minPINLength.map { .integer(Int64(clamping: $0)) }),
-        ]
     }
 }

@@ -28,28 +28,23 @@ struct ResetCommand: ReportingCommand {
     func execute() async throws {
         let interaction = CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: true))
         try await withAuthenticator(global) { key, deadline, directory in
-            let aaguid = await key.info.aaguid.description.lowercased()
             try await key.checkResetTransport()
             let info = await key.info
             if info.longTouchForReset == true || info.transportsForReset != nil {
                 Console.err("To reset this key: \(info.resetGuidance).")
             }
-            try Confirmation.ask(
-                "Reset \(await key.identification)? Every credential on it and its PIN are erased; this cannot be undone.",
-                assumeYes: yes)
-            try await key.reidentify(as: aaguid, deadline: deadline)
-            let after: Authenticator
-            do { after = try await directory.reset(key, interaction: interaction, deadline: deadline) } catch {
-                throw interaction.explain(error)
+            try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline) {
+                "Reset \($0)? Every credential on it and its PIN are erased; this cannot be undone."
+            }
+            let after = try await interaction.explaining {
+                try await directory.reset(key, interaction: interaction, deadline: deadline)
             }
             let reinserted = after !== key
             if reinserted { await after.close() }
-            if wantsJSON {
-                Console.json(
-                    .members([("device", .string(after.uri)), ("reset", .bool(true)), ("reinserted", .bool(reinserted))]))
-            } else {
-                Console.out("The key at \(after.uri) is reset: it holds no credentials and no PIN.")
-            }
+            Console.result(
+                json: wantsJSON,
+                .members([("device", .string(after.uri)), ("reset", .bool(true)), ("reinserted", .bool(reinserted))]),
+                "The key at \(after.uri) is reset: it holds no credentials and no PIN.")
         }
     }
 }

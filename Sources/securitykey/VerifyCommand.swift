@@ -125,7 +125,7 @@ struct VerifyCommand: ReportingCommand {
             }
             let model =
                 mds
-                ? MDSCLI.entry(
+                ? MDSCLI.cache.entry(
                     aaguid: verified.aaguid, attestationCertificate: verified.attestation.trustPath.first)
                 : nil
             record = verified.credentialRecord

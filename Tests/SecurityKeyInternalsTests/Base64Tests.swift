@@ -82,4 +82,16 @@ import _SecurityKeyInternals
             Array(#"{"a":1}"#.utf8), Array("foobar".utf8), [1, 2, 3],
         ])
     }
+
+    /// What users paste: either alphabet, padded or not, with white space around (RFC 4648 §4 and
+    /// §5 encodings of FB FF BF: "+/+/" and "-_-_"); text in neither is refused.
+    @Test func eitherAlphabetAroundWhiteSpace() {
+        for text in ["+/+/", "-_-_", " -_-_\n", "\t+/+/ "] {
+            #expect(Base64.decodeEitherAlphabet(text) == [0xFB, 0xFF, 0xBF], "\(text)")
+        }
+        #expect(Base64.decodeEitherAlphabet("Zm9vYg") == Array("foob".utf8))
+        #expect(Base64.decodeEitherAlphabet("Zm9vYg==") == Array("foob".utf8))
+        #expect(Base64.decodeEitherAlphabet("+/-_") == nil)
+        #expect(Base64.decodeEitherAlphabet("Zm9v Yg") == nil)
+    }
 }

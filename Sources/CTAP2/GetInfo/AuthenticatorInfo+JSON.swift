@@ -67,3 +67,21 @@ extension AuthenticatorInfo {
         ])
     }
 }
+
+extension AuthenticatorInfo {
+    /// getInfo of the key at `device` as `securitykey info --json` prints it (Docs/CLI.md): the
+    /// device, its `model` name (null when unknown) and whether it is U2F-only first, then
+    /// ``json``'s members, then the PIN and UV attempts left where they were read.
+    public func json(device: String, model: String?, pinRetries: ClientPIN.PINRetries?, uvRetries: Int?) -> JSONValue {
+        guard case .object(var members) = json else { return json }
+        members.insert(("device", .string(device)), at: 0)
+        members.insert(("model", model.map(JSONValue.string) ?? .null), at: 1)
+        members.insert(("u2fOnly", .bool(isU2FOnly)), at: 2)
+        if let pinRetries {
+            members.append(("pinRetries", .integer(Int64(pinRetries.retries))))
+            if let p = pinRetries.powerCycleRequired { members.append(("powerCycleRequired", .bool(p))) }
+        }
+        if let uvRetries { members.append(("uvRetries", .integer(Int64(uvRetries)))) }
+        return .object(members)
+    }
+}

@@ -2,7 +2,6 @@ import _SecurityKeyInternals
 import CBOR
 import CTAP2
 import Crypto
-import Foundation
 
 /// Decoders of captured CTAP and WebAuthn structures into JSON documents (what `securitykey
 /// decode` prints, Docs/CLI.md): each document has a `kind` member; credential IDs and user
@@ -336,12 +335,19 @@ public enum StructureDecoder {
         return .object(members)
     }
 
+    /// Client data as browsers and the provider write it (WebAuthn L3 §5.8.1), read by the
+    /// bounded JSON parser: at most 1 MiB, nesting of 32.
+    static let clientDataLimits = JSONLimits(
+        maximumBytes: 1 << 20, maximumDepth: 32, maximumStringBytes: 1 << 20, maximumElements: 4096)
+
     static func clientData(_ bytes: [UInt8]) throws -> JSONValue {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+        guard case .object(let pairs)? = try? JSONNode.parse(bytes, limits: clientDataLimits),
+            let object = try? JSONMembers(.object(pairs), path: "")
+        else {
             throw StructureDecodingError("The client data is not a JSON object.")
         }
-        guard let type = object["type"] as? String, let challenge = object["challenge"] as? String,
-            let origin = object["origin"] as? String
+        guard let type = try? object.string("type"), let challenge = try? object.string("challenge"),
+            let origin = try? object.string("origin")
         else {
             throw StructureDecodingError(
                 "The client data lacks type, challenge or origin (WebAuthn L3 §5.8.1).")
@@ -354,10 +360,10 @@ public enum StructureDecoder {
             ("challengeHex", .string(Hex.encode(challengeBytes))),
             ("origin", .string(origin)),
         ]
-        if let cross = object["crossOrigin"] as? Bool { members.append(("crossOrigin", .bool(cross))) }
-        if let top = object["topOrigin"] as? String { members.append(("topOrigin", .string(top))) }
+        if let cross = try? object.bool("crossOrigin") { members.append(("crossOrigin", .bool(cross))) }
+        if let top = try? object.string("topOrigin") { members.append(("topOrigin", .string(top))) }
         let known: Set = ["type", "challenge", "origin", "crossOrigin", "topOrigin"]
-        let others = object.keys.filter { !known.contains($0) }.sorted()
+        let others = pairs.map(\.0).filter { !known.contains($0) }.sorted()
         if !others.isEmpty { members.append(("otherMembers", .array(others.map(JSONValue.string)))) }
         members.append(("hash", .string(Hex.encode(SHA256.hash(data: bytes)))))
         return .object(members)

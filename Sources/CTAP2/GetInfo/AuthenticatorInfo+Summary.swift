@@ -1,8 +1,8 @@
-import CTAP2
-
 extension AuthenticatorInfo {
-    /// Lines that say what getInfo means, for people.
-    var summaryLines: [String] {
+    /// Lines that say what getInfo means, for people (`securitykey info`): versions, AAGUID,
+    /// extensions, transports, algorithms, discoverable credentials, PIN and built-in UV, limits,
+    /// firmware, free slots and the other options.
+    public var summaryLines: [String] {
         var lines: [String] = []
         lines.append("Versions:        \(versions.map(\.rawValue).joined(separator: ", "))")
         lines.append("AAGUID:          \(aaguid.description.lowercased())")
