@@ -53,7 +53,7 @@ extension AuthenticatorInfo {
 
     /// What `pin status` adds about the key's PIN rules (CTAP 2.2 maxPINLength,
     /// pinComplexityPolicy) and built-in verifications since the PIN was last entered.
-    var pinRuleLines: [String] {
+    public var pinRuleLines: [String] {
         var lines: [String] = []
         if let maxPINLength {
             lines.append("A PIN has \(minPINLength ?? 4) to \(maxPINLength) characters.")
@@ -72,7 +72,7 @@ extension AuthenticatorInfo {
 
     /// How a reset must be done, from longTouchForReset and transportsForReset (CTAP 2.2 §6.4):
     /// "touch and hold" for a long touch, the transports it works over.
-    var resetGuidance: String {
+    public var resetGuidance: String {
         var text = longTouchForReset == true ? "touch and hold the key for several seconds" : "touch the key"
         if let transports = transportsForReset, !transports.isEmpty {
             text += ", connected over \(transports.map(Self.transportName).joined(separator: " or ")) only"
