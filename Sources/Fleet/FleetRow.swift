@@ -109,7 +109,7 @@ public struct FleetRow: Sendable {
 
     /// The CSV column names.
     public static let csvHeader = [
-        "uri", "transport", "vendorId", "productId", "manufacturer", "product", "serialNumber", "aaguid", "model",
+        "uri", "transport", "vendorId", "productId", "manufacturer", "product", "serialNumber", "aaguid", "identifier", "model",
         "certification", "status", "statusRefused", "firmwareVersion", "versions", "extensions", "algorithms", "options",
         "pinSet", "pinRetries", "uvRetries", "minPINLength", "forcePINChange", "remainingDiscoverableCredentials",
         "healthy", "getInfoMs", "assertionMs", "assertionStatus", "elapsedMs", "errorCode", "errorMessage",
@@ -125,7 +125,7 @@ public struct FleetRow: Sendable {
         func text<T>(_ value: T?) -> String { value.map { "\($0)" } ?? "" }
         return [
             d.uri, d.transport.rawValue, text(d.vendorID), text(d.productID), text(d.manufacturer), text(d.product),
-            text(d.serialNumber), text(info.map { $0.aaguid.description.lowercased() }), text(model),
+            text(d.serialNumber), text(info.map { $0.aaguid.description.lowercased() }), text(identifier), text(model),
             text(certification), text(status), text(statusRefused), text(info?.firmwareVersion),
             text(info.map { $0.versions.map(\.rawValue).joined(separator: " ") }),
             text(info.map { $0.extensions.map(\.rawValue).joined(separator: " ") }),
