@@ -21,7 +21,6 @@ extension PAMAuthentication {
             _ = await conversation.ask(options.prompt ?? Self.defaultInteractivePrompt, echo: true)
         }
         let deadline = Deadline.after(options.timeout)
-        let directory = AuthenticatorDirectory.system(udpEndpoints: udpEndpoints, logger: logger)
         let found = await directory.openAll(deadline: deadline)
         guard !found.authenticators.isEmpty else {
             let why = found.denied.map { ": one is present but may not be opened (\($0.message))" } ?? ""
@@ -68,15 +67,16 @@ extension PAMAuthentication {
         with keys: [Authenticator], conversation: any PAMConversation, deadline: Deadline, logger: Logger
     ) async throws(PAMFailure) {
         let pairs = await candidates(keys, deadline: deadline, logger: logger)
-        guard let first = pairs.first else {
+        guard !pairs.isEmpty else {
             throw PAMFailure(
                 .authError,
                 keys.count == 1
                     ? "The security key present holds no credential listed for \(user.name)."
                     : "None of the \(keys.count) security keys present holds a credential listed for \(user.name).")
         }
-        // One touch: the first pair; further pairs only when a key turned out not to hold the
-        // credential after all (nodetect), never after the user was asked for something.
+        // One touch: the first pair; the next only when a key turned out not to hold the
+        // credential after all (nodetect, a credential the probe could not see), which asked
+        // nothing of the user.
         var failure = PAMFailure(.authError, "No assertion.")
         var cued = false
         for pair in pairs {
@@ -87,15 +87,11 @@ extension PAMAuthentication {
                 return
             } catch {
                 failure = error
-                guard error.message.hasPrefix(Self.notHeldPrefix), pair.key !== first.key || pairs.count > 1 else {
-                    throw error
-                }
+                guard error.keyLacksCredential else { throw error }
             }
         }
         throw failure
     }
-
-    static let notHeldPrefix = "The security key does not hold"
 
     func needsVerification(_ credential: PAMCredential) -> Bool {
         credential.attributes.contains(.pin) || credential.attributes.contains(.verification)
@@ -194,7 +190,9 @@ extension PAMAuthentication {
         case .noDevice, .removed:
             return PAMFailure(.authInfoUnavailable, "The security key \(deviceURI) went away: \(error.message)")
         case AuthenticatorError.Code(rawValue: CTAP2Error.Code.noCredentials.rawValue):
-            return PAMFailure(.authError, "\(notHeldPrefix) the credential (\(deviceURI)).")
+            var failure = PAMFailure(.authError, "The security key \(deviceURI) does not hold the credential.")
+            failure.keyLacksCredential = true
+            return failure
         default:
             return PAMFailure(.authError, "The security key \(deviceURI) did not authenticate the user: \(error.message)")
         }

@@ -16,8 +16,8 @@ public struct PAMAuthentication: Sendable {
     public var credentials: [PAMCredential]
     /// The relying-party ID the assertion is asked for.
     public var relyingPartyID: String
-    /// The CTAPHID/UDP endpoints searched besides USB and PC/SC.
-    public var udpEndpoints: [UDPEndpoint]
+    /// Where keys are searched: USB, PC/SC and the line's CTAPHID/UDP endpoints.
+    public var directory: AuthenticatorDirectory
 
     /// What ``prepare(arguments:userName:log:)`` decided.
     public enum Preparation: Sendable {
@@ -59,22 +59,23 @@ public struct PAMAuthentication: Sendable {
         case nil: (path, asUser) = (defaultAuthFile(for: user, sshFormat: options.sshFormat), true)
         }
         logger.debug("reading the authorization file", metadata: ["file": "\(path)", "as-user": "\(asUser)"])
+        let bytes: [UInt8]?
+        do throws(PAMFailure) {
+            bytes = try SecureFile.read(path, user: user, asUser: asUser)
+        } catch {
+            log.refusal(error.message)
+            return .finished(error.result)
+        }
         var credentials: [PAMCredential]?
         var application: String?
         do throws(PAMFailure) {
-            if let bytes = try SecureFile.read(path, user: user, asUser: asUser) {
-                if options.sshFormat {
-                    let key = try SSHKeyFile.credential(in: bytes)
-                    credentials = [key.credential]
-                    application = key.application
-                } else {
-                    credentials = try AuthorizationFile.credentials(
-                        for: userName, in: bytes, maxDevices: options.maxDevices)
-                }
+            if let bytes, options.sshFormat {
+                let key = try SSHKeyFile.credential(in: bytes)
+                credentials = [key.credential]
+                application = key.application
+            } else if let bytes {
+                credentials = try AuthorizationFile.credentials(for: userName, in: bytes, maxDevices: options.maxDevices)
             }
-        } catch where error.result == .authInfoUnavailable && error.message.hasPrefix("The authorization file") {
-            log.refusal(error.message)
-            return .finished(error.result)
         } catch {
             log.refusal("The authorization file \(path) is refused: \(error.message).")
             return .finished(error.result)
@@ -89,9 +90,10 @@ public struct PAMAuthentication: Sendable {
         if options.honoursEnvironment, let value = PAMSystem.secureEnvironment(AuthenticatorDirectory.udpEnvironmentVariable) {
             udp.append(value)
         }
-        let endpoints: [UDPEndpoint]
+        let directory: AuthenticatorDirectory
         do throws(AuthenticatorError) {
-            endpoints = try AuthenticatorDirectory.udpEndpoints(options: udp, environment: [:])
+            directory = .system(
+                udpEndpoints: try AuthenticatorDirectory.udpEndpoints(options: udp, environment: [:]), logger: logger)
         } catch {
             log.refusal("The PAM option udp= is refused: \(error.message)")
             return .finished(.serviceError)
@@ -107,6 +109,6 @@ public struct PAMAuthentication: Sendable {
         return .authenticate(
             PAMAuthentication(
                 options: options, user: user, credentials: credentials, relyingPartyID: relyingPartyID,
-                udpEndpoints: endpoints))
+                directory: directory))
     }
 }

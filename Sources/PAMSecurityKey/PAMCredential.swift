@@ -122,7 +122,7 @@ public struct PAMCredential: Hashable, Sendable {
             throw Self.malformed("a \(coseKey.keyType) key with \(coseKey.algorithm.map { "\($0)" } ?? "no algorithm") is not one pam-u2f reads")
         }
         self.init(credentialID: credentialID, algorithm: algorithm, publicKey: raw, attributes: attributes)
-        _ = try coseKey()
+        _ = try self.coseKey()
     }
 
     /// The credential as pam-u2f's new-style line writes it: `KEYHANDLE,PUBLICKEY,TYPE,ATTRIBUTES`

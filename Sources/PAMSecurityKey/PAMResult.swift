@@ -41,6 +41,9 @@ public struct PAMFailure: Error, Hashable, Sendable, CustomStringConvertible {
     public var result: PAMResult
     /// One sentence for the log (never a PIN or a token).
     public var message: String
+    /// Whether a key said it does not hold the credential (nothing was asked of the user, so
+    /// another key may be tried).
+    var keyLacksCredential = false
 
     /// Creates a failure.
     public init(_ result: PAMResult, _ message: String) {
