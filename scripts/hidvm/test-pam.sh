@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test-pam.sh — Debian's pam-u2f (pamu2fcfg, pam_u2f.so) and our PAM module (pam_securitykey.so,
 # `securitykey pam enroll`) on one real hidraw key, in the QEMU guest of scripts/hidvm/run-in-vm.sh:
-# one `securitykey virtual serve --uhid` key. Both ways: pamu2fcfg enrols the key (es256 and
-# eddsa) and our module authenticates with its lines; `securitykey pam enroll` writes a line and
+# one `securitykey virtual serve --uhid` key. Both ways: pamu2fcfg enrols the key and our module
+# authenticates with its line; `securitykey pam enroll` writes a line and
 # pam_u2f.so authenticates with it; an OpenSSH key file made through our provider
 # (libsecuritykey-sk.so) authenticates through both modules' `sshformat`. pamtester runs each
 # test-only PAM service; the modules' own debug lines show which module verified what.
@@ -62,8 +62,9 @@ ours() { echo "$SECURITYKEY_PAM_MODULE debug timeout=30 $*"; }
 theirs() { echo "$pam_u2f debug $*"; }
 checks=0
 
-# 1. pamu2fcfg's lines, our module.
-for type in es256 eddsa; do
+# 1. pamu2fcfg's line, our module (Debian 12's pamu2fcfg 1.1.0 makes es256 and rs256 credentials,
+# and the virtual key es256 and eddsa ones).
+for type in es256; do
     pamu2fcfg -u root -o "$origin" -i "$origin" -t "$type" >"$work/pamu2fcfg-$type" 2>"$work/pamu2fcfg-$type.log" ||
         ssh_guest_fail "pamu2fcfg -t $type failed: $(cat "$work/pamu2fcfg-$type.log")"
     echo >>"$work/pamu2fcfg-$type"
@@ -101,5 +102,5 @@ fi
 grep -q "Authentication service cannot retrieve authentication info" "$work/gone.log" ||
     ssh_guest_fail "with no key, our module said: $(cat "$work/gone.log")"
 checks=$((checks + 1))
-[[ $checks == 6 ]] || ssh_guest_fail "ran $checks checks, not 6"
-echo "test-pam: 6 checks (pamu2fcfg es256 and eddsa lines through ours, our line through pam_u2f, sshformat through both, no key) passed in $((SECONDS - started)) s."
+[[ $checks == 5 ]] || ssh_guest_fail "ran $checks checks, not 5"
+echo "test-pam: 5 checks (pamu2fcfg's line through ours, our line through pam_u2f, sshformat through both, no key) passed in $((SECONDS - started)) s."
