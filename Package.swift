@@ -165,7 +165,7 @@ let package = Package(
         .target(
             name: "SecurityKeySK",
             dependencies: [
-                "_SecurityKeyInternals", "SSHSecurityKeyProvider", "CSSHSecurityKeyAPI",
+                "_SecurityKeyInternals", "SSHSecurityKeyProvider", "CSSHSecurityKeyAPI", "CSystemExtensions",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["exports.map"],

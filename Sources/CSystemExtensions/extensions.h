@@ -15,14 +15,14 @@ int securitykey_setfsgid(gid_t fsgid) __asm__("setfsgid");
 /* secure_getenv(3): NULL in a privileged (AT_SECURE) process, such as setuid sudo or su. */
 char *securitykey_secure_getenv(const char *name) __asm__("secure_getenv");
 
-/* dladdr(3): the file this library was loaded from. */
+/* dladdr(3): the file a library (OpenSSH's provider, the PAM module) was loaded from. */
 typedef struct {
     const char *dli_fname;
     void *dli_fbase;
     const char *dli_sname;
     void *dli_saddr;
-} securitykey_dl_info_t;
+} securitykey_dl_info;
 
-int securitykey_dladdr_ext(const void *address, securitykey_dl_info_t *info) __asm__("dladdr");
+int securitykey_dladdr(const void *address, securitykey_dl_info *info) __asm__("dladdr");
 
 #endif

@@ -110,8 +110,8 @@ enum Conversation {
 /// reference that is never released, taken with RTLD_NODELETE, makes every dlclose() leave it.
 enum ModulePinning {
     private static let pinned: Void = {
-        var info = securitykey_dl_info_t()
-        guard securitykey_dladdr_ext(#dsohandle, &info) != 0, let file = info.dli_fname else { return }
+        var info = securitykey_dl_info()
+        guard securitykey_dladdr(#dsohandle, &info) != 0, let file = info.dli_fname else { return }
         _ = dlopen(file, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)
     }()
 

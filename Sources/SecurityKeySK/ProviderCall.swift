@@ -1,5 +1,6 @@
 import _SecurityKeyInternals
 import CSSHSecurityKeyAPI
+import CSystemExtensions
 import Foundation
 import Logging
 import SSHSecurityKeyProvider
