@@ -61,7 +61,7 @@ let package = Package(
                        providers: [.apt(["libsystemd-dev"])]),
 
         // MARK: Internal helpers (not a product, not an API): the one base64, hex and random source
-        .target(name: "_SecurityKeyInternals", swiftSettings: strict),
+        .target(name: "_SecurityKeyInternals", dependencies: ["CSystemExtensions"], swiftSettings: strict),
 
         // MARK: Pure values, no I/O
         .target(name: "CBOR", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
@@ -165,7 +165,7 @@ let package = Package(
         .target(
             name: "SecurityKeySK",
             dependencies: [
-                "_SecurityKeyInternals", "SSHSecurityKeyProvider", "CSSHSecurityKeyAPI", "CSystemExtensions",
+                "_SecurityKeyInternals", "SSHSecurityKeyProvider", "CSSHSecurityKeyAPI",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["exports.map"],
@@ -190,7 +190,7 @@ let package = Package(
         .target(
             name: "SecurityKeyPAM",
             dependencies: [
-                "_SecurityKeyInternals", "PAMSecurityKey", "CPAM", "CSystemExtensions",
+                "_SecurityKeyInternals", "PAMSecurityKey", "CPAM",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["exports.map"],

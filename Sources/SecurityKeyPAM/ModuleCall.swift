@@ -1,5 +1,4 @@
 import CPAM
-import CSystemExtensions
 import Glibc
 import PAMSecurityKey
 import _SecurityKeyInternals
@@ -106,14 +105,9 @@ enum Conversation {
 }
 
 /// The module stays loaded once called: the application dlclose()s it at pam_end, while threads
-/// of the concurrency runtime (linked into this library) may still be finishing in its code. A
-/// reference that is never released, taken with RTLD_NODELETE, makes every dlclose() leave it.
+/// of the concurrency runtime may still be finishing in its code (LoadedLibrary).
 enum ModulePinning {
-    private static let pinned: Void = {
-        var info = securitykey_dl_info()
-        guard securitykey_dladdr(#dsohandle, &info) != 0, let file = info.dli_fname else { return }
-        _ = dlopen(file, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)
-    }()
+    private static let pinned: Void = LoadedLibrary.pin(containing: #dsohandle)
 
     static func keepLoaded() { pinned }
 }
