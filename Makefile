@@ -17,15 +17,17 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # and kmod run the real-hidraw tests in a guest (scripts/hidvm); fido2-tools is libfido2, a
 # host they check against; libfido2-dev and valgrind build and measure the benchmark's libfido2
 # host; dbus-daemon, systemd (busctl) and libglib2.0-bin (gdbus) drive the daemon's tests;
-# debootstrap, lintian and fakeroot check the Debian package (make test-packaging).
-BUILD_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev zlib1g-dev libsystemd-dev libcurl4-openssl-dev libssl-dev
-RUNTIME_PACKAGES := libhidapi-hidraw0 libpcsclite1 libudev1 zlib1g libsystemd0 libcurl4 pcscd publicsuffix libssl3
+# debootstrap, lintian and fakeroot check the Debian package (make test-packaging); pamtester
+# and libpam-u2f (pam_u2f.so, pamu2fcfg) check the PAM module.
+BUILD_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev zlib1g-dev libsystemd-dev libcurl4-openssl-dev \
+	libssl-dev libpam0g-dev
+RUNTIME_PACKAGES := libhidapi-hidraw0 libpcsclite1 libudev1 zlib1g libsystemd0 libcurl4 pcscd publicsuffix libssl3 libpam0g
 TEST_PACKAGES := vsmartcard-vpcd dbus-daemon systemd libglib2.0-bin openssl python3-venv python3-dev \
 	swig util-linux iproute2 qemu-system-x86 busybox-static cpio kmod fido2-tools libfido2-dev valgrind \
-	debootstrap lintian fakeroot openssh-client openssh-server
+	debootstrap lintian fakeroot openssh-client openssh-server pamtester libpam-u2f
 APT_PACKAGES := $(BUILD_PACKAGES) $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-build pydeps build test test-packaging release ssh-provider install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw bench-ssh format install clean help
+.PHONY: all deps deps-build pydeps build test test-packaging release ssh-provider pam-module print-pamdir install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw bench-ssh format install clean help
 
 all: build
 
@@ -40,6 +42,7 @@ help:
 	@echo "make fuzz-coverage   line coverage of each target's parser files over its corpus (llvm-cov)"
 	@echo "make docs    DocC documentation of the library products in .build/docs"
 	@echo "make ssh-provider   .build/release/libsecuritykey-sk.so, OpenSSH's security-key provider"
+	@echo "make pam-module   .build/release/pam_securitykey.so, the PAM module (login, sudo)"
 	@echo "make build | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages ($(1)); a quick no-op when everything is there.
@@ -179,8 +182,14 @@ MANDIR := $(PREFIX)/share/man/man1
 MAN7DIR := $(PREFIX)/share/man/man7
 SKDIR := $(PREFIX)/lib/securitykey
 SK_PROVIDER := .build/release/libsecuritykey-sk.so
+PAM_MODULE := .build/release/pam_securitykey.so
+MAN8DIR := $(PREFIX)/share/man/man8
+# The system's PAM module directory (Debian: /lib/MULTIARCH/security), whatever PREFIX is: PAM
+# loads modules named without a path from there only.
+PAMDIR ?= $(shell pkg-config --variable=libdir pam 2>/dev/null || echo /lib/$$(gcc -print-multiarch 2>/dev/null))/security
 INSTALLED = $(BINDIR)/securitykey $(BINDIR)/securitykeyd \
 	$(SKDIR)/libsecuritykey-sk.so $(MAN7DIR)/securitykey-sk.7 \
+	$(PAMDIR)/pam_securitykey.so $(MAN8DIR)/pam_securitykey.8 \
 	$(PREFIX)/share/bash-completion/completions/securitykey \
 	$(PREFIX)/share/zsh/site-functions/_securitykey \
 	$(PREFIX)/share/fish/vendor_completions.d/securitykey.fish \
@@ -196,6 +205,7 @@ release: deps-build
 	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey
 	$(SWIFT) build $(RELEASE_FLAGS) --product securitykeyd
 	@$(MAKE) --no-print-directory ssh-provider
+	@$(MAKE) --no-print-directory pam-module
 	$(SWIFT) build -c release --product generate-manual
 	rm -rf $(STAGE) && mkdir -p $(STAGE)/man
 	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" .build/release/securitykey --multi-page \
@@ -211,24 +221,35 @@ release: deps-build
 	.build/release/securitykey --generate-completion-script zsh > $(STAGE)/_securitykey
 	.build/release/securitykey --generate-completion-script fish > $(STAGE)/securitykey.fish
 
-# OpenSSH's provider library, $(SK_PROVIDER), with the Swift runtime linked in (it loads into
-# ssh-sk-helper on a machine without the toolchain) and only OpenSSH's sk_* entry points exported
-# (Sources/SecurityKeySK/exports.map). SwiftPM links the runtime statically into executables
-# only: the product build compiles the modules (with the flags the binaries' builds use, so
-# nothing is compiled twice) and lists the objects; its own link of the library, which looks for
-# the static runtime among the shared ones, may fail and is done again here, by swiftc
-# -static-stdlib over the same objects. Stripped, as installed (the benchmark loads this file).
-ssh-provider: deps-build
-	$(SWIFT) build $(RELEASE_FLAGS) --target SecurityKeySK
-	-@$(SWIFT) build $(RELEASE_FLAGS) --product securitykey-sk >/dev/null 2>&1
+# A library a host program dlopen()s, $(2), with the Swift runtime linked in (it loads on a
+# machine without the toolchain) and only the host's entry points exported ($(4), a version
+# script). SwiftPM links the runtime statically into executables only: the product build
+# compiles the modules (with the flags the binaries' builds use, so nothing is compiled twice)
+# and lists the objects; its own link of the library, which looks for the static runtime among
+# the shared ones, may fail and is done again here, by swiftc -static-stdlib over the same
+# objects. Stripped, as installed. $(1): the SwiftPM product; $(3): its target.
+define host_library
+	$(SWIFT) build $(RELEASE_FLAGS) --target $(3)
+	-@$(SWIFT) build $(RELEASE_FLAGS) --product $(1) >/dev/null 2>&1
 	bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
-	test -s "$$bin/securitykey-sk.product/Objects.LinkFileList" || { echo "ssh-provider: SwiftPM listed no objects" >&2; exit 1; }; \
-	$(SWIFTC) -emit-library -static-stdlib -module-name securitykey_sk -o "$$bin/libsecuritykey-sk.so" \
-	  @"$$bin/securitykey-sk.product/Objects.LinkFileList" -L "$$bin" \
-	  -Xlinker --gc-sections -Xlinker --version-script=Sources/SecurityKeySK/exports.map
-	strip --strip-unneeded $(SK_PROVIDER)
-	@if ldd $(SK_PROVIDER) | grep -E "swift|Foundation|not found"; then \
-	  echo "ssh-provider: $(SK_PROVIDER) still needs the Swift runtime" >&2; exit 1; fi
+	test -s "$$bin/$(1).product/Objects.LinkFileList" || { echo "$@: SwiftPM listed no objects" >&2; exit 1; }; \
+	$(SWIFTC) -emit-library -static-stdlib -module-name $(subst -,_,$(1)) -o "$(CURDIR)/$(2)" \
+	  @"$$bin/$(1).product/Objects.LinkFileList" -L "$$bin" \
+	  -Xlinker --gc-sections -Xlinker --version-script=$(4)
+	strip --strip-unneeded $(2)
+	@if ldd $(2) | grep -E "swift|Foundation|not found"; then \
+	  echo "$@: $(2) still needs the Swift runtime" >&2; exit 1; fi
+endef
+
+# OpenSSH's provider library, $(SK_PROVIDER): OpenSSH's sk_* entry points
+# (Sources/SecurityKeySK/exports.map); the benchmark loads this file.
+ssh-provider: deps-build
+	$(call host_library,securitykey-sk,$(SK_PROVIDER),SecurityKeySK,Sources/SecurityKeySK/exports.map)
+
+# The PAM module, $(PAM_MODULE): pam_sm_authenticate and pam_sm_setcred
+# (Sources/SecurityKeyPAM/exports.map); it loads into sudo, login, display managers.
+pam-module: deps-build
+	$(call host_library,pam_securitykey,$(PAM_MODULE),SecurityKeyPAM,Sources/SecurityKeyPAM/exports.map)
 
 install: release
 	@$(MAKE) --no-print-directory install-files
@@ -242,6 +263,8 @@ install-files:
 	install -d $(DESTDIR)$(MANDIR)
 	install -m 0644 $(STAGE)/man/*.1 $(DESTDIR)$(MANDIR)/
 	install -D -m 0644 packaging/man/securitykey-sk.7 $(DESTDIR)$(MAN7DIR)/securitykey-sk.7
+	install -D -m 0644 -s $(PAM_MODULE) $(DESTDIR)$(PAMDIR)/pam_securitykey.so
+	install -D -m 0644 packaging/man/pam_securitykey.8 $(DESTDIR)$(MAN8DIR)/pam_securitykey.8
 	install -D -m 0644 $(STAGE)/securitykey.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/securitykey
 	install -D -m 0644 $(STAGE)/_securitykey $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_securitykey
 	install -D -m 0644 $(STAGE)/securitykey.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/securitykey.fish
@@ -262,6 +285,10 @@ install-files:
 	install -D -m 0644 dbus/org.securitykey.Daemon1.conf $(DESTDIR)$(PREFIX)/share/dbus-1/system.d/org.securitykey.Daemon1.conf
 	install -D -m 0644 dbus/org.securitykey.Daemon1.xml $(DESTDIR)$(PREFIX)/share/dbus-1/interfaces/org.securitykey.Daemon1.xml
 	@echo "install: reload udev rules with: sudo udevadm control --reload-rules && sudo udevadm trigger"
+
+# The PAM module directory install-files uses (scripts/make-deb.sh checks the package has it).
+print-pamdir:
+	@echo $(PAMDIR)
 
 # Removes exactly what `make install` put there (same PREFIX, DESTDIR and UDEVDIR).
 uninstall:

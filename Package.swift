@@ -29,6 +29,9 @@ let package = Package(
         .library(name: "SSHSecurityKeyProvider", targets: ["SSHSecurityKeyProvider"]),
         // OpenSSH's security-key provider (SecurityKeyProvider=, ssh-keygen -w, ssh-add -S).
         .library(name: "securitykey-sk", type: .dynamic, targets: ["SecurityKeySK"]),
+        .library(name: "PAMSecurityKey", targets: ["PAMSecurityKey"]),
+        // The PAM module (pam_securitykey.so, `make pam-module`): login, sudo and screen lockers.
+        .library(name: "pam_securitykey", type: .dynamic, targets: ["SecurityKeyPAM"]),
         .executable(name: "securitykey", targets: ["securitykey"]),
         .executable(name: "securitykey-bench", targets: ["securitykey-bench"]),
         // Not an API: exported only so the libFuzzer package in Fuzz/ can link the fuzz targets.
@@ -62,7 +65,7 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
 
         // MARK: Internal helpers (not a product, not an API): the one base64, hex and random source
-        .target(name: "_SecurityKeyInternals", swiftSettings: strict),
+        .target(name: "_SecurityKeyInternals", dependencies: ["CSystemExtensions"], swiftSettings: strict),
 
         // MARK: Pure values, no I/O
         .target(name: "CBOR", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
@@ -175,6 +178,31 @@ let package = Package(
             exclude: ["exports.map"],
             swiftSettings: strict),
 
+        // MARK: The PAM module over the device layer: pam-u2f's files and options
+        // Linux-PAM's module header (libpam0g-dev), imported by the module's entry points only.
+        .systemLibrary(name: "CPAM", path: "Sources/CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
+        // glibc's GNU extensions (setfsuid, secure_getenv, dladdr) the C library module hides.
+        .systemLibrary(name: "CSystemExtensions", path: "Sources/CSystemExtensions"),
+        .target(
+            name: "PAMSecurityKey",
+            dependencies: [
+                "_SecurityKeyInternals", "Authenticators", "CBOR", "CTAP2", "Transport", "WebAuthnVerification",
+                "CSystemExtensions",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // The C entry points (pam_sm_authenticate, pam_sm_setcred) of pam_securitykey.so;
+        // exports.map keeps every other symbol local (make pam-module).
+        .target(
+            name: "SecurityKeyPAM",
+            dependencies: [
+                "_SecurityKeyInternals", "PAMSecurityKey", "CPAM",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["exports.map"],
+            swiftSettings: strict),
+
         // MARK: D-Bus connection (sd-bus on a dedicated thread), for the daemon and its clients
         .target(name: "SDBus", dependencies: ["CSDBus"], swiftSettings: strict),
 
@@ -202,7 +230,7 @@ let package = Package(
             dependencies: [
                 "_SecurityKeyInternals", "Authenticators", "SecurityKeys", "CTAP2", "CBOR", "CTAPHID", "Transport",
                 "VirtualAuthenticator", "NFCTransport", "HIDTransport", "WebAuthnVerification", "Fleet",
-                "SecurityKeyDaemonClient",
+                "SecurityKeyDaemonClient", "PAMSecurityKey",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -296,6 +324,13 @@ let package = Package(
             "_SecurityKeyInternals", "SSHSecurityKeyProvider", "SecurityKeySK", "CSSHSecurityKeyAPI", "securitykey",
             "TestProcesses",
             "WebAuthnVerification", "Authenticators", "CTAP2", "CBOR",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: strict),
+        // Parsing of pam-u2f's files and options, and pamtester with pam_securitykey.so against
+        // virtual keys served by the built `securitykey` over UDP and vpcd.
+        .testTarget(name: "PAMSecurityKeyTests", dependencies: [
+            "_SecurityKeyInternals", "PAMSecurityKey", "SecurityKeyPAM", "securitykey", "TestProcesses",
+            "CTAP2", "CBOR",
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .testTarget(name: "SecurityKeysTests", dependencies: [

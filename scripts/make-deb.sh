@@ -15,13 +15,16 @@ rm -rf "$work"
 mkdir -p "$root/DEBIAN" dist
 make --no-print-directory install-files DESTDIR="$PWD/$root" PREFIX=/usr UDEVDIR=/usr/lib/udev/rules.d >/dev/null
 # The daemon's files: user and system units, session and system bus activation, the system bus
-# policy, the interface XML; OpenSSH's provider library and its man page.
+# policy, the interface XML; OpenSSH's provider library and its man page; the PAM module (in the
+# system's PAM directory, make's PAMDIR) and its man page.
+pamdir="$(make --no-print-directory -s -f Makefile print-pamdir)"
 for f in usr/lib/systemd/user/securitykeyd.service usr/lib/systemd/system/securitykeyd.service \
     usr/share/dbus-1/services/org.securitykey.Daemon1.service \
     usr/share/dbus-1/system-services/org.securitykey.Daemon1.service \
     usr/share/dbus-1/system.d/org.securitykey.Daemon1.conf \
     usr/share/dbus-1/interfaces/org.securitykey.Daemon1.xml \
-    usr/lib/securitykey/libsecuritykey-sk.so usr/share/man/man7/securitykey-sk.7; do
+    usr/lib/securitykey/libsecuritykey-sk.so usr/share/man/man7/securitykey-sk.7 \
+    "${pamdir#/}/pam_securitykey.so" usr/share/man/man8/pam_securitykey.8; do
     [ -f "$root/$f" ] || { echo "make-deb: $f is missing from the install" >&2; exit 1; }
 done
 
@@ -37,7 +40,7 @@ gzip -9n "$doc/CLI.md" "$doc/Daemon.md"
     echo
     echo " -- securitykey developers <securitykey@maintainer.invalid>  $(date -R -u -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")"
 } | gzip -9n > "$doc/changelog.gz"
-gzip -9n "$root"/usr/share/man/man1/*.1 "$root"/usr/share/man/man7/*.7
+gzip -9n "$root"/usr/share/man/man1/*.1 "$root"/usr/share/man/man7/*.7 "$root"/usr/share/man/man8/*.8
 install -D -m 0644 packaging/debian/lintian-overrides "$root/usr/share/lintian/overrides/securitykey"
 
 size="$(du -sk --exclude=DEBIAN "$root" | cut -f1)"

@@ -21,8 +21,9 @@ scripts/hidvm/test-uhid.sh --no-build || status=$?
 # pipes) on cooperative-pool threads; beside the in-process servers they starve them, so they
 # run on their own as well.
 # SSHSecurityKeyProviderTests, like CLITests, run OpenSSH's programs from synchronous tests and
-# wait on them; they run on their own too.
-card_groups=(ProviderPCSCTests CLITests DaemonTests WebAuthnVerificationTests SSHSecurityKeyProviderTests)
+# wait on them; they run on their own too, and so do PAMSecurityKeyTests (pamtester, the same way).
+card_groups=(ProviderPCSCTests CLITests DaemonTests WebAuthnVerificationTests SSHSecurityKeyProviderTests
+    PAMSecurityKeyTests)
 # UHIDServerTests ran in the guest above.
 skip=$(IFS='|'; echo "${card_groups[*]}|UHIDServerTests")
 scripts/pcsc-testbed.sh run -- bash -c '

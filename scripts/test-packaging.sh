@@ -89,6 +89,8 @@ timed release make --no-print-directory release .build/bench/sk-load >"$scratch/
     { tail -n 40 "$scratch/release.log" >&2; echo "test-packaging: make release failed" >&2; exit 1; }
 
 step "make install-files DESTDIR=$scratch/root, then make uninstall"
+# The PAM module goes to the system's PAM directory, whatever PREFIX is.
+pamdir="$(make --no-print-directory -s print-pamdir)"
 make --no-print-directory install-files DESTDIR="$scratch/root" PREFIX=/usr/local UDEVDIR=/etc/udev/rules.d >/dev/null
 for f in usr/local/bin/securitykey usr/local/bin/securitykeyd usr/local/share/man/man1/securitykey.1 \
     usr/local/share/man/man1/securitykeyd.1 usr/local/share/bash-completion/completions/securitykey \
@@ -97,19 +99,21 @@ for f in usr/local/bin/securitykey usr/local/bin/securitykeyd usr/local/share/ma
     usr/local/lib/systemd/system/securitykeyd.service \
     usr/local/share/dbus-1/system-services/org.securitykey.Daemon1.service \
     usr/local/share/dbus-1/system.d/org.securitykey.Daemon1.conf \
-    usr/local/lib/securitykey/libsecuritykey-sk.so usr/local/share/man/man7/securitykey-sk.7; do
+    usr/local/lib/securitykey/libsecuritykey-sk.so usr/local/share/man/man7/securitykey-sk.7 \
+    "${pamdir#/}/pam_securitykey.so" usr/local/share/man/man8/pam_securitykey.8; do
     [ -f "$scratch/root/$f" ] || { echo "test-packaging: $f was not installed" >&2; exit 1; }
 done
 grep -q "Exec=/usr/local/bin/securitykeyd" "$scratch/root/usr/local/share/dbus-1/services/org.securitykey.Daemon1.service"
 grep -q "Exec=/usr/local/bin/securitykeyd --system" \
     "$scratch/root/usr/local/share/dbus-1/system-services/org.securitykey.Daemon1.service"
 grep -q "ExecStart=/usr/local/bin/securitykeyd --system" "$scratch/root/usr/local/lib/systemd/system/securitykeyd.service"
-for binary in bin/securitykey bin/securitykeyd lib/securitykey/libsecuritykey-sk.so; do
-    if ldd "$scratch/root/usr/local/$binary" | grep -E "swift|Foundation|not found"; then
+for binary in usr/local/bin/securitykey usr/local/bin/securitykeyd usr/local/lib/securitykey/libsecuritykey-sk.so \
+    "${pamdir#/}/pam_securitykey.so"; do
+    if ldd "$scratch/root/$binary" | grep -E "swift|Foundation|not found"; then
         echo "test-packaging: $binary needs the Swift runtime or a missing library" >&2
         exit 1
     fi
-    if readelf -S "$scratch/root/usr/local/$binary" | grep -q '\.symtab'; then
+    if readelf -S "$scratch/root/$binary" | grep -q '\.symtab'; then
         echo "test-packaging: $binary is not stripped" >&2
         exit 1
     fi
@@ -155,6 +159,23 @@ id="$(printf '%s' "$registered" | python3 -c 'import json,sys; print(json.load(s
 echo 1234 | chroot "$chroot_dir" securitykey authenticate --device "udp:127.0.0.1:$port" --rp example.org \
     --credential "$id" --pin-stdin --json >/dev/null
 echo "test-packaging: registered and signed in inside the chroot with the packaged binary"
+# The PAM module, as packaged: it exports PAM's two entry points only, loads into pamtester
+# (copied in; the chroot has none) without a toolchain, and authenticates root with the line the
+# packaged `securitykey pam enroll` wrote, against the same virtual key.
+pam_module="$pamdir/pam_securitykey.so"
+exported="$(nm -D --defined-only --extern-only "$chroot_dir$pam_module" | awk '{ print $3 }' | sort | tr '\n' ' ')"
+[ "$exported" = "pam_sm_authenticate pam_sm_setcred " ] ||
+    { echo "test-packaging: $pam_module exports: $exported" >&2; exit 1; }
+echo 1234 | chroot "$chroot_dir" securitykey pam enroll --device "udp:127.0.0.1:$port" --user root \
+    --origin pam://packaging --pin-stdin >"$chroot_dir/tmp/u2f_keys"
+chmod 0644 "$chroot_dir/tmp/u2f_keys"
+echo "auth required pam_securitykey.so authfile=/tmp/u2f_keys origin=pam://packaging udp=127.0.0.1:$port timeout=30" \
+    >"$chroot_dir/etc/pam.d/securitykey-packaging"
+cp /usr/bin/pamtester "$chroot_dir/tmp/pamtester"
+chroot "$chroot_dir" env -i PATH=/usr/bin:/bin /tmp/pamtester -v securitykey-packaging root authenticate \
+    </dev/null >"$scratch/pamtester.txt" 2>&1 ||
+    { cat "$scratch/pamtester.txt" >&2; echo "test-packaging: the packaged PAM module did not authenticate" >&2; exit 1; }
+echo "test-packaging: the packaged PAM module authenticated root through pamtester in the chroot"
 kill -TERM "$serve_pid" 2>/dev/null || true
 wait "$serve_pid" 2>/dev/null || true
 serve_pid=""

@@ -120,19 +120,9 @@ public struct SSHSecurityKeyProvider: Sendable {
         return found
     }
 
-    /// Whether `key` holds the credential: a silent assertion over a zero client data hash
-    /// (its signature is of no use to anyone).
+    /// Whether `key` holds the credential, asked without a touch.
     static func holds(_ key: Authenticator, keyHandle: [UInt8], application: String, deadline: Deadline) async -> Bool {
-        if await key.isU2FOnly { return false }
-        let probe = GetAssertionRequest(
-            rpID: application, clientDataHash: [UInt8](repeating: 0, count: 32),
-            allowList: [PublicKeyCredentialDescriptor(id: keyHandle)], options: CommandOptions(userPresence: false))
-        do throws(CTAP2Error) {
-            _ = try await key.session.getAssertion(probe, deadline: deadline)
-            return true
-        } catch {
-            return false
-        }
+        await key.holdsCredential(keyHandle, rpID: application, deadline: deadline)
     }
 
     // MARK: Shared pieces

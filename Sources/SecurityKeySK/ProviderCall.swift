@@ -32,11 +32,7 @@ enum ProviderCall {
 /// library's code (and, linked statically, run the runtime itself from it). A reference that is
 /// never released, taken with RTLD_NODELETE, makes every dlclose() leave it in place.
 enum ProcessSetup {
-    private static let pinned: Void = {
-        var info = securitykey_dl_info()
-        guard securitykey_dladdr(#dsohandle, &info) != 0, let file = info.dli_fname else { return }
-        _ = dlopen(file, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)
-    }()
+    private static let pinned: Void = LoadedLibrary.pin(containing: #dsohandle)
 
     static func keepLoaded() { pinned }
 }

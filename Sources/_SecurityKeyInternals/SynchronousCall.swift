@@ -30,3 +30,55 @@ public enum SynchronousCall {
         run(work) ?? fallback
     }
 }
+
+extension SynchronousCall {
+    /// The result of `work`, waited for on the calling thread, which meanwhile performs each
+    /// request `work` sends through its ``CallerThread`` with `perform`, in order, until `work`
+    /// ends. For hosts whose callbacks must run on their own thread: a PAM application's
+    /// conversation function (sudo's, a display manager's) is called only from the thread that
+    /// called the module.
+    public static func run<Request: Sendable, Reply: Sendable, T: Sendable>(
+        orElse fallback: T, perform: (Request) -> Reply,
+        _ work: @escaping @Sendable (CallerThread<Request, Reply>) async -> T
+    ) -> T {
+        let caller = CallerThread<Request, Reply>()
+        let result = Mutex<T?>(nil)
+        Task.detached {
+            let value = await work(caller)
+            result.withLock { $0 = value }
+            caller.post(.done)
+        }
+        while case .request(let request, let continuation) = caller.next() {
+            continuation.resume(returning: perform(request))
+        }
+        return result.withLock { $0.take() } ?? fallback
+    }
+}
+
+/// The way back to the thread that called ``SynchronousCall/run(orElse:perform:_:)``: each
+/// ``perform(_:)`` is done there, and its reply resumes the task.
+public final class CallerThread<Request: Sendable, Reply: Sendable>: Sendable {
+    enum Item: Sendable {
+        case request(Request, CheckedContinuation<Reply, Never>)
+        case done
+    }
+    private let queue = Mutex<[Item]>([])
+    private let available = DispatchSemaphore(value: 0)
+
+    init() {}
+
+    /// `request` performed on the calling thread, and its reply.
+    public func perform(_ request: Request) async -> Reply {
+        await withCheckedContinuation { continuation in post(.request(request, continuation)) }
+    }
+
+    func post(_ item: Item) {
+        queue.withLock { $0.append(item) }
+        available.signal()
+    }
+
+    func next() -> Item {
+        available.wait()
+        return queue.withLock { $0.isEmpty ? .done : $0.removeFirst() }
+    }
+}

@@ -24,7 +24,7 @@ struct SecurityKeyCommand: AsyncParsableCommand {
             ListCommand.self, InfoCommand.self, RegisterCommand.self, AuthenticateCommand.self,
             VerifyCommand.self, PINCommand.self, CredentialsCommand.self, LargeBlobCommand.self, BioCommand.self,
             ConfigCommand.self, ResetCommand.self, WinkCommand.self, HMACSecretCommand.self, DecodeCommand.self,
-            VirtualCommand.self, MDSCommand.self, FleetCommand.self, TokenCommand.self,
+            VirtualCommand.self, MDSCommand.self, FleetCommand.self, TokenCommand.self, PAMCommand.self,
         ])
 
     /// Runs the command line; a usage error found while parsing (a missing or malformed option,

@@ -3,8 +3,8 @@
 # --uhid` in the QEMU guest (scripts/hidvm/run-in-vm.sh), where /dev/uhid and hidraw exist, with
 # three independent hosts on the same /dev/hidrawN: ours (libhidapi-hidraw), libfido2's tools and
 # python-fido2; then Debian's OpenSSH with its built-in provider and ours on one key
-# (scripts/hidvm/test-ssh.sh, in the same guest). Fails unless every named test really ran and
-# passed.
+# (scripts/hidvm/test-ssh.sh, in the same guest), and Debian's pam-u2f and our PAM module on one
+# key (scripts/hidvm/test-pam.sh). Fails unless every named test really ran and passed.
 #
 #   scripts/hidvm/test-uhid.sh [--no-build]
 #
@@ -112,3 +112,6 @@ echo "test-uhid: ${#tests[@]} uhid tests, the serve --uhid round trip and securi
 
 echo "== OpenSSH: the built-in provider and ours on one uhid key"
 scripts/hidvm/test-ssh.sh --in-guest
+
+echo "== PAM: Debian's pam-u2f and our module on one uhid key"
+scripts/hidvm/test-pam.sh --in-guest

@@ -1,0 +1,107 @@
+import Authenticators
+import CTAP2
+import Transport
+import _SecurityKeyInternals
+
+/// A new credential for pam-u2f's file and this module, made as `pamu2fcfg` makes one: a
+/// credential for the origin (`pam://HOST`) with a random user ID and the user's name, and the
+/// line both modules read.
+public struct PAMEnrollment: Sendable {
+    /// The user the line is for.
+    public var user: String
+    /// The relying-party ID (pam-u2f's `origin`).
+    public var origin: String
+    /// `+pin`: the PIN on every authentication.
+    public var requiresPIN = false
+    /// `+verification`: user verification (PIN or built-in) on every authentication.
+    public var requiresVerification = false
+    /// A resident (discoverable) credential, listed as `*`.
+    public var resident = false
+    /// The COSE algorithm (ES256, EdDSA or RS256).
+    public var algorithm: COSEAlgorithm = .es256
+
+    /// An enrolment of `user` for `origin`.
+    public init(user: String, origin: String) {
+        self.user = user
+        self.origin = origin
+    }
+
+    /// The attributes written: always `+presence` (a touch), and the verification asked for.
+    public var attributes: PAMCredential.Attributes {
+        var attributes: PAMCredential.Attributes = [.presence]
+        if requiresPIN { attributes.insert(.pin) }
+        if requiresVerification { attributes.insert(.verification) }
+        return attributes
+    }
+
+    /// Makes the credential on `key`: verification by the PIN (through `interaction`) or the
+    /// key's built-in means when the options or the key ask for it, then one touch.
+    public func enroll(on key: Authenticator, interaction: (any AuthenticatorInteraction)?, deadline: Deadline)
+        async throws(AuthenticatorError) -> PAMCredential
+    {
+        guard PAMCredential.typeNames.contains(where: { $0.algorithm == algorithm }) else {
+            throw AuthenticatorError(.notSupported, "pam-u2f reads es256, eddsa and rs256 credentials only.")
+        }
+        let info = await key.info
+        let offered = info.algorithms.map(\.algorithm)
+        guard offered.isEmpty || offered.contains(algorithm) else {
+            throw AuthenticatorError(.notSupported, "The security key does not make \(algorithm) credentials.", deviceURI: key.uri)
+        }
+        let pinSet = info.options.isEnabled(.clientPIN)
+        let keyDemandsIt = pinSet && (resident || !info.options.isEnabled(.makeCredentialUVNotRequired))
+        let response = try await Authenticator.withCeremony(on: key) { () throws(AuthenticatorError) in
+            var verification = UserVerification.none
+            if requiresPIN {
+                verification = .token(
+                    try await key.pinToken(
+                        permissions: [.makeCredential], rpID: origin, interaction: interaction, deadline: deadline))
+            } else if requiresVerification || keyDemandsIt {
+                verification = try await key.verifyUser(
+                    permissions: [.makeCredential], rpID: origin, interaction: interaction, deadline: deadline)
+            }
+            defer { verification.wipe() }
+            var request = MakeCredentialRequest(
+                clientDataHash: SystemRandom.bytes(32), rp: RelyingPartyEntity(id: origin, name: origin),
+                user: UserEntity(id: SystemRandom.bytes(32), name: user, displayName: user),
+                pubKeyCredParams: [PublicKeyCredentialParameters(algorithm: algorithm)],
+                options: CommandOptions(
+                    residentKey: resident ? true : nil,
+                    userVerification: verification.token == nil && (requiresVerification || keyDemandsIt) ? true : nil))
+            do throws(CTAP2Error) {
+                if let token = verification.token { try request.authorize(with: token) }
+                return try await key.session.makeCredential(request, deadline: deadline)
+            } catch {
+                throw AuthenticatorError(error, deviceURI: key.uri)
+            }
+        }
+        guard let credential = response.authData.attestedCredentialData else {
+            throw AuthenticatorError(.unexpectedAnswer, "The security key's reply carries no new credential.", deviceURI: key.uri)
+        }
+        do throws(PAMFailure) {
+            return try PAMCredential(
+                credentialID: resident ? nil : credential.credentialID, coseKey: credential.credentialPublicKey,
+                attributes: attributes)
+        } catch {
+            throw AuthenticatorError(.unexpectedAnswer, "The security key returned an unusable public key: \(error.message)", deviceURI: key.uri)
+        }
+    }
+}
+
+extension AuthorizationFile {
+    /// `text` (an authorization file, checked first) with `credential` added to `user`'s line,
+    /// or a new line for them at the end. pam-u2f reads only a user's last line, so a
+    /// credential is added to it rather than in a line of its own.
+    public static func adding(_ credential: PAMCredential, for user: String, to text: [UInt8]) throws(PAMFailure) -> String {
+        _ = try credentials(for: user, in: text, maxDevices: Int.max)
+        var lines = String(decoding: text, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .map(String.init)
+        if lines.last == "" { lines.removeLast() }
+        if let index = lines.lastIndex(where: { $0.split(separator: ":", maxSplits: 1).first.map(String.init) == user }) {
+            let existing = lines[index].hasSuffix("\r") ? String(lines[index].dropLast()) : lines[index]
+            lines[index] = existing + ":" + credential.entry
+        } else {
+            lines.append(line(user: user, credentials: [credential]))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
