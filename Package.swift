@@ -56,6 +56,9 @@ let package = Package(
         // D-Bus (sd-bus) for the daemon, imported by SDBus only.
         .systemLibrary(name: "CSDBus", path: "Sources/CSDBus", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
+        // HTTP(S) downloads (the MDS BLOB) for WebAuthnVerification only.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // MARK: Internal helpers (not a product, not an API): the one base64, hex and random source
         .target(name: "_SecurityKeyInternals", swiftSettings: strict),
@@ -66,7 +69,7 @@ let package = Package(
         .target(name: "ISO7816", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
 
         // MARK: The seam between protocol and wire
-        .target(name: "Transport", swiftSettings: strict),
+        .target(name: "Transport", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
 
         // MARK: Protocol
         .target(
@@ -84,7 +87,7 @@ let package = Package(
         .target(
             name: "WebAuthnVerification",
             dependencies: [
-                "_SecurityKeyInternals", "CBOR", "CTAP2",
+                "_SecurityKeyInternals", "CBOR", "CTAP2", "CCurl",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -169,7 +172,7 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: D-Bus connection (sd-bus on a dedicated thread), for the daemon and its clients
-        .target(name: "SDBus", dependencies: ["CSDBus"], swiftSettings: strict),
+        .target(name: "SDBus", dependencies: ["_SecurityKeyInternals", "CSDBus"], swiftSettings: strict),
 
         // MARK: The client of securitykeyd, and the daemon's D-Bus names both sides share
         .target(

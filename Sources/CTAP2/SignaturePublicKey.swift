@@ -1,7 +1,7 @@
 import _SecurityKeyInternals
 import Crypto
 import _CryptoExtras
-import Foundation
+import FoundationEssentials
 import X509
 
 /// A signature-verification public key held by swift-crypto: what a COSE key or an

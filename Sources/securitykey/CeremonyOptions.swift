@@ -1,5 +1,5 @@
 import _SecurityKeyInternals
-import Foundation
+import FoundationEssentials
 import ArgumentParser
 import CTAP2
 import SecurityKeys
@@ -114,7 +114,7 @@ struct CeremonyOptions: ParsableArguments {
 
 /// Decodes base64url or standard base64, padded or not, around white space.
 func decodeBase64Any(_ text: String) -> [UInt8]? {
-    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    let trimmed = text.trimmingWhitespace()
     return Base64.decode(trimmed, alphabet: .url, padding: .optional)
         ?? Base64.decode(trimmed, alphabet: .standard, padding: .optional)
 }

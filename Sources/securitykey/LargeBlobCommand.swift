@@ -3,7 +3,7 @@ import ArgumentParser
 import Authenticators
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 import SecurityKeys
 import Transport
 
@@ -204,7 +204,7 @@ struct LargeBlobGetCommand: ReportingCommand {
                         ("corrupted", largeBlobCorruptionJSON(found.lookup.corruption)),
                     ]))
             } else if output == nil {
-                FileHandle.standardOutput.write(Data(data))
+                FileIO.write(descriptor: FileIO.standardOutput, data)
             }
         }
     }

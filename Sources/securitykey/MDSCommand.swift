@@ -1,7 +1,7 @@
 import ArgumentParser
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 import WebAuthnVerification
 import X509
 
@@ -103,7 +103,7 @@ struct MDSUpdateCommand: ReportingCommand {
                     ("algorithm", .string(blob.algorithm)),
                     ("signedBy", .string(blob.signingChain.first?.subject.description ?? "")),
                     ("trustAnchor", blob.trustAnchor.map { .string($0.subject.description) } ?? .null),
-                    ("verificationTime", .string(ISO8601DateFormatter().string(from: blob.verificationTime))),
+                    ("verificationTime", .string(Date.ISO8601FormatStyle().format(blob.verificationTime))),
                     ("stale", .bool(stale)),
                     ("previousNo", previous.map { .integer(Int64($0.no)) } ?? .null),
                     ("cache", .string(cache.blobURL.path)),
@@ -229,12 +229,10 @@ enum MDSCLI {
 
     /// ISO 8601 with or without fractional seconds, or a bare `YYYY-MM-DD` (UTC midnight).
     static func parseTime(_ text: String) throws -> Date {
-        let full = ISO8601DateFormatter()
-        if let d = full.date(from: text) { return d }
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let d = fractional.date(from: text) { return d }
-        if let d = full.date(from: text + "T00:00:00Z"), text.count == 10 { return d }
+        let full = Date.ISO8601FormatStyle()
+        if let d = try? full.parse(text) { return d }
+        if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
+        if text.count == 10, let d = try? full.parse(text + "T00:00:00Z") { return d }
         throw CLIError.usage(
             "--verify-time takes an ISO 8601 time (2024-12-16T00:00:00Z) or a date (2024-12-16).")
     }

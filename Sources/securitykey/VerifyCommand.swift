@@ -2,7 +2,7 @@ import _SecurityKeyInternals
 import ArgumentParser
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 import SecurityKeys
 import WebAuthnVerification
 import X509
@@ -220,10 +220,10 @@ struct VerifyCommand: ReportingCommand {
 
     /// Parses --verify-time (ISO 8601 with a time zone; fractional seconds allowed).
     static func moment(_ text: String) throws -> Date {
-        let plain = ISO8601DateFormatter()
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        guard let date = plain.date(from: text) ?? fractional.date(from: text) else {
+        guard
+            let date = (try? Date.ISO8601FormatStyle().parse(text))
+                ?? (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+        else {
             throw CLIError.invalidInput("--verify-time \(text) is not an ISO 8601 time such as 2024-01-31T12:00:00Z.")
         }
         return date
@@ -247,17 +247,11 @@ struct VerifyCommand: ReportingCommand {
 /// Reads a file, or standard input for `-`, up to `limit` bytes (16 MiB unless given); a larger
 /// input is `tooLarge`, or an `invalid-input` error naming the limit.
 func readInput(_ path: String, limit: Int = 16 << 20, tooLarge: CLIError? = nil) throws -> [UInt8] {
-    let data: Data?
-    if path == "-" {
-        data = try? FileHandle.standardInput.read(upToCount: limit + 1)
-    } else {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CLIError(.failure, code: "io", "Cannot read \(path).")
-        }
-        defer { try? handle.close() }
-        data = try? handle.read(upToCount: limit + 1)
-    }
-    let bytes = [UInt8](data ?? Data())
+    let read =
+        path == "-"
+        ? FileIO.read(descriptor: FileIO.standardInput, upTo: limit + 1)
+        : FileIO.read(path: path, upTo: limit + 1)
+    guard let bytes = read else { throw CLIError(.failure, code: "io", "Cannot read \(path).") }
     guard bytes.count <= limit else {
         throw tooLarge ?? CLIError.invalidInput("\(path) is larger than \(limit >> 20) MiB.")
     }

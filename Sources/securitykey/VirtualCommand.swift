@@ -1,9 +1,12 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import _SecurityKeyInternals
 import ArgumentParser
 import CBOR
 import CTAP2
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Logging
 import Transport
 import VirtualAuthenticator
@@ -371,7 +374,7 @@ struct VirtualServeCommand: ReportingCommand {
         }
         settings.pin = pin
         settings.extensions = extensions.map {
-            $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+            $0.split(separator: ",").map { $0.trimmingWhitespace(newlines: false) }
         }
         settings.maxCredBlobLength = maxCredBlobLength
         if wantsBio {

@@ -1,6 +1,6 @@
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 import VirtualAuthenticator
 
 extension FuzzTarget {

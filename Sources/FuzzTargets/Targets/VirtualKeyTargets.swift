@@ -2,7 +2,7 @@ import CBOR
 import CTAP2
 import Crypto
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Logging
 import Synchronization
 import VirtualAuthenticator

@@ -1,7 +1,7 @@
 import CBOR
 import CTAP2
 import Crypto
-import Foundation
+import FoundationEssentials
 import WebAuthnVerification
 import X509
 
