@@ -211,24 +211,33 @@ release: deps-build
 	.build/release/securitykey --generate-completion-script zsh > $(STAGE)/_securitykey
 	.build/release/securitykey --generate-completion-script fish > $(STAGE)/securitykey.fish
 
-# OpenSSH's provider library, $(SK_PROVIDER), with the Swift runtime linked in (it loads into
-# ssh-sk-helper on a machine without the toolchain) and only OpenSSH's sk_* entry points exported
-# (Sources/SecurityKeySK/exports.map). SwiftPM links the runtime statically into executables
-# only: the product build compiles the modules (with the flags the binaries' builds use, so
-# nothing is compiled twice) and lists the objects; its own link of the library, which looks for
-# the static runtime among the shared ones, may fail and is done again here, by swiftc
-# -static-stdlib over the same objects. Stripped, as installed (the benchmark loads this file).
-ssh-provider: deps-build
-	$(SWIFT) build $(RELEASE_FLAGS) --target SecurityKeySK
-	-@$(SWIFT) build $(RELEASE_FLAGS) --product securitykey-sk >/dev/null 2>&1
+# A C-callable shared library from a Swift target (OpenSSH's provider; the PAM module the same
+# way), with the Swift runtime linked in (it loads into ssh-sk-helper, sudo or login on a machine
+# without the toolchain) and only the C entry points its version script names exported:
+#   $(call swift_c_library,TARGET,PRODUCT,OUTPUT,EXPORTS_MAP)
+# SwiftPM links the runtime statically into executables only: the product build compiles the
+# modules (with the flags the binaries' builds use, so nothing is compiled twice) and lists the
+# objects; its own link of the library, which looks for the static runtime among the shared ones,
+# may fail and is done again here, by swiftc -static-stdlib over the same objects, into
+# OUTPUT.unstripped in the build directory (what scripts/size-report.sh reads the symbols of),
+# then stripped into OUTPUT, as installed (the benchmark loads this file).
+define swift_c_library
+	$(SWIFT) build $(RELEASE_FLAGS) --target $(1)
+	-@$(SWIFT) build $(RELEASE_FLAGS) --product $(2) >/dev/null 2>&1
 	bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
-	test -s "$$bin/securitykey-sk.product/Objects.LinkFileList" || { echo "ssh-provider: SwiftPM listed no objects" >&2; exit 1; }; \
-	$(SWIFTC) -emit-library -static-stdlib -module-name securitykey_sk -o "$$bin/libsecuritykey-sk.so" \
-	  @"$$bin/securitykey-sk.product/Objects.LinkFileList" -L "$$bin" \
-	  -Xlinker --gc-sections -Xlinker --version-script=Sources/SecurityKeySK/exports.map
-	strip --strip-unneeded $(SK_PROVIDER)
-	@if ldd $(SK_PROVIDER) | grep -E "swift|Foundation|not found"; then \
-	  echo "ssh-provider: $(SK_PROVIDER) still needs the Swift runtime" >&2; exit 1; fi
+	test -s "$$bin/$(2).product/Objects.LinkFileList" || { echo "$(3): SwiftPM listed no objects" >&2; exit 1; }; \
+	$(SWIFTC) -emit-library -static-stdlib -module-name $(subst -,_,$(2)) -o "$$bin/$(notdir $(3)).unstripped" \
+	  @"$$bin/$(2).product/Objects.LinkFileList" -L "$$bin" \
+	  -Xlinker --gc-sections -Xlinker --version-script=$(4) && \
+	strip --strip-unneeded -o $(3) "$$bin/$(notdir $(3)).unstripped"
+	@if ldd $(3) | grep -E "swift|Foundation|not found"; then \
+	  echo "$(3) still needs the Swift runtime" >&2; exit 1; fi
+endef
+
+# OpenSSH's provider library, $(SK_PROVIDER): only OpenSSH's sk_* entry points exported
+# (Sources/SecurityKeySK/exports.map).
+ssh-provider: deps-build
+	$(call swift_c_library,SecurityKeySK,securitykey-sk,$(SK_PROVIDER),Sources/SecurityKeySK/exports.map)
 
 install: release
 	@$(MAKE) --no-print-directory install-files
