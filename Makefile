@@ -25,7 +25,7 @@ TEST_PACKAGES := vsmartcard-vpcd dbus-daemon systemd libglib2.0-bin openssl pyth
 	debootstrap lintian fakeroot openssh-client openssh-server
 APT_PACKAGES := $(BUILD_PACKAGES) $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-build pydeps build test test-packaging release ssh-provider install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw bench-ssh format install clean help
+.PHONY: all deps deps-build pydeps build test test-packaging release ssh-provider install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw bench-ssh size-report format install clean help
 
 all: build
 
@@ -40,6 +40,7 @@ help:
 	@echo "make fuzz-coverage   line coverage of each target's parser files over its corpus (llvm-cov)"
 	@echo "make docs    DocC documentation of the library products in .build/docs"
 	@echo "make ssh-provider   .build/release/libsecuritykey-sk.so, OpenSSH's security-key provider"
+	@echo "make size-report   each installed artifact's size and largest parts into Docs/Performance.md"
 	@echo "make build | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages ($(1)); a quick no-op when everything is there.
@@ -276,6 +277,13 @@ install-files:
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	rm -f $(DESTDIR)$(MANDIR)/securitykey.1 $(DESTDIR)$(MANDIR)/securitykey.*.1 $(DESTDIR)$(MANDIR)/securitykeyd.1
+
+# Each shipped artifact's size (stripped, as installed), the whole installation's and the
+# package's, against issue 30's targets, with each artifact's largest sections and modules:
+# printed and written into Docs/Performance.md ("## Artifact sizes"). make test-packaging fails
+# when one is over (scripts/size-report.sh check).
+size-report: release
+	scripts/size-report.sh report
 
 # A Debian package of the same files (scripts/make-deb.sh): dpkg-deb, Depends on the runtime
 # libraries and publicsuffix, checked with lintian.

@@ -56,9 +56,9 @@ let package = Package(
         // D-Bus (sd-bus) for the daemon, imported by SDBus only.
         .systemLibrary(name: "CSDBus", path: "Sources/CSDBus", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
-        // HTTP(S) downloads (the MDS BLOB) for WebAuthnVerification only.
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
-                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        // HTTP(S) downloads (the MDS BLOB) for WebAuthnVerification only: curl.h's types, and
+        // libcurl loaded with dlopen when a download starts (shim.h says why), so not linked.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // MARK: Internal helpers (not a product, not an API): the one base64, hex and random source
         .target(name: "_SecurityKeyInternals", swiftSettings: strict),

@@ -34,6 +34,8 @@ table() {
         size=$(stat -c %s "$file")
         verdict="<= $(mb "$artifact_max")"
         if (( size > artifact_max )); then verdict="**over** $(mb "$artifact_max")"; over=$((over + 1)); fi
+        # ICU's data package names its entries icudtNNl/...: no artifact may carry it (issue 30).
+        if grep -qa 'icudt[0-9][0-9]l' "$file"; then verdict="$verdict, **ICU data**"; over=$((over + 1)); fi
         unstripped="$build/$(basename "$file").unstripped"
         [[ -f $unstripped ]] || unstripped="$build/$(basename "$file")"
         echo "| \`${file#"$root"/}\` | $(mb "$size") | $verdict | $(parts "$file" "$unstripped") |"

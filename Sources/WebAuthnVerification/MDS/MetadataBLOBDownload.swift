@@ -8,7 +8,8 @@ import _SecurityKeyInternals
 /// not verified here: hand them to ``MetadataBLOBVerifier`` and store them with ``MetadataCache``.
 ///
 /// libcurl rather than Foundation's `URLSession`, which lives in FoundationNetworking and brings
-/// full Foundation and its ICU data into every binary that links this module.
+/// full Foundation and its ICU data into every binary that links this module; and loaded when the
+/// first download starts (`dlopen` of libcurl.so.4), not at every start of those binaries.
 public enum MetadataBLOBDownload {
     /// Where FIDO publishes the BLOB.
     public static let defaultURL = "https://mds3.fidoalliance.org/"
@@ -37,8 +38,25 @@ public enum MetadataBLOBDownload {
         }
     }
 
-    /// `curl_global_init`, once per process before the first handle.
-    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    /// libcurl, loaded and `curl_global_init`ed once per process before the first handle; or
+    /// why it could not be.
+    // Written once by the lazy initializer and only read afterwards (the pointer's target too).
+    nonisolated(unsafe) private static let library: Result<UnsafePointer<securitykey_curl_api>, WebAuthnVerificationError> = {
+        // Kept for the life of the process, as the library stays loaded.
+        let api = UnsafeMutablePointer<securitykey_curl_api>.allocate(capacity: 1)
+        api.initialize(to: securitykey_curl_api())
+        guard securitykey_curl_load(api) != 0 else {
+            let reason = securitykey_curl_load_error().map { String(cString: $0) } ?? "not found"
+            return .failure(
+                WebAuthnVerificationError(.metadataNetwork, "Cannot fetch the BLOB: libcurl cannot be loaded (\(reason))."))
+        }
+        let code = securitykey_curl_global_init(api, Int(CURL_GLOBAL_DEFAULT))
+        guard code == CURLE_OK else {
+            return .failure(
+                WebAuthnVerificationError(.metadataNetwork, "Cannot fetch the BLOB: libcurl did not start (error \(code.rawValue))."))
+        }
+        return .success(UnsafePointer(api))
+    }()
 
     /// One transfer's state, shared with libcurl's callbacks on the download thread.
     final class Transfer: @unchecked Sendable {
@@ -50,46 +68,54 @@ public enum MetadataBLOBDownload {
         var failure: WebAuthnVerificationError?
         var checkedResponse = false
         var handle: UnsafeMutableRawPointer?
+        /// The loaded library's functions, from the start of ``perform(url:milliseconds:)``.
+        var api: UnsafePointer<securitykey_curl_api>?
 
         init(limit: Int) { self.limit = limit }
 
         /// `curl_easy_perform` of a GET of `url`, bounded by `milliseconds` and `limit`.
         func perform(url: String, milliseconds: Int) -> Result<[UInt8], any Error> {
-            guard MetadataBLOBDownload.globalInit == CURLE_OK, let handle = curl_easy_init() else {
+            let api: UnsafePointer<securitykey_curl_api>
+            switch MetadataBLOBDownload.library {
+            case .success(let loaded): api = loaded
+            case .failure(let error): return .failure(error)
+            }
+            self.api = api
+            guard let handle = securitykey_curl_easy_init(api) else {
                 return .failure(WebAuthnVerificationError(.metadataNetwork, "Cannot fetch the BLOB: libcurl did not start."))
             }
             self.handle = handle
             defer {
-                curl_easy_cleanup(handle)
+                securitykey_curl_easy_cleanup(api, handle)
                 self.handle = nil
             }
             let context = Unmanaged.passUnretained(self).toOpaque()
             let options: [CURLcode] = [
-                securitykey_curl_setopt_string(handle, CURLOPT_URL, url),
-                securitykey_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
-                securitykey_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
-                securitykey_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 1),
-                securitykey_curl_setopt_long(handle, CURLOPT_MAXREDIRS, 10),
-                securitykey_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, milliseconds),
-                securitykey_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, milliseconds),
+                securitykey_curl_setopt_string(api, handle, CURLOPT_URL, url),
+                securitykey_curl_setopt_string(api, handle, CURLOPT_PROTOCOLS_STR, "http,https"),
+                securitykey_curl_setopt_string(api, handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
+                securitykey_curl_setopt_long(api, handle, CURLOPT_FOLLOWLOCATION, 1),
+                securitykey_curl_setopt_long(api, handle, CURLOPT_MAXREDIRS, 10),
+                securitykey_curl_setopt_long(api, handle, CURLOPT_TIMEOUT_MS, milliseconds),
+                securitykey_curl_setopt_long(api, handle, CURLOPT_CONNECTTIMEOUT_MS, milliseconds),
                 // No SIGALRM for name lookups: this is one thread of a multithreaded process.
-                securitykey_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1),
-                securitykey_curl_setopt_write_function(handle, Transfer.write),
-                securitykey_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context),
-                securitykey_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0),
-                securitykey_curl_setopt_progress_function(handle, Transfer.progress),
-                securitykey_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, context),
+                securitykey_curl_setopt_long(api, handle, CURLOPT_NOSIGNAL, 1),
+                securitykey_curl_setopt_write_function(api, handle, Transfer.write),
+                securitykey_curl_setopt_pointer(api, handle, CURLOPT_WRITEDATA, context),
+                securitykey_curl_setopt_long(api, handle, CURLOPT_NOPROGRESS, 0),
+                securitykey_curl_setopt_progress_function(api, handle, Transfer.progress),
+                securitykey_curl_setopt_pointer(api, handle, CURLOPT_XFERINFODATA, context),
             ]
             if let refused = options.first(where: { $0 != CURLE_OK }) {
                 return .failure(
-                    WebAuthnVerificationError(.metadataNetwork, "Cannot fetch the BLOB: \(Self.message(refused))"))
+                    WebAuthnVerificationError(.metadataNetwork, "Cannot fetch the BLOB: \(message(refused))"))
             }
-            let code = curl_easy_perform(handle)
+            let code = securitykey_curl_easy_perform(api, handle)
             if let failure { return .failure(failure) }
             if cancelled.load(ordering: .relaxed) { return .failure(CancellationError()) }
             guard code == CURLE_OK else {
                 return .failure(
-                    WebAuthnVerificationError(.metadataNetwork, "Cannot fetch the BLOB: \(Self.message(code))"))
+                    WebAuthnVerificationError(.metadataNetwork, "Cannot fetch the BLOB: \(message(code))"))
             }
             // An answer with an empty body never reached the write callback's check.
             if !checkedResponse, let failure = checkResponse() { return .failure(failure) }
@@ -99,21 +125,23 @@ public enum MetadataBLOBDownload {
         /// The status and the announced length of the final response: the first failure found.
         func checkResponse() -> WebAuthnVerificationError? {
             checkedResponse = true
+            guard let api else { return nil }
             var status = 0
-            _ = securitykey_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+            _ = securitykey_curl_getinfo_long(api, handle, CURLINFO_RESPONSE_CODE, &status)
             if status != 200 {
                 return WebAuthnVerificationError(.metadataHTTPStatus, "The server answered HTTP \(status), not the BLOB.")
             }
             var length: curl_off_t = -1
-            _ = securitykey_curl_getinfo_offset(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+            _ = securitykey_curl_getinfo_offset(api, handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
             if length > curl_off_t(limit) {
                 return WebAuthnVerificationError(.metadataTooLarge, "The BLOB offered is larger than \(limit >> 20) MiB.")
             }
             return nil
         }
 
-        static func message(_ code: CURLcode) -> String {
-            curl_easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)"
+        func message(_ code: CURLcode) -> String {
+            api.flatMap { securitykey_curl_easy_strerror($0, code) }.map { String(cString: $0) }
+                ?? "libcurl error \(code.rawValue)"
         }
 
         /// CURLOPT_WRITEFUNCTION: appends a piece of the body; returning less than given aborts.
