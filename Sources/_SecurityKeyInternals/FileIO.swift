@@ -41,6 +41,17 @@ public enum FileIO {
         return bytes
     }
 
+    /// Writes `bytes` to the file at `path`, created (mode 0644 before the umask) or emptied
+    /// first; nil when done, else the system's reason (`strerror`), for a message.
+    public static func write(path: String, _ bytes: some Collection<UInt8>) -> String? {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        let written = write(descriptor: fd, bytes)
+        let reason = written ? nil : String(cString: strerror(errno))
+        guard close(fd) == 0 || reason != nil else { return String(cString: strerror(errno)) }
+        return reason
+    }
+
     /// Writes all of `bytes` to `fd` (retrying short writes and interrupted calls); false when
     /// the descriptor refused them (closed pipe, full disk), which callers writing to a
     /// terminal ignore as `FileHandle` did.

@@ -191,8 +191,8 @@ struct LargeBlobGetCommand: ReportingCommand {
                 throw CLIError(.failure, code: "no-large-blob", "The credential \(credential) has no large blob.")
             }
             if let output {
-                do { try Data(data).write(to: URL(fileURLWithPath: output)) } catch {
-                    throw CLIError(.failure, code: "io", "Cannot write \(output): \(error.localizedDescription)")
+                if let reason = FileIO.write(path: output, data) {
+                    throw CLIError(.failure, code: "io", "Cannot write \(output): \(reason).")
                 }
             }
             if wantsJSON {

@@ -291,12 +291,8 @@ struct VirtualServeCommand: ReportingCommand {
                 "securitykey: warning: writing the virtual key's tokens and shared secrets to \(secretsLog).")
         }
         if let attestationRoot, let key = server.keys.first {
-            do {
-                try Data(key.attestationRootCertificatePEM.utf8).write(
-                    to: URL(fileURLWithPath: attestationRoot))
-            } catch {
-                throw CLIError(
-                    .failure, code: "io", "Cannot write \(attestationRoot): \(error.localizedDescription)")
+            if let reason = FileIO.write(path: attestationRoot, Array(key.attestationRootCertificatePEM.utf8)) {
+                throw CLIError(.failure, code: "io", "Cannot write \(attestationRoot): \(reason).")
             }
         }
         let announce: @Sendable ([VirtualKeyReadiness]) -> Void = { [json, count, latency] documents in
