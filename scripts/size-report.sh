@@ -169,18 +169,8 @@ report)
         cat "$scratch/table.md"
         echo
     } >"$scratch/section.md"
-    out=Docs/Performance.md
-    [[ -f $out ]] || echo "# Performance" >"$out"
-    awk -v heading="$heading" -v section="$scratch/section.md" '
-        function put() { while ((getline line < section) > 0) print line; done = 1 }
-        $0 == heading { skipping = 1; next }
-        skipping && /^## / { skipping = 0 }
-        skipping { next }
-        !done && $0 == "## Reading the numbers" { put() }
-        { print }
-        END { if (!done) { print ""; put() } }' "$out" >"$scratch/out.md"
-    mv "$scratch/out.md" "$out"
-    echo "size-report: wrote $out" >&2
+    scripts/bench/put-section.sh "$heading" "$scratch/section.md"
+    echo "size-report: wrote Docs/Performance.md" >&2
     (( over == 0 )) || echo "size-report: $over artifact(s) over their target" >&2
     ;;
 *)
