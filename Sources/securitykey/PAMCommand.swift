@@ -2,7 +2,7 @@ import ArgumentParser
 import Authenticators
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 import PAMSecurityKey
 
 /// `securitykey pam enroll`.

@@ -3,7 +3,7 @@ import Authenticators
 import CBOR
 import CTAP2
 import Crypto
-import Foundation
+import FoundationEssentials
 import SecurityKeys
 import Synchronization
 import Transport

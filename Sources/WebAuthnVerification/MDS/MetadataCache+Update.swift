@@ -1,6 +1,6 @@
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 import X509
 
 /// A metadata BLOB verified and stored in a ``MetadataCache``: what `securitykey mds update`
