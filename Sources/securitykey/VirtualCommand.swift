@@ -281,7 +281,7 @@ struct VirtualServeCommand: ReportingCommand {
         typealias COSEAlgorithm = VirtualAuthenticator.COSEAlgorithm
         var list: [COSEAlgorithm] = []
         for item in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let name = item.trimmingCharacters(in: .whitespaces)
+            let name = String(item).trimmingWhitespace(newlines: false)
             guard let algorithm = COSEAlgorithm(name: name), COSEAlgorithm.implemented.contains(algorithm) else {
                 throw CLIError.usage(
                     "--algorithms takes \(COSEAlgorithm.implemented.map(\.name).joined(separator: ", ")) or their COSE numbers, not \"\(name)\"."
