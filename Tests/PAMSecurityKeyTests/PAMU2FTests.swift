@@ -98,4 +98,17 @@ struct PAMU2FTests {
         #expect(result.stderrText.contains(PAMText.authError), "\(result.stderrText)")
         #expect(try debugLog(bed).contains("speaks only U2F"))
     }
+
+    /// `securitykey pam enroll` on a U2F-only key: what U2F cannot make (the PIN or user
+    /// verification at every authentication, a resident credential) is refused, not left out.
+    @Test(arguments: ["--pin", "--verification", "--resident"])
+    func enrollRefusesWhatU2FCannotDo(option: String) throws {
+        let bed = try PAMBed()
+        let key = try bed.serveUDP(name: "key", extra: ["--ctap1-only"])
+        let output = try bed.securitykey(
+            ["pam", "enroll", "--user", "root", "--origin", PAMBed.origin, "--device", key, option])
+        #expect(output.status != 0)
+        #expect(output.stdoutText.isEmpty)
+        #expect(output.stderrText.contains("speaks only U2F"), "\(output.stderrText)")
+    }
 }
