@@ -27,7 +27,7 @@ TEST_PACKAGES := vsmartcard-vpcd dbus-daemon systemd libglib2.0-bin openssl pyth
 	debootstrap lintian fakeroot openssh-client openssh-server pamtester libpam-u2f
 APT_PACKAGES := $(BUILD_PACKAGES) $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-build pydeps build test test-packaging release ssh-provider pam-module print-pamdir install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw bench-ssh format install clean help
+.PHONY: all deps deps-build pydeps build test test-packaging release ssh-provider pam-module print-pamdir install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw bench-ssh size-report format install clean help
 
 all: build
 
@@ -43,6 +43,7 @@ help:
 	@echo "make docs    DocC documentation of the library products in .build/docs"
 	@echo "make ssh-provider   .build/release/libsecuritykey-sk.so, OpenSSH's security-key provider"
 	@echo "make pam-module   .build/release/pam_securitykey.so, the PAM module (login, sudo)"
+	@echo "make size-report   each installed artifact's size and largest parts into Docs/Performance.md"
 	@echo "make build | format | install [PREFIX=] | deps"
 
 # Installs missing Debian packages ($(1)); a quick no-op when everything is there.
@@ -175,7 +176,10 @@ format:
 # install-files` copies them (with any PREFIX) without building. Everything
 # installed is listed in INSTALLED, which `make uninstall` removes and nothing else.
 UDEVDIR ?= /etc/udev/rules.d
-RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS)
+# --no-export-dynamic: the static runtime's link arguments export every symbol of our modules
+# from the executables, which keeps them all from --gc-sections and fills the dynamic symbol
+# table (2.4 MB of the CLI); nothing looks them up (issue 30).
+RELEASE_FLAGS := -c release --static-swift-stdlib -Xlinker --no-export-dynamic $(SWIFT_BUILD_FLAGS)
 STAGE := .build/install
 BINDIR := $(PREFIX)/bin
 MANDIR := $(PREFIX)/share/man/man1
@@ -221,35 +225,38 @@ release: deps-build
 	.build/release/securitykey --generate-completion-script zsh > $(STAGE)/_securitykey
 	.build/release/securitykey --generate-completion-script fish > $(STAGE)/securitykey.fish
 
-# A library a host program dlopen()s, $(2), with the Swift runtime linked in (it loads on a
-# machine without the toolchain) and only the host's entry points exported ($(4), a version
-# script). SwiftPM links the runtime statically into executables only: the product build
-# compiles the modules (with the flags the binaries' builds use, so nothing is compiled twice)
-# and lists the objects; its own link of the library, which looks for the static runtime among
-# the shared ones, may fail and is done again here, by swiftc -static-stdlib over the same
-# objects. Stripped, as installed. $(1): the SwiftPM product; $(3): its target.
-define host_library
-	$(SWIFT) build $(RELEASE_FLAGS) --target $(3)
-	-@$(SWIFT) build $(RELEASE_FLAGS) --product $(1) >/dev/null 2>&1
+# A C-callable shared library from a Swift target (OpenSSH's provider; the PAM module the same
+# way), with the Swift runtime linked in (it loads into ssh-sk-helper, sudo or login on a machine
+# without the toolchain) and only the C entry points its version script names exported:
+#   $(call swift_c_library,TARGET,PRODUCT,OUTPUT,EXPORTS_MAP)
+# SwiftPM links the runtime statically into executables only: the product build compiles the
+# modules (with the flags the binaries' builds use, so nothing is compiled twice) and lists the
+# objects; its own link of the library, which looks for the static runtime among the shared ones,
+# may fail and is done again here, by swiftc -static-stdlib over the same objects, into
+# OUTPUT.unstripped in the build directory (what scripts/size-report.sh reads the symbols of),
+# then stripped into OUTPUT, as installed (the benchmark loads this file).
+define swift_c_library
+	$(SWIFT) build $(RELEASE_FLAGS) --target $(1)
+	-@$(SWIFT) build $(RELEASE_FLAGS) --product $(2) >/dev/null 2>&1
 	bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
-	test -s "$$bin/$(1).product/Objects.LinkFileList" || { echo "$@: SwiftPM listed no objects" >&2; exit 1; }; \
-	$(SWIFTC) -emit-library -static-stdlib -module-name $(subst -,_,$(1)) -o "$(CURDIR)/$(2)" \
-	  @"$$bin/$(1).product/Objects.LinkFileList" -L "$$bin" \
-	  -Xlinker --gc-sections -Xlinker --version-script=$(4)
-	strip --strip-unneeded $(2)
-	@if ldd $(2) | grep -E "swift|Foundation|not found"; then \
-	  echo "$@: $(2) still needs the Swift runtime" >&2; exit 1; fi
+	test -s "$$bin/$(2).product/Objects.LinkFileList" || { echo "$(3): SwiftPM listed no objects" >&2; exit 1; }; \
+	$(SWIFTC) -emit-library -static-stdlib -module-name $(subst -,_,$(2)) -o "$$bin/$(notdir $(3)).unstripped" \
+	  @"$$bin/$(2).product/Objects.LinkFileList" -L "$$bin" \
+	  -Xlinker --gc-sections -Xlinker --version-script=$(4) && \
+	strip --strip-unneeded -o $(3) "$$bin/$(notdir $(3)).unstripped"
+	@if ldd $(3) | grep -E "swift|Foundation|not found"; then \
+	  echo "$(3) still needs the Swift runtime" >&2; exit 1; fi
 endef
 
-# OpenSSH's provider library, $(SK_PROVIDER): OpenSSH's sk_* entry points
-# (Sources/SecurityKeySK/exports.map); the benchmark loads this file.
+# OpenSSH's provider library, $(SK_PROVIDER): only OpenSSH's sk_* entry points exported
+# (Sources/SecurityKeySK/exports.map).
 ssh-provider: deps-build
-	$(call host_library,securitykey-sk,$(SK_PROVIDER),SecurityKeySK,Sources/SecurityKeySK/exports.map)
+	$(call swift_c_library,SecurityKeySK,securitykey-sk,$(SK_PROVIDER),Sources/SecurityKeySK/exports.map)
 
 # The PAM module, $(PAM_MODULE): pam_sm_authenticate and pam_sm_setcred
 # (Sources/SecurityKeyPAM/exports.map); it loads into sudo, login, display managers.
 pam-module: deps-build
-	$(call host_library,pam_securitykey,$(PAM_MODULE),SecurityKeyPAM,Sources/SecurityKeyPAM/exports.map)
+	$(call swift_c_library,SecurityKeyPAM,pam_securitykey,$(PAM_MODULE),Sources/SecurityKeyPAM/exports.map)
 
 install: release
 	@$(MAKE) --no-print-directory install-files
@@ -294,6 +301,13 @@ print-pamdir:
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	rm -f $(DESTDIR)$(MANDIR)/securitykey.1 $(DESTDIR)$(MANDIR)/securitykey.*.1 $(DESTDIR)$(MANDIR)/securitykeyd.1
+
+# Each shipped artifact's size (stripped, as installed), the whole installation's and the
+# package's, against issue 30's targets, with each artifact's largest sections and modules:
+# printed and written into Docs/Performance.md ("## Artifact sizes"). make test-packaging fails
+# when one is over (scripts/size-report.sh check).
+size-report: release
+	scripts/size-report.sh report
 
 # A Debian package of the same files (scripts/make-deb.sh): dpkg-deb, Depends on the runtime
 # libraries and publicsuffix, checked with lintian.

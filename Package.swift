@@ -63,6 +63,9 @@ let package = Package(
         // OpenSSL's libcrypto for secp256k1 (ES256K), which BoringSSL lacks; imported by Secp256k1 only.
         .systemLibrary(name: "CLibCrypto", path: "Sources/CLibCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
+        // HTTP(S) downloads (the MDS BLOB) for WebAuthnVerification only: curl.h's types, and
+        // libcurl loaded with dlopen when a download starts (shim.h says why), so not linked.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // MARK: Internal helpers (not a product, not an API): the one base64, hex and random source
         .target(name: "_SecurityKeyInternals", dependencies: ["CSystemExtensions"], swiftSettings: strict),
@@ -73,7 +76,7 @@ let package = Package(
         .target(name: "ISO7816", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
 
         // MARK: The seam between protocol and wire
-        .target(name: "Transport", swiftSettings: strict),
+        .target(name: "Transport", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
 
         // MARK: ECDSA on secp256k1 (ES256K) through libcrypto
         .target(name: "Secp256k1", dependencies: ["CLibCrypto"], swiftSettings: strict),
@@ -94,7 +97,7 @@ let package = Package(
         .target(
             name: "WebAuthnVerification",
             dependencies: [
-                "_SecurityKeyInternals", "CBOR", "CTAP2", "Secp256k1",
+                "_SecurityKeyInternals", "CBOR", "CTAP2", "Secp256k1", "CCurl",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -204,13 +207,13 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: D-Bus connection (sd-bus on a dedicated thread), for the daemon and its clients
-        .target(name: "SDBus", dependencies: ["CSDBus"], swiftSettings: strict),
+        .target(name: "SDBus", dependencies: ["_SecurityKeyInternals", "CSDBus"], swiftSettings: strict),
 
         // MARK: The client of securitykeyd, and the daemon's D-Bus names both sides share
         .target(
             name: "SecurityKeyDaemonClient",
             dependencies: [
-                "_SecurityKeyInternals", "SDBus", "SecurityKeys", "CTAP2",
+                "_SecurityKeyInternals", "SDBus", "SecurityKeys", "CTAP2", "CBOR",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),

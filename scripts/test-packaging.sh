@@ -3,7 +3,9 @@
 # SECURITYKEY_SKIP_PACKAGING=1, and so CI does):
 #  1. make install into a scratch DESTDIR: every file there, the binaries need no Swift runtime
 #     library (static), run, and make uninstall leaves nothing behind.
-#  2. make deb: lintian finds no error or warning beyond the documented overrides.
+#  2. make deb: lintian finds no error or warning beyond the documented overrides; every
+#     installed program and library, the installation and the package are within issue 30's
+#     size targets, and none carries ICU's data (scripts/size-report.sh check).
 #  3. the package installed into a minimal Debian chroot (debootstrap, no toolchain): apt pulls
 #     its Depends, `securitykey --version` runs, and a virtual key served there is registered
 #     with and signed in to; OpenSSH's provider library loads there (bench/openssh/sk-load:
@@ -135,6 +137,12 @@ grep -q "Exec=/usr/bin/securitykeyd" <(dpkg-deb --fsys-tarfile "$deb" |
     { echo "test-packaging: the package's D-Bus service does not name /usr/bin/securitykeyd" >&2; exit 1; }
 timed lintian lintian --fail-on error,warning "$deb" 2>&1 | tee "$scratch/lintian.txt" ||
     { echo "test-packaging: lintian failed" >&2; exit 1; }
+
+step "artifact sizes against issue 30's targets (scripts/size-report.sh check)"
+# The package's root (make-deb.sh leaves it in .build/deb/root): every ELF file in it, the whole
+# installation and the package (xz -1 here, so the check is stricter than make deb's xz -6).
+scripts/size-report.sh check .build/deb/root "$deb" ||
+    { echo "test-packaging: an artifact is larger than its target" >&2; exit 1; }
 
 step "the package in a debootstrap chroot"
 wait "$chroot_job" || { tail -n 30 "$scratch/chroot.log" >&2; echo "test-packaging: preparing the chroot failed" >&2; exit 1; }

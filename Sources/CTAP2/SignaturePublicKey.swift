@@ -1,7 +1,7 @@
 import _SecurityKeyInternals
 import Crypto
 import _CryptoExtras
-import Foundation
+import FoundationEssentials
 import Secp256k1
 import X509
 

@@ -2,7 +2,7 @@ import CBOR
 import Authenticators
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 import WebAuthnVerification
 
 /// What a fleet attestation check (`securitykey fleet --attest`) concluded of one key's throwaway registration: whether the attestation

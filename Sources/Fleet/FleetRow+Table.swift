@@ -1,5 +1,3 @@
-import Foundation
-
 extension FleetRow {
     /// A CSV line of `fields` (RFC 4180 quoting where a field needs it).
     public static func csvLine(_ fields: [String]) -> String {
@@ -8,7 +6,7 @@ extension FleetRow {
 
     static func csvField(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return "\"" + text.replacing("\"", with: "\"\"") + "\""
     }
 
     /// The rows as a table for people (URI, model, firmware, PIN, retries, health, time, and the
@@ -39,9 +37,10 @@ extension FleetRow {
         }
         let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
         for line in lines {
-            out.append(
-                line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
-                    .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+            var text = line.enumerated().map { $1 + String(repeating: " ", count: max(0, widths[$0] - $1.count)) }
+                .joined(separator: "  ")
+            while let last = text.last, last.isWhitespace, !last.isNewline { text.removeLast() }
+            out.append(text)
         }
         for row in rows {
             if let failure = row.report.failure {

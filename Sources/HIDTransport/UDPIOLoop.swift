@@ -1,7 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import Foundation
+import _SecurityKeyInternals
 import Synchronization
 import Transport
 
@@ -102,9 +102,9 @@ final class UDPIOLoop: @unchecked Sendable {
 
     private func kick(start: Bool, wake: Bool) {
         if start {
-            let thread = Thread { [self] in self.loop() }
-            thread.name = "udp i/o"
-            thread.start()
+            // Without a thread (no resources left) the jobs stay queued, as they did with
+            // Foundation's Thread, whose start failed the same way.
+            OSThread.detach(name: "udp i/o") { [self] in self.loop() }
         } else if wake {
             wakePipe.raise()
         }

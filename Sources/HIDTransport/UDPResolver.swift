@@ -1,7 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import Foundation
+import _SecurityKeyInternals
 import Transport
 
 /// Host-name resolution for UDP endpoints: `getaddrinfo`, bounded by a deadline.
@@ -26,14 +26,15 @@ enum UDPResolver {
             return try addresses(host: host, port: port, numericOnly: true)
         }
         let pending = PendingResolution()
-        let thread = Thread {
+        let started = OSThread.detach(name: "udp resolve \(host)") {
             pending.finish(
                 Result { () throws(TransportError) in
                     try addresses(host: host, port: port, numericOnly: false)
                 })
         }
-        thread.name = "udp resolve \(host)"
-        thread.start()
+        guard started else {
+            throw TransportError(.system, "Cannot start a thread to look up the host name '\(host)'.")
+        }
         guard let result = pending.wait(until: deadline) else {
             throw TransportError(.timeout, "Looking up the host name '\(host)' did not finish in time.")
         }
@@ -91,7 +92,7 @@ enum UDPResolver {
 /// The outcome of a lookup on a helper thread, handed to whoever waits for it.
 private final class PendingResolution: @unchecked Sendable {
     // Guarded by `condition`.
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var result: Result<[UDPSocketAddress], TransportError>?
 
     func finish(_ value: Result<[UDPSocketAddress], TransportError>) {
@@ -108,8 +109,7 @@ private final class PendingResolution: @unchecked Sendable {
         while result == nil {
             let left = deadline.remaining
             guard left > .zero else { break }
-            let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
-            _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
+            _ = condition.wait(until: .now + left)
         }
         return result
     }

@@ -1,5 +1,4 @@
 import CSDBus
-import Foundation
 import Glibc
 import Synchronization
 

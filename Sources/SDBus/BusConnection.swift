@@ -1,5 +1,5 @@
 import CSDBus
-import Foundation
+import _SecurityKeyInternals
 import Glibc
 import Synchronization
 
@@ -50,11 +50,13 @@ public final class BusConnection: @unchecked Sendable {
         let connection = try BusConnection(
             objectPath: objectPath, introspection: introspection, maximumStringBytes: maximumStringBytes)
         let started: Result<Void, BusError> = await withCheckedContinuation { ready in
-            let thread = Thread {
+            let started = OSThread.detach(name: "sd-bus") {
                 connection.threadMain(address: address, name: name) { ready.resume(returning: $0) }
             }
-            thread.name = "sd-bus"
-            thread.start()
+            if !started {
+                ready.resume(
+                    returning: .failure(BusError(function: "pthread_create", errno: EAGAIN, "Cannot start the bus thread.")))
+            }
         }
         try started.get()
         return connection

@@ -1,5 +1,6 @@
 import _SecurityKeyInternals
-import Foundation
+import CBOR
+import FoundationEssentials
 import SDBus
 import SecurityKeys
 import Synchronization
@@ -111,6 +112,32 @@ public struct SecurityKeyDaemonClient: Sendable {
         return entry
     }
 
+    /// The options as JSON, members sorted by name: strings, booleans, integers, arrays and
+    /// objects of them (what this client builds); nil for anything else.
+    static func json(_ value: Any) -> JSONValue? {
+        switch value {
+        case let text as String: return .string(text)
+        case let flag as Bool: return .bool(flag)
+        case let number as Int: return .integer(Int64(number))
+        case let number as Int64: return .integer(number)
+        case let list as [Any]:
+            var items: [JSONValue] = []
+            for item in list {
+                guard let item = json(item) else { return nil }
+                items.append(item)
+            }
+            return .array(items)
+        case let object as [String: Any]:
+            var members: [(String, JSONValue)] = []
+            for (name, item) in object.sorted(by: { $0.key < $1.key }) {
+                guard let item = json(item) else { return nil }
+                members.append((name, item))
+            }
+            return .object(members)
+        default: return nil
+        }
+    }
+
     static func milliseconds(_ duration: Duration) -> Int {
         Int(
             clamping: duration.components.seconds * 1000 + duration.components.attoseconds
@@ -129,10 +156,10 @@ public struct SecurityKeyDaemonClient: Sendable {
     func perform(
         _ method: SecurityKeyDaemonBus.Method, origin: (String, String), options: [String: Any], timeout: Duration
     ) async throws(SecurityKeyDaemonClientError) -> (String, String?) {
-        guard
-            let data = try? JSONSerialization.data(
-                withJSONObject: ["publicKey": options], options: [.sortedKeys, .withoutEscapingSlashes])
-        else { throw SecurityKeyDaemonClientError(.invalidInput, "The options cannot be written as JSON.") }
+        guard let document = Self.json(["publicKey": options]) else {
+            throw SecurityKeyDaemonClientError(.invalidInput, "The options cannot be written as JSON.")
+        }
+        let data = Array(document.text().utf8)
         let place = busAddress.map { "the bus at \($0)" } ?? "the session bus"
         let bus: BusConnection
         do {

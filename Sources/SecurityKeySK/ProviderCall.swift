@@ -1,6 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import _SecurityKeyInternals
 import CSSHSecurityKeyAPI
-import Foundation
+import FoundationEssentials
 import Logging
 import SSHSecurityKeyProvider
 
@@ -59,6 +62,6 @@ enum ProcessLogging {
 /// One sentence for the user on standard error (ssh-sk-helper's standard error is the user's).
 enum StandardError {
     @Sendable static func line(_ message: String) {
-        FileHandle.standardError.write(Data("securitykey-sk: \(message)\n".utf8))
+        FileIO.write(descriptor: FileIO.standardError, "securitykey-sk: \(message)\n")
     }
 }

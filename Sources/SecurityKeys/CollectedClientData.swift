@@ -1,6 +1,6 @@
 import _SecurityKeyInternals
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// The client data a WebAuthn client collects and the authenticator signs the hash of
 /// (WebAuthn L3 §5.8.1 `CollectedClientData`).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Whether a web caller may use a legacy U2F AppID (FIDO AppID and Facet Specification v1.2
 /// §3.1.2, which WebAuthn L3 §10.1.1's `appid` extension applies before it uses one).

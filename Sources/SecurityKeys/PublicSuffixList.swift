@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The Public Suffix List (publicsuffix.org), used to check that a relying party identifier
 /// is a registrable domain suffix of the origin's host (WebAuthn L3 §5.1.3 step 8, HTML's

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Checks that a relying party identifier may be used from an origin (WebAuthn L3 §5.1.3
 /// step 8 and §5.1.4.1 step 7; HTML "is a registrable domain suffix of or is equal to").
@@ -20,7 +20,10 @@ public enum RelyingPartyIdentifier {
             throw SecurityKeyError(
                 .invalidOrigin, "The origin \"\(origin)\" is not of the form https://host[:port].")
         }
-        let host = rawHost.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        // An IPv6 literal's brackets off, as URL hosts carry them.
+        let isBracket: (Character) -> Bool = { $0 == "[" || $0 == "]" }
+        let lowered = rawHost.lowercased()
+        let host = String(lowered.drop(while: isBracket).reversed().drop(while: isBracket).reversed())
         guard let asciiHost = PublicSuffixList.asciiDomain(host) else {
             throw SecurityKeyError(
                 .invalidOrigin, "The origin's host \"\(rawHost)\" is not a valid domain name.")

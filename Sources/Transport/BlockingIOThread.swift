@@ -2,6 +2,7 @@
     import Glibc
 #endif
 import Synchronization
+import _SecurityKeyInternals
 
 /// One dedicated OS thread that runs a device's or a server's blocking calls in order, off the
 /// cooperative pool (hidapi reads, `poll`/`recvfrom`, pcsc-lite, /dev/uhid).
@@ -48,7 +49,7 @@ public final class BlockingIOThread: TaskExecutor, @unchecked Sendable {
             { argument in
                 guard let argument else { return nil }
                 let owner = Unmanaged<BlockingIOThread>.fromOpaque(argument).takeRetainedValue()
-                owner.nameThread()
+                OSThread.nameCurrent(owner.name)
                 owner.loop()
                 return nil
             }, box)
@@ -66,16 +67,6 @@ public final class BlockingIOThread: TaskExecutor, @unchecked Sendable {
         wake.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
-    }
-
-    /// Names the calling thread (what `pthread_setname_np` does, which Swift's Glibc does not
-    /// export): Linux keeps 15 bytes of it, shown by `ps -L` and debuggers.
-    private func nameThread() {
-        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        let bytes = Array(name.utf8.prefix(15))
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
     }
 
     private func loop() {

@@ -1,10 +1,10 @@
-import Foundation
+import _SecurityKeyInternals
 
 /// A cancellation request that a job running on a ``BlockingIOThread`` polls between bounded
 /// waits, and can sleep on so that cancelling wakes it at once.
 public final class CancellationSignal: @unchecked Sendable {
     // Guarded by `condition`.
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var cancelled = false
 
     /// A signal not yet raised.
@@ -27,8 +27,7 @@ public final class CancellationSignal: @unchecked Sendable {
 
     /// Sleeps up to `duration`, returning early with true when cancelled (false: the time passed).
     public func wait(_ duration: Duration) -> Bool {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        let until = Date(timeIntervalSinceNow: seconds)
+        let until = ContinuousClock.now + duration
         condition.lock()
         defer { condition.unlock() }
         while !cancelled {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import _SecurityKeyInternals
 
 extension UHIDServer {
     /// The `/dev/hidrawN` path the kernel made for a uhid device whose serial number
@@ -20,10 +21,9 @@ extension UHIDServer {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return nil }
         for name in names.sorted() where name.hasPrefix("hidraw") {
             // uevent files are a few hundred bytes; read at most 4 KiB.
-            guard let handle = FileHandle(forReadingAtPath: "\(base)/\(name)/device/uevent") else { continue }
-            let data = (try? handle.read(upToCount: 4096)) ?? nil
-            try? handle.close()
-            guard let data, let text = String(data: data, encoding: .utf8) else { continue }
+            guard let data = FileIO.read(path: "\(base)/\(name)/device/uevent", upTo: 4096),
+                let text = String(validating: data, as: UTF8.self)
+            else { continue }
             if text.split(separator: "\n").contains(Substring("HID_UNIQ=\(serialNumber)")) { return "/dev/\(name)" }
         }
         return nil

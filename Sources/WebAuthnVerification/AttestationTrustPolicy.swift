@@ -1,5 +1,5 @@
 import CTAP2
-import Foundation
+import FoundationEssentials
 import X509
 
 /// What the trust policy is shown of a verified attestation statement: enough to look the

@@ -1,6 +1,7 @@
 import _SecurityKeyInternals
+import CBOR
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// A credential's client data as a relying party receives it: the clientDataJSON the
 /// signatures cover, or only its hash when a lower layer (CTAP) made the request.
@@ -15,13 +16,13 @@ public enum ClientDataInput: Sendable, Hashable {
 /// The members of a clientDataJSON the checks read (WebAuthn §5.8.1 CollectedClientData).
 struct ClientData {
     /// The parsed object, for messages that quote what was sent.
-    let object: [String: Any]
+    let object: JSONValue
     /// SHA-256 of the JSON bytes (§7.1 step 20).
     let hash: [UInt8]
 
     /// Parses clientDataJSON; §7.1 step 5 asks for a JSON object.
     init(json bytes: [UInt8]) throws(WebAuthnVerificationError) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+        guard let object = JSONValue.object(decoding: bytes) else {
             throw WebAuthnVerificationError(.malformedClientData, "The clientDataJSON is not a JSON object.")
         }
         self.object = object
@@ -29,38 +30,38 @@ struct ClientData {
     }
 
     /// How a member reads in a message: as sent, or "missing".
-    private func quoted(_ key: String) -> String { object[key].map { "\($0)" } ?? "missing" }
+    private func quoted(_ key: String) -> String { object[member: key]?.quotable ?? "missing" }
 
     /// WebAuthn §7.1 steps 7-11 (§7.2 steps 11-15).
     func check(type: String, policy: RelyingPartyPolicy) throws(WebAuthnVerificationError) {
-        guard object["type"] as? String == type else {
+        guard object[member: "type"]?.stringValue == type else {
             throw WebAuthnVerificationError(
                 .clientDataTypeMismatch, "The client data's type is \(quoted("type")), not \(type).")
         }
-        if let challenge = policy.challenge, object["challenge"] as? String != Base64URL.encode(challenge) {
+        if let challenge = policy.challenge, object[member: "challenge"]?.stringValue != Base64URL.encode(challenge) {
             throw WebAuthnVerificationError(
                 .challengeMismatch, "The client data's challenge is not the expected one.")
         }
         if let origins = policy.origins {
-            guard let origin = object["origin"] as? String, origins.contains(origin) else {
+            guard let origin = object[member: "origin"]?.stringValue, origins.contains(origin) else {
                 throw WebAuthnVerificationError(
                     .originMismatch,
                     "The client data's origin is \(quoted("origin")), not \(expected(origins)).")
             }
         }
-        let crossOrigin = object["crossOrigin"] as? Bool ?? false
-        let topOrigin = object["topOrigin"] as? String
+        let crossOrigin = object[member: "crossOrigin"]?.boolValue ?? false
+        let topOrigin = object[member: "topOrigin"]?.stringValue
         switch policy.crossOrigin {
         case .unchecked:
             break
         case .sameOriginOnly:
-            guard !crossOrigin, object["topOrigin"] == nil else {
+            guard !crossOrigin, object[member: "topOrigin"] == nil else {
                 throw WebAuthnVerificationError(
                     .crossOriginNotAllowed, "The ceremony ran in a cross-origin iframe, which is not allowed."
                 )
             }
         case .allowed(let topOrigins):
-            if let topOrigins, object["topOrigin"] != nil {
+            if let topOrigins, object[member: "topOrigin"] != nil {
                 guard let topOrigin, topOrigins.contains(topOrigin) else {
                     throw WebAuthnVerificationError(
                         .crossOriginNotAllowed,

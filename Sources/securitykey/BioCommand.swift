@@ -1,10 +1,13 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import _SecurityKeyInternals
 import ArgumentParser
 import Authenticators
 import CBOR
 import CTAP2
 import Dispatch
-import Foundation
+import FoundationEssentials
 import SecurityKeys
 import Synchronization
 import Transport
@@ -228,7 +231,7 @@ final class SampleReporter: Sendable {
     }
 
     private func write(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        FileIO.write(descriptor: FileIO.standardError, text)
     }
 }
 

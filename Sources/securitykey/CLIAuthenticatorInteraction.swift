@@ -1,6 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Authenticators
 import CTAP2
-import Foundation
+import FoundationEssentials
 import Synchronization
 import Transport
 

@@ -1,6 +1,6 @@
 import Authenticators
 import CTAP2
-import Foundation
+import FoundationEssentials
 import HIDTransport
 import Logging
 import Transport

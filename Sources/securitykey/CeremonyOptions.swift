@@ -1,5 +1,5 @@
 import _SecurityKeyInternals
-import Foundation
+import FoundationEssentials
 import ArgumentParser
 import CTAP2
 import SecurityKeys

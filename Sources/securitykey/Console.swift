@@ -1,5 +1,6 @@
 import CBOR
-import Foundation
+import FoundationEssentials
+import _SecurityKeyInternals
 import Transport
 import Synchronization
 
@@ -7,12 +8,12 @@ import Synchronization
 enum Console {
     /// Writes a line on standard output.
     static func out(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        FileIO.write(descriptor: FileIO.standardOutput, text + "\n")
     }
 
     /// Writes a line on standard error.
     static func err(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        FileIO.write(descriptor: FileIO.standardError, text + "\n")
     }
 
     /// Prints `value` as pretty JSON on standard output.
@@ -52,6 +53,6 @@ final class TouchPrompt: Sendable {
 extension Console {
     /// Writes text on standard output with the given terminator.
     static func out(_ text: String, terminator: String) {
-        FileHandle.standardOutput.write(Data((text + terminator).utf8))
+        FileIO.write(descriptor: FileIO.standardOutput, text + terminator)
     }
 }

@@ -3,7 +3,7 @@ import ArgumentParser
 import CBOR
 import CTAP2
 import Crypto
-import Foundation
+import FoundationEssentials
 import SecurityKeys
 
 extension StructureDecoder.Kind: ExpressibleByArgument {}

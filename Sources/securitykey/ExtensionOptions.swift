@@ -1,5 +1,5 @@
 import _SecurityKeyInternals
-import Foundation
+import FoundationEssentials
 import ArgumentParser
 import CBOR
 import CTAP2
@@ -194,7 +194,7 @@ func prfInputValues(_ first: String, _ second: String?, option: String) throws -
 
 /// A raw hmac-secret salt: 32 bytes as 64 hex digits, base64 or base64url.
 func parseSalt(_ text: String, option: String) throws(CLIError) -> [UInt8] {
-    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    let trimmed = text.trimmingWhitespace()
     if trimmed.count == 64, let bytes = Hex.decode(trimmed) { return bytes }
     guard let bytes = Base64.decodeEitherAlphabet(trimmed), bytes.count == 32 else {
         throw CLIError.usage("\(option) takes a 32-byte salt as 64 hex digits, base64 or base64url.")

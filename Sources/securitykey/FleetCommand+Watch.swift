@@ -1,7 +1,7 @@
 import Authenticators
 import CBOR
 import Fleet
-import Foundation
+import FoundationEssentials
 import WebAuthnVerification
 
 extension FleetCommand {

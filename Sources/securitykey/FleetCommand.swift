@@ -3,7 +3,8 @@ import Authenticators
 import CBOR
 import CTAP2
 import Fleet
-import Foundation
+import FoundationEssentials
+import _SecurityKeyInternals
 import Transport
 import WebAuthnVerification
 
@@ -208,10 +209,10 @@ final class FleetProgress: Sendable {
     init(total: Int) { self.total = total }
 
     func show(done: Int) {
-        FileHandle.standardError.write(Data("\r\u{1B}[Kfleet: \(done)/\(total) key(s) inspected".utf8))
+        FileIO.write(descriptor: FileIO.standardError, "\r\u{1B}[Kfleet: \(done)/\(total) key(s) inspected")
     }
 
     func clear() {
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        FileIO.write(descriptor: FileIO.standardError, "\r\u{1B}[K")
     }
 }

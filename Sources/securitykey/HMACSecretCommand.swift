@@ -2,7 +2,7 @@ import _SecurityKeyInternals
 import ArgumentParser
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 import SecurityKeys
 
 /// `securitykey hmac-secret`: prints a credential's hmac-secret for given salts, for scripts

@@ -3,7 +3,7 @@ import ArgumentParser
 import Authenticators
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 import SecurityKeys
 import Transport
 
@@ -103,8 +103,8 @@ struct LargeBlobGetCommand: ReportingCommand {
                 throw CLIError(.failure, code: "no-large-blob", "The credential \(credential) has no large blob.")
             }
             if let output {
-                do { try Data(data).write(to: URL(fileURLWithPath: output)) } catch {
-                    throw CLIError(.failure, code: "io", "Cannot write \(output): \(error.localizedDescription)")
+                if let reason = FileIO.write(path: output, data) {
+                    throw CLIError(.failure, code: "io", "Cannot write \(output): \(reason).")
                 }
             }
             if wantsJSON {
@@ -116,7 +116,7 @@ struct LargeBlobGetCommand: ReportingCommand {
                         ("corrupted", found.lookup.corruption?.json ?? .null),
                     ]))
             } else if output == nil {
-                FileHandle.standardOutput.write(Data(data))
+                FileIO.write(descriptor: FileIO.standardOutput, data)
             }
         }
     }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 import WebAuthnVerification
 import X509
 

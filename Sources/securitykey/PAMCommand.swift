@@ -2,7 +2,8 @@ import ArgumentParser
 import Authenticators
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
+import Glibc
 import PAMSecurityKey
 
 /// `securitykey pam enroll`.
@@ -51,7 +52,7 @@ struct PAMEnrollCommand: ReportingCommand {
         guard let algorithm = PAMCredential.typeNames.first(where: { $0.name == type })?.algorithm else {
             throw CLIError.usage("--type must be es256, eddsa or rs256.")
         }
-        let userName = user ?? NSUserName()
+        let userName = user ?? ProcessInfo.processInfo.userName
         guard !userName.isEmpty, !userName.contains(":"), !userName.contains("\n") else {
             throw CLIError.usage("The user name must be non-empty and hold no ':' or line break.")
         }
@@ -90,7 +91,7 @@ struct PAMEnrollCommand: ReportingCommand {
 
     /// The user's pam-u2f file: the one pam_u2f.so and pam_securitykey.so read by default.
     func defaultFile(for userName: String) -> String {
-        guard let account = PAMUser.named(userName) else { return NSHomeDirectory() + "/.config/Yubico/u2f_keys" }
+        guard let account = PAMUser.named(userName) else { return FileManager.default.homeDirectoryForCurrentUser.path + "/.config/Yubico/u2f_keys" }
         return PAMAuthentication.defaultAuthFile(for: account, sshFormat: false)
     }
 

@@ -6,7 +6,8 @@
     import Darwin
 #endif
 
-import Foundation
+import FoundationEssentials
+import _SecurityKeyInternals
 
 /// Reads PINs from the terminal without echo, or from standard input (`--pin-stdin`).
 /// PINs are never logged nor printed.
@@ -23,11 +24,14 @@ struct PINReader: Sendable {
         let stop = PromptCancellation()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<String, CLIError>, Never>) in
-                Thread.detachNewThread {
+                let started = OSThread.detach(name: "pin prompt") {
                     continuation.resume(
                         returning: Result { () throws(CLIError) in
                             new ? try readNew(prompt, stop: stop) : try read(prompt, stop: stop)
                         })
+                }
+                if !started {
+                    continuation.resume(returning: .failure(CLIError(.failure, code: "io", "Cannot start the PIN prompt.")))
                 }
             }
         } onCancel: {

@@ -3,7 +3,8 @@ import Authenticators
 import CBOR
 import CTAP2
 import Crypto
-import Foundation
+import FoundationEssentials
+import Glibc
 import SecurityKeys
 import Synchronization
 import Transport
@@ -234,18 +235,19 @@ enum AccountPicker {
         let prompt = text
         let answer = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
-                Thread.detachNewThread {
+                let started = OSThread.detach(name: "account-picker") {
                     let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
                     guard fd >= 0 else { return continuation.resume(returning: nil) }
                     defer { close(fd) }
                     let line = PINReader.promptAndReadLine(fd, prompt, limit: 16, stop: stop)
                     continuation.resume(returning: line.map { String(decoding: $0, as: UTF8.self) })
                 }
+                if !started { continuation.resume(returning: nil) }
             }
         } onCancel: {
             stop.cancel()
         }
-        guard let answer, let number = Int(answer.trimmingCharacters(in: .whitespaces)),
+        guard let answer, let number = Int(answer.trimmingWhitespace()),
             (1...accounts.count).contains(number)
         else { return nil }
         return number - 1

@@ -3,7 +3,7 @@ import ArgumentParser
 import Authenticators
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 
 /// `securitykey token save|forget|list`: persistent PIN/UV tokens (CTAP 2.2 pcmr) kept so that
 /// `credentials list|info`, `info` and `fleet` read a key without asking for its PIN.

@@ -2,7 +2,7 @@ import _SecurityKeyInternals
 import ArgumentParser
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 import SecurityKeys
 import WebAuthnVerification
 import X509
@@ -250,17 +250,11 @@ struct VerifyCommand: ReportingCommand {
 /// Reads a file, or standard input for `-`, up to `limit` bytes (16 MiB unless given); a larger
 /// input is `tooLarge`, or an `invalid-input` error naming the limit.
 func readInput(_ path: String, limit: Int = 16 << 20, tooLarge: CLIError? = nil) throws -> [UInt8] {
-    let data: Data?
-    if path == "-" {
-        data = try? FileHandle.standardInput.read(upToCount: limit + 1)
-    } else {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CLIError(.failure, code: "io", "Cannot read \(path).")
-        }
-        defer { try? handle.close() }
-        data = try? handle.read(upToCount: limit + 1)
-    }
-    let bytes = [UInt8](data ?? Data())
+    let read =
+        path == "-"
+        ? FileIO.read(descriptor: FileIO.standardInput, upTo: limit + 1)
+        : FileIO.read(path: path, upTo: limit + 1)
+    guard let bytes = read else { throw CLIError(.failure, code: "io", "Cannot read \(path).") }
     guard bytes.count <= limit else {
         throw tooLarge ?? CLIError.invalidInput("\(path) is larger than \(limit >> 20) MiB.")
     }

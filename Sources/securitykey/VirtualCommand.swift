@@ -1,9 +1,12 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import _SecurityKeyInternals
 import ArgumentParser
 import CBOR
 import CTAP2
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Logging
 import Transport
 import VirtualAuthenticator
@@ -278,7 +281,7 @@ struct VirtualServeCommand: ReportingCommand {
         typealias COSEAlgorithm = VirtualAuthenticator.COSEAlgorithm
         var list: [COSEAlgorithm] = []
         for item in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let name = item.trimmingCharacters(in: .whitespaces)
+            let name = String(item).trimmingWhitespace(newlines: false)
             guard let algorithm = COSEAlgorithm(name: name), COSEAlgorithm.implemented.contains(algorithm) else {
                 throw CLIError.usage(
                     "--algorithms takes \(COSEAlgorithm.implemented.map(\.name).joined(separator: ", ")) or their COSE numbers, not \"\(name)\"."
@@ -331,12 +334,8 @@ struct VirtualServeCommand: ReportingCommand {
                 "securitykey: warning: writing the virtual key's tokens and shared secrets to \(secretsLog).")
         }
         if let attestationRoot, let key = server.keys.first {
-            do {
-                try Data(key.attestationRootCertificatePEM.utf8).write(
-                    to: URL(fileURLWithPath: attestationRoot))
-            } catch {
-                throw CLIError(
-                    .failure, code: "io", "Cannot write \(attestationRoot): \(error.localizedDescription)")
+            if let reason = FileIO.write(path: attestationRoot, Array(key.attestationRootCertificatePEM.utf8)) {
+                throw CLIError(.failure, code: "io", "Cannot write \(attestationRoot): \(reason).")
             }
         }
         let announce: @Sendable ([VirtualKeyReadiness]) -> Void = { [json, count, latency] documents in
@@ -424,7 +423,7 @@ struct VirtualServeCommand: ReportingCommand {
         }
         settings.pin = pin
         settings.extensions = extensions.map {
-            $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+            $0.split(separator: ",").map { $0.trimmingWhitespace(newlines: false) }
         }
         settings.maxCredBlobLength = maxCredBlobLength
         if wantsBio {

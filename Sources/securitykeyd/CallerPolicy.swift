@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
+import FoundationEssentials
+import _SecurityKeyInternals
 import SDBus
 
 /// Who may use the daemon, and for which origins.
@@ -45,15 +49,13 @@ struct CallerPolicy: Sendable {
 
     /// Reads the policy file at `path`; errors name the line.
     init(contentsOf path: String) throws(PolicyError) {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        guard let data = FileIO.read(path: path, upTo: Self.maximumBytes + 1) else {
             throw PolicyError("Cannot read the policy file \(path).")
         }
-        defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: Self.maximumBytes + 1)) ?? Data()
         guard data.count <= Self.maximumBytes else {
             throw PolicyError("The policy file \(path) is larger than \(Self.maximumBytes) bytes.")
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(validating: data, as: UTF8.self) else {
             throw PolicyError("The policy file \(path) is not UTF-8.")
         }
         try self.init(text: text, name: path)

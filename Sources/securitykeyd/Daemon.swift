@@ -1,5 +1,5 @@
 import _SecurityKeyInternals
-import Foundation
+import FoundationEssentials
 import Logging
 import SDBus
 import SecurityKeyDaemonClient
@@ -314,10 +314,9 @@ actor Daemon {
 
     static func quoted(_ text: String?) -> String {
         guard let text else { return "null" }
-        let data =
-            (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes]))
-            ?? Data("[\"\"]".utf8)
-        return String(String(decoding: data, as: UTF8.self).dropFirst().dropLast())
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        return (try? encoder.encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
     }
 
     /// Ends a wait whose task was cancelled.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SDBus
 import SecurityKeyDaemonClient
 import SecurityKeys

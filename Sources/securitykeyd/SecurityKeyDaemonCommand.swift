@@ -1,7 +1,10 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import ArgumentParser
 import Authenticators
 import Dispatch
-import Foundation
+import FoundationEssentials
 import HIDTransport
 import Logging
 import SDBus

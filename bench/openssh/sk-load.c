@@ -7,6 +7,9 @@
  *   sk-load LIBRARY --resident   also calls sk_load_resident_keys (no PIN, no options) and adds
  *                                resident_ms=... (from before dlopen) and resident_result=N
  *
+ * Both end with rss_before_kib=... (resident memory before dlopen) and rss_added_kib=... (the
+ * process's peak resident memory at the end minus that): what the library adds to its host.
+ *
  * One process is one measurement: a library is loaded once per process (ssh-sk-helper starts
  * for every operation), so scripts/bench/ssh-in-guest.sh runs it many times. Exit 0 when the
  * library loads, exports all four entry points and reports API version 0x000a.xxxx; 1 otherwise.
@@ -18,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -28,6 +32,23 @@ struct sk_option;
 struct sk_resident_key;
 typedef uint32_t (*sk_api_version_fn)(void);
 typedef int (*sk_load_resident_keys_fn)(const char *, struct sk_option **, struct sk_resident_key ***, size_t *);
+
+/* A "Name:   N kB" line of /proc/self/status, in KiB; -1 when absent. */
+static long status_kib(const char *name) {
+    FILE *status = fopen("/proc/self/status", "r");
+    if (status == NULL) return -1;
+    char line[256];
+    long value = -1;
+    size_t length = strlen(name);
+    while (fgets(line, sizeof line, status) != NULL) {
+        if (strncmp(line, name, length) == 0 && line[length] == ':') {
+            value = strtol(line + length + 1, NULL, 10);
+            break;
+        }
+    }
+    fclose(status);
+    return value;
+}
 
 static double milliseconds_since(const struct timespec *start) {
     struct timespec now;
@@ -40,6 +61,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s LIBRARY [--resident]\n", argv[0]);
         return 2;
     }
+    long rss_before = status_kib("VmRSS");
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     /* ssh-sk-helper's flags (ssh-sk.c sshsk_open). */
@@ -78,6 +100,6 @@ int main(int argc, char **argv) {
         /* The keys (and every buffer in them) would be the caller's to free; this process ends. */
         printf(" resident_ms=%.3f resident_result=%d resident_keys=%zu", milliseconds_since(&start), result, count);
     }
-    printf("\n");
+    printf(" rss_before_kib=%ld rss_added_kib=%ld\n", rss_before, status_kib("VmHWM") - rss_before);
     return 0;
 }

@@ -33,14 +33,5 @@ heading="## OpenSSH through the provider (QEMU guest)"
     echo
 } >"$tmp/section.md"
 
-[[ -f $out ]] || echo "# Performance" >"$out"
-awk -v heading="$heading" -v section="$tmp/section.md" '
-    function put() { while ((getline line < section) > 0) print line; done = 1 }
-    $0 == heading { skipping = 1; next }
-    skipping && /^## / { skipping = 0 }
-    skipping { next }
-    !done && $0 == "## Reading the numbers" { put() }
-    { print }
-    END { if (!done) { print ""; put() } }' "$out" >"$tmp/performance.md"
-mv "$tmp/performance.md" "$out"
+scripts/bench/put-section.sh "$heading" "$tmp/section.md"
 echo "ssh-report: wrote the OpenSSH section of $out" >&2

@@ -1,5 +1,3 @@
-import Foundation
-
 /// The PIN composition rules a platform enforces before it sends a PIN (CTAP 2.1 §6.5.1
 /// "PIN Composition Requirements"): the PIN is the UTF-8 encoding of its Unicode
 /// Normalization Form C, at least `max(4, minPINLength)` code points long, at most 63 bytes,
@@ -16,8 +14,11 @@ public enum PINPolicy {
     public static let paddedSize = 64
 
     /// The PIN as sent: the UTF-8 bytes of its NFC form.
+    // The standard library's own normalizer (the one String comparison uses), not Foundation's
+    // precomposedStringWithCanonicalMapping: that is in FoundationInternationalization and
+    // would bring ICU and its data into every binary that sends a PIN.
     public static func normalizedBytes(_ pin: String) -> [UInt8] {
-        Array(pin.precomposedStringWithCanonicalMapping.utf8)
+        pin._nfcCodeUnits
     }
 
     /// Checks a PIN about to be set (setPIN, the new PIN of changePIN) against the rules and

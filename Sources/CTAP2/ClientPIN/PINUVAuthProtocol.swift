@@ -1,6 +1,6 @@
 import _SecurityKeyInternals
 import Crypto
-import Foundation
+import FoundationEssentials
 import _CryptoExtras
 
 /// A PIN/UV auth protocol (CTAP 2.1 §6.5.4): how platform and authenticator agree on a shared

@@ -1,6 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 import VirtualAuthenticator
 
 extension FuzzTarget {
@@ -70,7 +73,7 @@ private let stateConfigurations: [VirtualKey.Configuration] = {
 
 /// A directory of this process for the state files.
 private let stateScratchDirectory: String = {
-    let path = NSTemporaryDirectory() + "securitykey-fuzz-\(getpid())-virtual-key-state"
+    let path = FileManager.default.temporaryDirectory.path + "/securitykey-fuzz-\(getpid())-virtual-key-state"
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
 }()

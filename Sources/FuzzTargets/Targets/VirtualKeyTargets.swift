@@ -1,8 +1,11 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import CBOR
 import CTAP2
 import Crypto
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Logging
 import Synchronization
 import VirtualAuthenticator
@@ -229,7 +232,7 @@ struct FuzzKeyChoice: Hashable, Sendable {
         let path = fuzzStateFiles.withLock { files -> String? in
             if let path = files[flags] { return path }
             let path =
-                NSTemporaryDirectory() + "securitykey-fuzz-\(getpid())-virtual-key-\(String(flags, radix: 16)).state"
+                FileManager.default.temporaryDirectory.path + "/securitykey-fuzz-\(getpid())-virtual-key-\(String(flags, radix: 16)).state"
             do {
                 _ = try VirtualKey(configuration: configuration, stateFile: path)
             } catch {
@@ -301,7 +304,7 @@ let fuzzPIN = "1234"
 private let virtualKeyStateFiles: [FuzzKeyFlavour: String] = {
     var files: [FuzzKeyFlavour: String] = [:]
     for flavour in FuzzKeyFlavour.allCases {
-        let path = NSTemporaryDirectory() + "securitykey-fuzz-\(getpid())-virtual-key-\(flavour).state"
+        let path = FileManager.default.temporaryDirectory.path + "/securitykey-fuzz-\(getpid())-virtual-key-\(flavour).state"
         if (try? VirtualKey(configuration: flavour.configuration, stateFile: path)) != nil {
             files[flavour] = path
         }

@@ -1,7 +1,10 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import CBOR
 import CTAP2
 import Crypto
-import Foundation
+import FoundationEssentials
 import WebAuthnVerification
 import X509
 
@@ -303,7 +306,7 @@ private let fixedCredentialKey: COSEKey? = {
 /// A directory for the trust-anchors target's files: made once per process, with a
 /// subdirectory and a file of another extension that reading a directory must skip.
 private let trustAnchorDirectory: String? = {
-    let path = NSTemporaryDirectory() + "securitykey-fuzz-\(getpid())-anchors"
+    let path = FileManager.default.temporaryDirectory.path + "/securitykey-fuzz-\(getpid())-anchors"
     let manager = FileManager.default
     guard
         (try? manager.createDirectory(atPath: path + "/skipped.pem", withIntermediateDirectories: true))

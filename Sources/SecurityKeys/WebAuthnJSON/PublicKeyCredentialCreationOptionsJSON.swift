@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A relying party's registration options as its server sends them (WebAuthn L3 §5.1.8
 /// `PublicKeyCredentialCreationOptionsJSON`): binary members base64url, parsed strictly and

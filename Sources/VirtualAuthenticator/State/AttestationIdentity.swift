@@ -1,6 +1,6 @@
 import _SecurityKeyInternals
 import Crypto
-import Foundation
+import FoundationEssentials
 import SwiftASN1
 import X509
 

@@ -1,4 +1,7 @@
-import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
+import FoundationEssentials
 import Synchronization
 
 /// A test-only record of the session secrets a virtual key hands out, like a TLS stack's

@@ -2,7 +2,7 @@ import _SecurityKeyInternals
 import CBOR
 import CTAP2
 import Crypto
-import Foundation
+import FoundationEssentials
 import X509
 import _CryptoExtras
 
@@ -41,11 +41,13 @@ public struct SafetyNetResponse: Sendable {
             let payloadBytes = Base64.decode(parts[1], alphabet: .url, padding: .optional),
             let signature = Base64.decode(parts[2], alphabet: .url, padding: .optional)
         else { throw Self.malformed("has a part that is not base64url") }
-        guard let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
-            let payload = (try? JSONSerialization.jsonObject(with: Data(payloadBytes))) as? [String: Any]
+        guard let header = JSONValue.object(decoding: headerBytes),
+            let payload = JSONValue.object(decoding: payloadBytes)
         else { throw Self.malformed("has a header or payload that is not a JSON object") }
-        guard let alg = header["alg"] as? String else { throw Self.malformed("header names no alg") }
-        guard let x5c = header["x5c"] as? [String], !x5c.isEmpty else {
+        guard let alg = header[member: "alg"]?.stringValue else { throw Self.malformed("header names no alg") }
+        guard let x5cValues = header[member: "x5c"]?.arrayValue, !x5cValues.isEmpty,
+            case let x5c = x5cValues.compactMap(\.stringValue), x5c.count == x5cValues.count
+        else {
             throw Self.malformed("header carries no x5c")
         }
         var certificates: [Certificate] = []
@@ -60,14 +62,25 @@ public struct SafetyNetResponse: Sendable {
                     .invalidCertificate, "A SafetyNet x5c certificate is not valid DER X.509.", underlying: error)
             }
         }
-        guard let nonce = payload["nonce"] as? String else { throw Self.malformed("payload has no nonce") }
+        guard let nonce = payload[member: "nonce"]?.stringValue else { throw Self.malformed("payload has no nonce") }
         self.algorithm = alg
         self.certificates = certificates
         self.nonce = nonce
-        self.ctsProfileMatch = (payload["ctsProfileMatch"] as? Bool) ?? false
-        self.timestampMilliseconds = (payload["timestampMs"] as? NSNumber)?.int64Value
+        self.ctsProfileMatch = payload[member: "ctsProfileMatch"]?.boolValue ?? false
+        self.timestampMilliseconds = Self.milliseconds(payload[member: "timestampMs"])
         self.signingInput = Array(parts[0]) + [UInt8(ascii: ".")] + Array(parts[1])
         self.signature = signature
+    }
+
+    /// A JSON number as whole milliseconds (a fraction cut off); nil for anything else.
+    private static func milliseconds(_ value: JSONValue?) -> Int64? {
+        switch value {
+        case .integer(let n)?: return n
+        case .raw(let text)?:
+            guard let number = Double(text), number.isFinite else { return nil }
+            return Int64(exactly: number.rounded(.towardZero))
+        default: return nil
+        }
     }
 
     private static func malformed(_ what: String) -> WebAuthnVerificationError {

@@ -1,6 +1,6 @@
 import _SecurityKeyInternals
 import CTAP2
-import Foundation
+import FoundationEssentials
 import X509
 
 /// An attestation trust policy backed by the FIDO Metadata Service (FIDO MDS3 §3.2, WebAuthn

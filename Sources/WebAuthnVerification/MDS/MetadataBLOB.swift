@@ -1,6 +1,7 @@
 import _SecurityKeyInternals
+import CBOR
 import Crypto
-import Foundation
+import FoundationEssentials
 import X509
 import _CryptoExtras
 
@@ -76,13 +77,15 @@ struct JWSCompact {
             let payload = Base64.decode(payloadText, alphabet: .url, padding: .forbidden),
             let signature = Base64.decode(signatureText, alphabet: .url, padding: .forbidden)
         else { throw Self.malformed("The metadata BLOB's JWS parts are not strict base64url.") }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(header)) as? [String: Any] else {
+        guard let object = JSONValue.object(decoding: header) else {
             throw Self.malformed("The metadata BLOB's JWS header is not a JSON object.")
         }
-        guard let alg = object["alg"] as? String else { throw Self.malformed("The JWS header has no alg.") }
+        guard let alg = object[member: "alg"]?.stringValue else { throw Self.malformed("The JWS header has no alg.") }
         // RFC 7515 §4.1.11: extensions a verifier does not understand must make it refuse.
-        guard object["crit"] == nil else { throw Self.malformed("The JWS header has critical extensions.") }
-        guard let chain = object["x5c"] as? [String], (1...Self.maximumChainLength).contains(chain.count)
+        guard object[member: "crit"] == nil else { throw Self.malformed("The JWS header has critical extensions.") }
+        guard let chainValues = object[member: "x5c"]?.arrayValue,
+            case let chain = chainValues.compactMap(\.stringValue), chain.count == chainValues.count,
+            (1...Self.maximumChainLength).contains(chain.count)
         else {
             throw Self.malformed("The JWS header has no x5c chain of 1 to 8 certificates.")
         }

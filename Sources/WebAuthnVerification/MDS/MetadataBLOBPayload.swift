@@ -1,6 +1,6 @@
 import _SecurityKeyInternals
 import CTAP2
-import Foundation
+import FoundationEssentials
 import X509
 
 /// The payload of a metadata BLOB (FIDO MDS3 §3.1.6 "Metadata BLOB Payload").

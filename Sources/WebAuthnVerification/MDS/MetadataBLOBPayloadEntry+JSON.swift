@@ -1,5 +1,5 @@
 import CBOR
-import Foundation
+import FoundationEssentials
 
 extension MetadataBLOBPayloadEntry {
     /// The entry as a JSON document (what `securitykey mds show --json` prints, Docs/CLI.md):
@@ -15,7 +15,7 @@ extension MetadataBLOBPayloadEntry {
                 ("certificateNumber", r.certificateNumber.map(JSONValue.string) ?? .null),
             ])
         }
-        let formatter = ISO8601DateFormatter()
+        let formatter = Date.ISO8601FormatStyle()
         return .object([
             ("model", entry.description.map(JSONValue.string) ?? .null),
             ("aaguid", entry.aaguid.map { .string($0.lowercased()) } ?? .null),
@@ -41,7 +41,7 @@ extension MetadataBLOBPayloadEntry {
                     entry.attestationRoots.map {
                         .object([
                             ("subject", .string($0.subject.description)),
-                            ("notValidAfter", .string(formatter.string(from: $0.notValidAfter))),
+                            ("notValidAfter", .string(formatter.format($0.notValidAfter))),
                         ])
                     })
             ),

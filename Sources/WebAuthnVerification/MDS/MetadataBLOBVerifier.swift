@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import X509
 
 /// Verifies metadata BLOBs (FIDO MDS3 §3.2): the JWS signature with the signing certificate,
@@ -63,12 +63,12 @@ public struct MetadataBLOBVerifier: Sendable {
         case .valid(let validated):
             path = validated
         case .expired(let certificate):
-            let formatter = ISO8601DateFormatter()
+            let formatter = Date.ISO8601FormatStyle()
             throw WebAuthnVerificationError(
                 .metadataCertificateExpired,
                 "The metadata BLOB's signing certificate \(certificate.subject) is valid only from "
-                    + "\(formatter.string(from: certificate.notValidBefore)) to "
-                    + "\(formatter.string(from: certificate.notValidAfter)), not at \(formatter.string(from: time)); "
+                    + "\(formatter.format(certificate.notValidBefore)) to "
+                    + "\(formatter.format(certificate.notValidAfter)), not at \(formatter.format(time)); "
                     + "give a verification time inside that period to check an old BLOB.")
         case .invalid(let reason):
             throw WebAuthnVerificationError(

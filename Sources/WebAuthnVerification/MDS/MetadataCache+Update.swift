@@ -1,6 +1,6 @@
 import CBOR
 import CTAP2
-import Foundation
+import FoundationEssentials
 import X509
 
 /// A metadata BLOB verified and stored in a ``MetadataCache``: what `securitykey mds update`
@@ -24,7 +24,7 @@ public struct MetadataUpdate: Sendable {
             ("algorithm", .string(blob.algorithm)),
             ("signedBy", .string(blob.signingChain.first?.subject.description ?? "")),
             ("trustAnchor", blob.trustAnchor.map { .string($0.subject.description) } ?? .null),
-            ("verificationTime", .string(ISO8601DateFormatter().string(from: blob.verificationTime))),
+            ("verificationTime", .string(Date.ISO8601FormatStyle().format(blob.verificationTime))),
             ("stale", .bool(blob.isStale)),
             ("previousNo", previous.map { .integer(Int64($0.no)) } ?? .null),
             ("cache", .string(cache.blobURL.path)),

@@ -1,6 +1,6 @@
 import _SecurityKeyInternals
 import Crypto
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,5 @@
 import CTAP2
-import Foundation
+import FoundationEssentials
 import SwiftASN1
 import X509
 

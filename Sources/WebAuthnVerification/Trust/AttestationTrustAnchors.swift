@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import _SecurityKeyInternals
 import SwiftASN1
 import X509
 
@@ -25,11 +26,11 @@ public struct AttestationTrustAnchors: Sendable, Hashable {
 
     /// Adds the anchors at `path` (a file or a directory, as ``init(contentsOf:)``).
     public mutating func add(contentsOf path: String) throws(WebAuthnVerificationError) {
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw WebAuthnVerificationError(.invalidTrustAnchor, "The trust anchor file \(path) does not exist.")
         }
-        if isDirectory.boolValue {
+        if isDirectory {
             let names: [String]
             do {
                 names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
@@ -39,11 +40,11 @@ public struct AttestationTrustAnchors: Sendable, Hashable {
             }
             var found = false
             for name in names
-            where Self.directoryExtensions.contains((name as NSString).pathExtension.lowercased()) {
-                let file = (path as NSString).appendingPathComponent(name)
-                var subdirectory: ObjCBool = false
+            where Self.directoryExtensions.contains(URL(filePath: name).pathExtension.lowercased()) {
+                let file = path.hasSuffix("/") ? path + name : path + "/" + name
+                var subdirectory = false
                 guard FileManager.default.fileExists(atPath: file, isDirectory: &subdirectory),
-                    !subdirectory.boolValue
+                    !subdirectory
                 else { continue }
                 certificates += try Self.parse(Self.read(file), source: file)
                 found = true
@@ -58,17 +59,15 @@ public struct AttestationTrustAnchors: Sendable, Hashable {
     }
 
     private static func read(_ path: String) throws(WebAuthnVerificationError) -> [UInt8] {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        // Read one byte past the limit to tell a file at the limit from a larger one.
+        guard let data = FileIO.read(path: path, upTo: maximumFileSize + 1) else {
             throw WebAuthnVerificationError(.invalidTrustAnchor, "The trust anchor file \(path) cannot be read.")
         }
-        defer { try? handle.close() }
-        // Read one byte past the limit to tell a file at the limit from a larger one.
-        let data = (try? handle.read(upToCount: maximumFileSize + 1)) ?? Data()
         guard data.count <= maximumFileSize else {
             throw WebAuthnVerificationError(
                 .invalidTrustAnchor, "The trust anchor file \(path) is larger than \(maximumFileSize) bytes.")
         }
-        return Array(data)
+        return data
     }
 
     /// The certificates in `bytes`: every CERTIFICATE block of a PEM bundle, or one DER

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 @_spi(FixedExpiryValidationTime) @_spi(DisableValidityCheck) import X509
 
 /// Builds and validates one certificate path with swift-certificates' `Verifier`: RFC 5280 at a
