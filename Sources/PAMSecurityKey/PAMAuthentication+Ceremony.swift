@@ -51,7 +51,7 @@ extension PAMAuthentication {
                     pairs.append((key, credential))
                     continue
                 }
-                if await key.holdsCredential(id, rpID: relyingPartyID, deadline: deadline) {
+                if await holds(id, on: key, deadline: deadline) {
                     logger.debug("credential found", metadata: ["device": "\(key.uri)"])
                     pairs.append((key, credential))
                 }
@@ -93,6 +93,17 @@ extension PAMAuthentication {
         throw failure
     }
 
+    /// Whether `key` holds the credential `id`, asked without a touch: a getAssertion with
+    /// up=false, or a check-only U2F_AUTHENTICATE on a U2F-only key (as libfido2 does for them).
+    func holds(_ id: [UInt8], on key: Authenticator, deadline: Deadline) async -> Bool {
+        guard await key.isU2FOnly else { return await key.holdsCredential(id, rpID: relyingPartyID, deadline: deadline) }
+        guard (1...255).contains(id.count) else { return false }
+        return (try? await key.session.u2fCheck(keyHandle: id, application: rpIDHash, deadline: deadline)) ?? false
+    }
+
+    /// SHA-256 of the relying-party ID: the authenticator data's first member, U2F's application.
+    var rpIDHash: [UInt8] { Array(SHA256.hash(data: Array(relyingPartyID.utf8))) }
+
     func needsVerification(_ credential: PAMCredential) -> Bool {
         credential.attributes.contains(.pin) || credential.attributes.contains(.verification)
             || options.pinVerification == .required || options.userVerification == .required
@@ -105,6 +116,12 @@ extension PAMAuthentication {
         deadline: Deadline, logger: Logger
     ) async throws(PAMFailure) {
         let coseKey = try credential.coseKey()
+        if await key.isU2FOnly {
+            try await assertThroughU2F(
+                credential, on: key, coseKey: coseKey, conversation: conversation, cued: &cued, deadline: deadline,
+                logger: logger)
+            return
+        }
         let presence: Bool? =
             options.userPresence == .required || credential.attributes.contains(.presence)
             ? true : options.userPresence == .discouraged ? false : nil
@@ -149,7 +166,9 @@ extension PAMAuthentication {
                     throw AuthenticatorError(error, deviceURI: key.uri)
                 }
             }
-            try check(response, clientDataHash: clientDataHash, coseKey: coseKey, presence: presence, verify: verify)
+            try check(
+                response.authData, signature: response.signature, clientDataHash: clientDataHash, coseKey: coseKey,
+                presence: presence, verify: verify)
             logger.debug("assertion verified", metadata: ["device": "\(key.uri)"])
         } catch {
             if let left = interaction.refusedPIN {
@@ -165,22 +184,77 @@ extension PAMAuthentication {
     /// the flags asked for, and the signature over authenticatorData ‖ clientDataHash with the
     /// public key from the file.
     func check(
-        _ response: GetAssertionResponse, clientDataHash: [UInt8], coseKey: COSEKey, presence: Bool?, verify: Bool
+        _ authData: AuthenticatorData, signature: [UInt8], clientDataHash: [UInt8], coseKey: COSEKey, presence: Bool?,
+        verify: Bool
     ) throws(AuthenticatorError) {
         let refuse = { (why: String) in AuthenticatorError(.unexpectedAnswer, why) }
-        guard response.authData.rpIDHash == Array(SHA256.hash(data: Array(relyingPartyID.utf8))) else {
+        guard authData.rpIDHash == rpIDHash else {
             throw refuse("The assertion is for another relying party.")
         }
-        if presence == true, !response.authData.flags.contains(.userPresent) {
+        if presence == true, !authData.flags.contains(.userPresent) {
             throw refuse("The assertion does not say the user touched the key.")
         }
-        if verify, !response.authData.flags.contains(.userVerified) {
+        if verify, !authData.flags.contains(.userVerified) {
             throw refuse("The assertion does not say the user was verified.")
         }
         do throws(WebAuthnVerificationError) {
-            try response.verify(clientDataHash: clientDataHash, publicKey: coseKey)
+            try coseKey.verifySignature(signature, for: authData.bytes + clientDataHash)
         } catch {
             throw refuse("The assertion's signature does not verify with the listed public key.")
+        }
+    }
+
+    /// One assertion on a key that speaks only CTAP1/U2F (CTAP 2.1 §10.3): U2F_AUTHENTICATE
+    /// with the RP ID's hash as the application, converted to authenticator data and checked
+    /// as a CTAP2 assertion. U2F verifies no user: a credential or line that asks for the PIN
+    /// or user verification is refused, never weakened to a touch.
+    func assertThroughU2F(
+        _ credential: PAMCredential, on key: Authenticator, coseKey: COSEKey, conversation: any PAMConversation,
+        cued: inout Bool, deadline: Deadline, logger: Logger
+    ) async throws(PAMFailure) {
+        guard !needsVerification(credential) else {
+            var refusal = PAMFailure(
+                .authError,
+                "The security key \(key.uri) speaks only U2F, which cannot verify the user, and the credential "
+                    + "listed for \(user.name) or the PAM line asks for the PIN or user verification.")
+            refusal.isRefusal = true
+            throw refusal
+        }
+        guard let keyHandle = credential.credentialID, (1...255).contains(keyHandle.count), coseKey.algorithm == .es256
+        else {
+            var failure = PAMFailure(
+                .authError, "The security key \(key.uri) speaks only U2F, which cannot use a resident or non-es256 credential.")
+            failure.keyLacksCredential = true
+            throw failure
+        }
+        let presence = options.userPresence != .discouraged || credential.attributes.contains(.presence)
+        logger.debug("asking for a U2F assertion", metadata: ["device": "\(key.uri)", "up": "\(presence)"])
+        if options.cue, !cued, presence {
+            cued = true
+            await conversation.tell(options.cuePrompt ?? Self.defaultCue, isError: false)
+        }
+        let clientDataHash = SystemRandom.bytes(32)
+        let application = rpIDHash
+        let pending = AuthPendingFile(path: presence ? authPendingPath : nil)
+        defer { pending.close() }
+        do throws(AuthenticatorError) {
+            let authData: AuthenticatorData
+            let signature: [UInt8]
+            do throws(CTAP2Error) {
+                let response = try await key.session.u2fAuthenticate(
+                    presence ? .enforceUserPresence : .dontEnforceUserPresence, challenge: clientDataHash,
+                    application: application, keyHandle: keyHandle, deadline: deadline)
+                authData = try response.authenticatorData(rpIDHash: application)
+                signature = response.signature
+            } catch {
+                throw AuthenticatorError(error, deviceURI: key.uri)
+            }
+            try check(
+                authData, signature: signature, clientDataHash: clientDataHash, coseKey: coseKey,
+                presence: presence ? true : nil, verify: false)
+            logger.debug("assertion verified", metadata: ["device": "\(key.uri)"])
+        } catch {
+            throw Self.failure(error, deviceURI: key.uri)
         }
     }
 

@@ -1,5 +1,6 @@
 import Authenticators
 import CTAP2
+import Crypto
 import Transport
 import _SecurityKeyInternals
 
@@ -43,6 +44,7 @@ public struct PAMEnrollment: Sendable {
             throw AuthenticatorError(.notSupported, "pam-u2f reads es256, eddsa and rs256 credentials only.")
         }
         let info = await key.info
+        if info.isU2FOnly { return try await enrollThroughU2F(on: key, deadline: deadline) }
         let offered = info.algorithms.map(\.algorithm)
         guard offered.isEmpty || offered.contains(algorithm) else {
             throw AuthenticatorError(.notSupported, "The security key does not make \(algorithm) credentials.", deviceURI: key.uri)
@@ -81,6 +83,36 @@ public struct PAMEnrollment: Sendable {
             return try PAMCredential(
                 credentialID: resident ? nil : credential.credentialID, coseKey: credential.credentialPublicKey,
                 attributes: attributes)
+        } catch {
+            throw AuthenticatorError(.unexpectedAnswer, "The security key returned an unusable public key: \(error.message)", deviceURI: key.uri)
+        }
+    }
+}
+
+extension PAMEnrollment {
+    /// The credential on a key that speaks only CTAP1/U2F, as libfido2 makes it for pamu2fcfg
+    /// (CTAP 2.1 §10.2.1): U2F_REGISTER with SHA-256 of the origin, an es256 `+presence` line.
+    /// U2F stores nothing and verifies no user: a resident credential, the PIN or user
+    /// verification is refused rather than left out of the line.
+    func enrollThroughU2F(on key: Authenticator, deadline: Deadline) async throws(AuthenticatorError) -> PAMCredential {
+        guard !requiresPIN, !requiresVerification, !resident, algorithm == .es256 else {
+            throw AuthenticatorError(
+                .notSupported,
+                "The security key speaks only U2F: it makes es256 credentials that are not resident, and verifies no user.",
+                deviceURI: key.uri)
+        }
+        let response: U2FRegistrationResponse
+        let publicKey: COSEKey
+        do throws(CTAP2Error) {
+            response = try await key.session.u2fRegister(
+                challenge: SystemRandom.bytes(32), application: Array(SHA256.hash(data: Array(origin.utf8))),
+                deadline: deadline)
+            publicKey = try response.credentialPublicKey
+        } catch {
+            throw AuthenticatorError(error, deviceURI: key.uri)
+        }
+        do throws(PAMFailure) {
+            return try PAMCredential(credentialID: response.keyHandle, coseKey: publicKey, attributes: attributes)
         } catch {
             throw AuthenticatorError(.unexpectedAnswer, "The security key returned an unusable public key: \(error.message)", deviceURI: key.uri)
         }

@@ -44,6 +44,9 @@ public struct PAMFailure: Error, Hashable, Sendable, CustomStringConvertible {
     /// Whether a key said it does not hold the credential (nothing was asked of the user, so
     /// another key may be tried).
     var keyLacksCredential = false
+    /// Whether the failure is a refusal of what the file or the PAM line asks (not a key's or
+    /// the user's answer): logged to syslog as the module's other refusals are.
+    public var isRefusal = false
 
     /// Creates a failure.
     public init(_ result: PAMResult, _ message: String) {

@@ -37,6 +37,7 @@ enum ModuleCall {
             logger.debug("done", metadata: ["result": "\(PAMResult.success)"])
             return .success
         case .failure(let failure):
+            if failure.isRefusal { log.refusal(failure.message) }
             logger.debug("done", metadata: ["result": "\(failure.result)", "why": "\(failure.message)"])
             return failure.result
         }

@@ -79,11 +79,13 @@ open class VirtualKeyBed {
         throw BedError("virtual serve \(arguments) did not start: \(process.stderr)")
     }
 
-    /// Serves a CTAP 2.1 key over UDP on a free port and adds it to SECURITYKEY_UDP; returns its URI.
+    /// Serves a CTAP 2.1 key (a U2F-only one when `extra` says `--ctap1-only`) over UDP on a
+    /// free port and adds it to SECURITYKEY_UDP; returns its URI.
     @discardableResult
     public func serveUDP(name: String, extra: [String] = []) throws -> String {
         let port = try Self.freePort(type: SOCK_DGRAM)
-        let json = try serve(["--udp", "127.0.0.1:\(port)", "--profile", "ctap21"] + extra, name: name)
+        let profile = extra.contains("--ctap1-only") ? [] : ["--profile", "ctap21"]
+        let json = try serve(["--udp", "127.0.0.1:\(port)"] + profile + extra, name: name)
         guard let uri = (json["uri"] as? String) ?? (json["address"] as? String).map({ "udp:\($0)" }) else {
             throw BedError("virtual serve printed no address: \(json)")
         }
