@@ -46,7 +46,7 @@ install -D -m 0644 packaging/debian/lintian-overrides "$root/usr/share/lintian/o
 size="$(du -sk --exclude=DEBIAN "$root" | cut -f1)"
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" packaging/debian/control \
     > "$root/DEBIAN/control"
-(cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
+(cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf "%P\0" | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
 chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
 
 deb="dist/securitykey_${version}_${arch}.deb"

@@ -84,7 +84,8 @@ final class SwappingKey: AuthenticatorConnection {
     @Test func pinStatusDocumentOfAKeyWithoutPINSupport() async throws {
         let key = try await Authenticator.open(SwappingKey([[UInt8](repeating: 0, count: 16)]), deadline: .after(.seconds(5)))
         let json = PINStatus.json(nil, device: "fake:swap", info: await key.info).text()
-        // No clientPIN option (CTAP 2.1 §6.4): unsupported, not set, the default minimum of 4.
-        #expect(json == #"{"device":"fake:swap","pinSupported":false,"pinSet":false,"pinRetries":null,"pinBlocked":false,"minPINLength":4,"forcePINChange":false}"#)
+        // No clientPIN option (CTAP 2.1 §6.4): unsupported, not set, the default minimum of 4; no
+        // CTAP 2.2 members (maxPINLength, pinComplexityPolicy, uvCountSinceLastPinEntry): null.
+        #expect(json == #"{"device":"fake:swap","pinSupported":false,"pinSet":false,"pinRetries":null,"pinBlocked":false,"minPINLength":4,"forcePINChange":false,"maxPINLength":null,"pinComplexityPolicy":null,"uvCountSinceLastPinEntry":null}"#)
     }
 }

@@ -15,7 +15,7 @@ import Testing
             thirdPartyPayment: nil)
         #expect(
             credential.json(relyingParty: RelyingPartyEntity(id: "example.org")).text()
-                == #"{"rpId":"example.org","rpName":null,"userId":"-_8","userName":"alice","displayName":"Alice A.","credentialId":"AAEC","credProtect":3,"largeBlobKey":false}"#
+                == #"{"rpId":"example.org","rpName":null,"userId":"-_8","userName":"alice","displayName":"Alice A.","credentialId":"AAEC","credProtect":3,"largeBlobKey":false,"thirdPartyPayment":null}"#
         )
         #expect(credential.summary == "  AAEC  alice (Alice A.)  credProtect 3")
         var bare = credential
@@ -23,6 +23,12 @@ import Testing
         bare.credProtect = nil
         bare.largeBlobKey = [1]
         #expect(bare.summary == "  AAEC  (no name)  largeBlobKey")
+        bare.thirdPartyPayment = true
+        #expect(
+            bare.json(relyingParty: RelyingPartyEntity(id: "pay.example")).text()
+                == #"{"rpId":"pay.example","rpName":null,"userId":"AQ","userName":null,"displayName":null,"credentialId":"AAEC","credProtect":null,"largeBlobKey":true,"thirdPartyPayment":true}"#
+        )
+        #expect(bare.summary == "  AAEC  (no name)  largeBlobKey  thirdPartyPayment")
     }
 
     @Test func bioDocuments() {
