@@ -12,7 +12,9 @@ import VirtualAuthenticator
         from udp_hid import udp_device
 
         port = int(sys.argv[1])
-        dev = udp_device(port, timeout=5)
+        # A generous read timeout: the server runs in this test process, beside CPU-bound suites
+        # (RSA key generation, certificate paths) that can hold a 2-core machine for seconds.
+        dev = udp_device(port, timeout=30)
         result = {"capabilities": int(dev.capabilities), "version": list(dev.device_version), "protocol": dev.version}
         if sys.argv[2] == "fast":
             big = bytes(i * 7 % 256 for i in range(6000))
