@@ -13,7 +13,7 @@ public struct WebAuthnExtensionInputsJSON: Hashable, Sendable {
     /// No extensions.
     public init() { inputs = [:] }
 
-    /// The identifiers of the client extensions ``apply(to:)`` maps to a request, as
+    /// The identifiers of the client extensions `apply(to:)` maps to a request, as
     /// `getClientCapabilities` names them after `extension:` (WebAuthn L3 §5.1.7):
     /// credentialProtectionPolicy is credProtect's input, getCredBlob credBlob's at sign-in.
     public static let implementedExtensions = [
