@@ -6,15 +6,6 @@
     import Darwin
 #endif
 
-// Inside the type `read` and `write` name its methods, not the C functions.
-private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    read(fd, buffer, count)
-}
-
-private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    write(fd, buffer, count)
-}
-
 /// A small file only its owner may read (mode 0600 in a 0700 directory): read whole with a size
 /// cap, replaced atomically (a temporary file beside it, fsync, rename, fsync of the directory).
 /// For files that hold secrets, such as stored persistent PIN/UV tokens.
@@ -58,20 +49,10 @@ public struct PrivateFile: Sendable {
         guard (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 0, info.st_size <= maxSize else {
             throw Failure(operation: "read", path: path, code: 0)
         }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { buffer in
-                systemRead(fd, buffer.baseAddress.map { $0 + done }, buffer.count - done)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Failure(operation: "read", path: path, code: errno)
-            }
-            if n == 0 { break }
-            done += n
+        guard let bytes = FileIO.read(descriptor: fd, upTo: Int(info.st_size)) else {
+            throw Failure(operation: "read", path: path, code: errno)
         }
-        return Array(bytes[0..<done])
+        return bytes
     }
 
     /// Replaces the file's content atomically with mode 0600, with `createDirectory` creating
@@ -87,16 +68,8 @@ public struct PrivateFile: Sendable {
         do {
             defer { close(fd) }
             guard fchmod(fd, 0o600) == 0 else { throw Failure(operation: "chmod", path: temporary, code: errno) }
-            var done = 0
-            while done < bytes.count {
-                let n = bytes.withUnsafeBytes { buffer in
-                    systemWrite(fd, buffer.baseAddress.map { $0 + done }, buffer.count - done)
-                }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw Failure(operation: "write", path: temporary, code: errno)
-                }
-                done += n
+            guard FileIO.write(descriptor: fd, bytes) else {
+                throw Failure(operation: "write", path: temporary, code: errno)
             }
             guard fsync(fd) == 0 else { throw Failure(operation: "fsync", path: temporary, code: errno) }
         }
