@@ -27,7 +27,7 @@ TEST_PACKAGES := vsmartcard-vpcd dbus-daemon systemd libglib2.0-bin openssl pyth
 	debootstrap lintian fakeroot openssh-client openssh-server pamtester libpam-u2f
 APT_PACKAGES := $(BUILD_PACKAGES) $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-build pydeps build test test-packaging release ssh-provider pam-module print-pamdir install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw bench-ssh size-report format install clean help
+.PHONY: all deps deps-build pydeps build test test-packaging release shared-library ssh-provider pam-module print-pamdir install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw bench-ssh size-report format install clean help
 
 all: build
 
@@ -41,8 +41,8 @@ help:
 	@echo "make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS='cbor tpm']   each libFuzzer target for N seconds"
 	@echo "make fuzz-coverage   line coverage of each target's parser files over its corpus (llvm-cov)"
 	@echo "make docs    DocC documentation of the library products in .build/docs"
-	@echo "make ssh-provider   .build/release/libsecuritykey-sk.so, OpenSSH's security-key provider"
-	@echo "make pam-module   .build/release/pam_securitykey.so, the PAM module (login, sudo)"
+	@echo "make ssh-provider | pam-module   the shared library and its front ends in .build/install: OpenSSH's"
+	@echo "             security-key provider (lib/securitykey/libsecuritykey-sk.so), the PAM module, the programs"
 	@echo "make size-report   each installed artifact's size and largest parts into Docs/Performance.md"
 	@echo "make build | format | install [PREFIX=] | deps"
 
@@ -128,7 +128,7 @@ bench-report: bench-build
 # The libfido2 host of the benchmark (bench/libfido2/fido2-udp-driver.c): CTAPHID over UDP or hidraw.
 CC ?= cc
 BENCH_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror
-bench-drivers: .build/bench/fido2-udp-driver .build/bench/sk-load
+bench-drivers: .build/bench/fido2-udp-driver .build/bench/sk-load .build/bench/pam-load
 .build/bench/fido2-udp-driver: bench/libfido2/fido2-udp-driver.c
 	@command -v pkg-config >/dev/null && pkg-config --exists libfido2 || $(MAKE) deps
 	mkdir -p .build/bench
@@ -137,6 +137,11 @@ bench-drivers: .build/bench/fido2-udp-driver .build/bench/sk-load
 # Loads an OpenSSH provider library as ssh-sk-helper does and times it (bench/openssh/sk-load.c);
 # the packaging test runs it in the chroot too.
 .build/bench/sk-load: bench/openssh/sk-load.c
+	mkdir -p .build/bench
+	$(CC) $(BENCH_CFLAGS) -o $@ $< -ldl
+
+# Loads a PAM module as Linux-PAM does, calls it, and closes it again (bench/pam/pam-load.c).
+.build/bench/pam-load: bench/pam/pam-load.c
 	mkdir -p .build/bench
 	$(CC) $(BENCH_CFLAGS) -o $@ $< -ldl
 
@@ -169,11 +174,16 @@ bench-ssh: deps .build/bench/sk-load
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
 
-# Release binaries with the Swift runtime linked statically (they run without the toolchain),
-# stripped; man pages and shell completions generated from the argument parser; udev rules; the
-# daemon's systemd user and system units, D-Bus session and system service files and system bus
-# policy, pointing at $(PREFIX)/bin. `make release` builds and stages them once; `make
-# install-files` copies them (with any PREFIX) without building. Everything
+# What is installed (issue 30's layout): one shared library, libsecuritykey.so.0 in
+# $(PREFIX)/lib/securitykey, holds all of the code (our modules, the packages they use, and the
+# Swift runtime linked in statically, every symbol of it local), and the four things a user runs
+# or loads are thin C front ends that link it (packaging/library): `securitykey` and
+# `securitykeyd` (main), OpenSSH's provider libsecuritykey-sk.so (sk_*) and the PAM module
+# pam_securitykey.so (pam_sm_*). `make release` builds, links and stages them once, with the man
+# pages and shell completions generated from the argument parser; `make install-files` copies
+# them (with any PREFIX) without building, with udev rules and the daemon's systemd user and
+# system units, D-Bus session and system service files and system bus policy, pointing at
+# $(PREFIX)/bin. Everything
 # installed is listed in INSTALLED, which `make uninstall` removes and nothing else.
 UDEVDIR ?= /etc/udev/rules.d
 # --no-export-dynamic: the static runtime's link arguments export every symbol of our modules
@@ -185,13 +195,16 @@ BINDIR := $(PREFIX)/bin
 MANDIR := $(PREFIX)/share/man/man1
 MAN7DIR := $(PREFIX)/share/man/man7
 SKDIR := $(PREFIX)/lib/securitykey
-SK_PROVIDER := .build/release/libsecuritykey-sk.so
-PAM_MODULE := .build/release/pam_securitykey.so
+# The staged tree (make release): bin/ and lib/securitykey/ as installed, so each front end finds
+# the library by the RUNPATH it has installed; the benchmarks load these files.
+SHARED_LIBRARY := $(STAGE)/lib/securitykey/libsecuritykey.so.0
+SK_PROVIDER := $(STAGE)/lib/securitykey/libsecuritykey-sk.so
+PAM_MODULE := $(STAGE)/lib/securitykey/pam_securitykey.so
 MAN8DIR := $(PREFIX)/share/man/man8
 # The system's PAM module directory (Debian: /lib/MULTIARCH/security), whatever PREFIX is: PAM
 # loads modules named without a path from there only.
 PAMDIR ?= $(shell pkg-config --variable=libdir pam 2>/dev/null || echo /lib/$$(gcc -print-multiarch 2>/dev/null))/security
-INSTALLED = $(BINDIR)/securitykey $(BINDIR)/securitykeyd \
+INSTALLED = $(BINDIR)/securitykey $(BINDIR)/securitykeyd $(SKDIR)/libsecuritykey.so.0 \
 	$(SKDIR)/libsecuritykey-sk.so $(MAN7DIR)/securitykey-sk.7 \
 	$(PAMDIR)/pam_securitykey.so $(MAN8DIR)/pam_securitykey.8 \
 	$(PREFIX)/share/bash-completion/completions/securitykey \
@@ -206,57 +219,87 @@ INSTALLED = $(BINDIR)/securitykey $(BINDIR)/securitykeyd \
 	$(PREFIX)/share/dbus-1/interfaces/org.securitykey.Daemon1.xml
 
 release: deps-build
-	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey
-	$(SWIFT) build $(RELEASE_FLAGS) --product securitykeyd
-	@$(MAKE) --no-print-directory ssh-provider
-	@$(MAKE) --no-print-directory pam-module
+	@$(MAKE) --no-print-directory shared-library
 	$(SWIFT) build -c release --product generate-manual
-	rm -rf $(STAGE) && mkdir -p $(STAGE)/man
-	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" .build/release/securitykey --multi-page \
+	rm -rf $(STAGE)/man && mkdir -p $(STAGE)/man
+	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" $(STAGE)/bin/securitykey --multi-page \
 	  --output-directory $(STAGE)/man
 	# The real exit-status table in place of the generator's generic EXIT STATUS section.
-	scripts/man-exit-status.sh .build/release/securitykey $(STAGE)/man
-	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" .build/release/securitykeyd \
+	scripts/man-exit-status.sh $(STAGE)/bin/securitykey $(STAGE)/man
+	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" $(STAGE)/bin/securitykeyd \
 	  --output-directory $(STAGE)/man
 	# mdoc treats an empty line as an error (groff warns); the generator leaves some in.
 	sed -i '/^$$/d' $(STAGE)/man/*.1
 	# A completion file is sourced, not run: no #! line.
-	.build/release/securitykey --generate-completion-script bash | sed '1{/^#!/d}' > $(STAGE)/securitykey.bash
-	.build/release/securitykey --generate-completion-script zsh > $(STAGE)/_securitykey
-	.build/release/securitykey --generate-completion-script fish > $(STAGE)/securitykey.fish
+	$(STAGE)/bin/securitykey --generate-completion-script bash | sed '1{/^#!/d}' > $(STAGE)/securitykey.bash
+	$(STAGE)/bin/securitykey --generate-completion-script zsh > $(STAGE)/_securitykey
+	$(STAGE)/bin/securitykey --generate-completion-script fish > $(STAGE)/securitykey.fish
 
-# A C-callable shared library from a Swift target (OpenSSH's provider; the PAM module the same
-# way), with the Swift runtime linked in (it loads into ssh-sk-helper, sudo or login on a machine
-# without the toolchain) and only the C entry points its version script names exported:
-#   $(call swift_c_library,TARGET,PRODUCT,OUTPUT,EXPORTS_MAP)
-# SwiftPM links the runtime statically into executables only: the product build compiles the
-# modules (with the flags the binaries' builds use, so nothing is compiled twice) and lists the
-# objects; its own link of the library, which looks for the static runtime among the shared ones,
-# may fail and is done again here, by swiftc -static-stdlib over the same objects, into
-# OUTPUT.unstripped in the build directory (what scripts/size-report.sh reads the symbols of),
-# then stripped into OUTPUT, as installed (the benchmark loads this file).
-define swift_c_library
-	$(SWIFT) build $(RELEASE_FLAGS) --target $(1)
-	-@$(SWIFT) build $(RELEASE_FLAGS) --product $(2) >/dev/null 2>&1
+# libsecuritykey.so.0 and its four front ends, staged in $(STAGE)/bin and $(STAGE)/lib/securitykey.
+# SwiftPM compiles every module once with the release flags and lists each product's objects
+# (it links the two programs statically as a by-product, .build/release/securitykey, which the
+# benchmarks serve virtual keys with; its own link of the two C libraries may fail, as it looks
+# for the static runtime among the shared ones, and is not used). The library is linked from the
+# union of the four lists by swiftc -static-stdlib with lld: --gc-sections from the entry points
+# packaging/library/exports.map exports (every other symbol local, so the runtime in it never
+# clashes with a host's); OpenSSH's and PAM's entry points exported under a securitykey_ prefix
+# (--defsym), which the front ends call under their own names; -z nodelete, so that a host's
+# dlclose of the provider or the PAM module leaves the runtime and its threads in place; packed
+# relative relocations (DT_RELR, glibc 2.36) where the C library has them, 1.6 MB less to read at
+# every start; -z defs, so a missing object fails the link instead of the load. The unstripped
+# library stays in the build directory (scripts/size-report.sh reads its symbols).
+SHARED_PRODUCTS := securitykey securitykeyd securitykey-sk pam_securitykey
+SHARED_ENTRIES := sk_api_version sk_enroll sk_sign sk_load_resident_keys pam_sm_authenticate pam_sm_setcred
+RELR := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ split($$2, v, "."); if (v[1] > 2 || v[2] >= 36) print "yes" }')
+SHARED_LINK_FLAGS := -use-ld=lld -Xlinker --gc-sections -Xlinker -z -Xlinker defs -Xlinker -z -Xlinker nodelete \
+	-Xlinker -z -Xlinker now -Xlinker --version-script=packaging/library/exports.map \
+	$(if $(RELR),-Xlinker -z -Xlinker pack-relative-relocs) \
+	$(foreach entry,$(SHARED_ENTRIES),-Xlinker --defsym=securitykey_$(entry)=$(entry))
+# The front ends: a main() or the entry points of OpenSSH's or PAM's API, each calling the library.
+FRONT_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -fstack-protector-strong
+FRONT_LINK = -L$(dir $(SHARED_LIBRARY)) -l:libsecuritykey.so.0 -Wl,-z,relro,-z,now
+shared-library: deps-build
+	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey
+	$(SWIFT) build $(RELEASE_FLAGS) --product securitykeyd
+	$(SWIFT) build $(RELEASE_FLAGS) --target SecurityKeySK
+	$(SWIFT) build $(RELEASE_FLAGS) --target SecurityKeyPAM
+	-@$(SWIFT) build $(RELEASE_FLAGS) --product securitykey-sk >/dev/null 2>&1
+	-@$(SWIFT) build $(RELEASE_FLAGS) --product pam_securitykey >/dev/null 2>&1
 	bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
-	test -s "$$bin/$(2).product/Objects.LinkFileList" || { echo "$(3): SwiftPM listed no objects" >&2; exit 1; }; \
-	$(SWIFTC) -emit-library -static-stdlib -module-name $(subst -,_,$(2)) -o "$$bin/$(notdir $(3)).unstripped" \
-	  @"$$bin/$(2).product/Objects.LinkFileList" -L "$$bin" \
-	  -Xlinker --gc-sections -Xlinker --version-script=$(4) && \
-	strip --strip-unneeded -o $(3) "$$bin/$(notdir $(3)).unstripped"
-	@if ldd $(3) | grep -E "swift|Foundation|not found"; then \
-	  echo "$(3) still needs the Swift runtime" >&2; exit 1; fi
+	for product in $(SHARED_PRODUCTS); do \
+	  test -s "$$bin/$$product.product/Objects.LinkFileList" || { echo "$$product: SwiftPM listed no objects" >&2; exit 1; }; \
+	done; \
+	sort -u $(foreach product,$(SHARED_PRODUCTS),"$$bin/$(product).product/Objects.LinkFileList") \
+	  > "$$bin/libsecuritykey.LinkFileList" && \
+	$(SWIFTC) -emit-library -static-stdlib -module-name securitykey_shared -o "$$bin/libsecuritykey.so.0.unstripped" \
+	  @"$$bin/libsecuritykey.LinkFileList" -L "$$bin" -Xlinker -soname=libsecuritykey.so.0 $(SHARED_LINK_FLAGS) && \
+	rm -rf $(STAGE)/bin $(STAGE)/lib && mkdir -p $(STAGE)/bin $(dir $(SHARED_LIBRARY)) && \
+	strip --strip-unneeded -o $(SHARED_LIBRARY) "$$bin/libsecuritykey.so.0.unstripped"
+	$(CC) $(FRONT_CFLAGS) -DSECURITYKEY_ENTRY=securitykey_main -o $(STAGE)/bin/securitykey packaging/library/main.c \
+	  $(FRONT_LINK) -Wl,-rpath,'$$ORIGIN/../lib/securitykey'
+	$(CC) $(FRONT_CFLAGS) -DSECURITYKEY_ENTRY=securitykeyd_main -o $(STAGE)/bin/securitykeyd packaging/library/main.c \
+	  $(FRONT_LINK) -Wl,-rpath,'$$ORIGIN/../lib/securitykey'
+	$(CC) $(FRONT_CFLAGS) -shared -fPIC -I Sources/CSSHSecurityKeyAPI -o $(SK_PROVIDER) packaging/library/sk.c \
+	  $(FRONT_LINK) -Wl,--version-script=Sources/SecurityKeySK/exports.map -Wl,-rpath,'$$ORIGIN'
+	$(call pam_front_end,$(PAM_MODULE),$$ORIGIN)
+	strip --strip-unneeded $(STAGE)/bin/securitykey $(STAGE)/bin/securitykeyd $(SK_PROVIDER)
+	@for f in $(SHARED_LIBRARY) $(STAGE)/bin/securitykey $(STAGE)/bin/securitykeyd $(SK_PROVIDER) $(PAM_MODULE); do \
+	  if ldd $$f | grep -E "libswift|Foundation|not found"; then echo "$$f needs the Swift runtime or a missing library" >&2; exit 1; fi; \
+	done
+
+# The PAM module's front end into $(1), finding the library in $(2) (RUNPATH). Installed, that is
+# $(SKDIR) by its absolute name: setuid hosts such as sudo and su ignore an $$ORIGIN-relative one.
+define pam_front_end
+	$(CC) $(FRONT_CFLAGS) -shared -fPIC -o $(1) packaging/library/pam.c \
+	  $(FRONT_LINK) -Wl,--version-script=Sources/SecurityKeyPAM/exports.map -Wl,-rpath,'$(2)'
+	strip --strip-unneeded $(1)
 endef
 
-# OpenSSH's provider library, $(SK_PROVIDER): only OpenSSH's sk_* entry points exported
-# (Sources/SecurityKeySK/exports.map).
-ssh-provider: deps-build
-	$(call swift_c_library,SecurityKeySK,securitykey-sk,$(SK_PROVIDER),Sources/SecurityKeySK/exports.map)
-
-# The PAM module, $(PAM_MODULE): pam_sm_authenticate and pam_sm_setcred
-# (Sources/SecurityKeyPAM/exports.map); it loads into sudo, login, display managers.
-pam-module: deps-build
-	$(call swift_c_library,SecurityKeyPAM,pam_securitykey,$(PAM_MODULE),Sources/SecurityKeyPAM/exports.map)
+# OpenSSH's provider library, $(SK_PROVIDER) (only OpenSSH's sk_* entry points exported,
+# Sources/SecurityKeySK/exports.map), and the PAM module, $(PAM_MODULE) (pam_sm_authenticate and
+# pam_sm_setcred; it loads into sudo, login, display managers): both front ends of the shared
+# library, which they need beside them.
+ssh-provider pam-module: shared-library
 
 install: release
 	@$(MAKE) --no-print-directory install-files
@@ -264,13 +307,17 @@ install: release
 # Installs what `make release` built and staged, without building (make deb and
 # scripts/test-packaging.sh build once and install twice).
 install-files:
-	install -D -m 0755 -s .build/release/securitykey $(DESTDIR)$(BINDIR)/securitykey
-	install -D -m 0755 -s .build/release/securitykeyd $(DESTDIR)$(BINDIR)/securitykeyd
-	install -D -m 0644 -s $(SK_PROVIDER) $(DESTDIR)$(SKDIR)/libsecuritykey-sk.so
+	install -D -m 0755 $(STAGE)/bin/securitykey $(DESTDIR)$(BINDIR)/securitykey
+	install -D -m 0755 $(STAGE)/bin/securitykeyd $(DESTDIR)$(BINDIR)/securitykeyd
+	install -D -m 0644 $(SHARED_LIBRARY) $(DESTDIR)$(SKDIR)/libsecuritykey.so.0
+	install -D -m 0644 $(SK_PROVIDER) $(DESTDIR)$(SKDIR)/libsecuritykey-sk.so
 	install -d $(DESTDIR)$(MANDIR)
 	install -m 0644 $(STAGE)/man/*.1 $(DESTDIR)$(MANDIR)/
 	install -D -m 0644 packaging/man/securitykey-sk.7 $(DESTDIR)$(MAN7DIR)/securitykey-sk.7
-	install -D -m 0644 -s $(PAM_MODULE) $(DESTDIR)$(PAMDIR)/pam_securitykey.so
+	# The PAM module names $(SKDIR) itself (pam_front_end says why): linked here, for this PREFIX.
+	install -d $(DESTDIR)$(PAMDIR)
+	$(call pam_front_end,$(DESTDIR)$(PAMDIR)/pam_securitykey.so,$(SKDIR))
+	chmod 0644 $(DESTDIR)$(PAMDIR)/pam_securitykey.so
 	install -D -m 0644 packaging/man/pam_securitykey.8 $(DESTDIR)$(MAN8DIR)/pam_securitykey.8
 	install -D -m 0644 $(STAGE)/securitykey.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/securitykey
 	install -D -m 0644 $(STAGE)/_securitykey $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_securitykey

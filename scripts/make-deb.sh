@@ -15,15 +15,16 @@ rm -rf "$work"
 mkdir -p "$root/DEBIAN" dist
 make --no-print-directory install-files DESTDIR="$PWD/$root" PREFIX=/usr UDEVDIR=/usr/lib/udev/rules.d >/dev/null
 # The daemon's files: user and system units, session and system bus activation, the system bus
-# policy, the interface XML; OpenSSH's provider library and its man page; the PAM module (in the
-# system's PAM directory, make's PAMDIR) and its man page.
+# policy, the interface XML; the shared library all programs and libraries link; OpenSSH's
+# provider library and its man page; the PAM module (in the system's PAM directory, make's PAMDIR)
+# and its man page.
 pamdir="$(make --no-print-directory -s -f Makefile print-pamdir)"
 for f in usr/lib/systemd/user/securitykeyd.service usr/lib/systemd/system/securitykeyd.service \
     usr/share/dbus-1/services/org.securitykey.Daemon1.service \
     usr/share/dbus-1/system-services/org.securitykey.Daemon1.service \
     usr/share/dbus-1/system.d/org.securitykey.Daemon1.conf \
     usr/share/dbus-1/interfaces/org.securitykey.Daemon1.xml \
-    usr/lib/securitykey/libsecuritykey-sk.so usr/share/man/man7/securitykey-sk.7 \
+    usr/lib/securitykey/libsecuritykey.so.0 usr/lib/securitykey/libsecuritykey-sk.so usr/share/man/man7/securitykey-sk.7 \
     "${pamdir#/}/pam_securitykey.so" usr/share/man/man8/pam_securitykey.8; do
     [ -f "$root/$f" ] || { echo "make-deb: $f is missing from the install" >&2; exit 1; }
 done
@@ -44,14 +45,19 @@ gzip -9n "$root"/usr/share/man/man1/*.1 "$root"/usr/share/man/man7/*.7 "$root"/u
 install -D -m 0644 packaging/debian/lintian-overrides "$root/usr/share/lintian/overrides/securitykey"
 
 size="$(du -sk --exclude=DEBIAN "$root" | cut -f1)"
-sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" packaging/debian/control \
+# Packed relative relocations (make release uses them where the C library has them) load only
+# with glibc 2.36 or later.
+libc="libc6"
+if objdump -p "$root/usr/lib/securitykey/libsecuritykey.so.0" | grep -q GLIBC_ABI_DT_RELR; then libc="libc6 (>= 2.36)"; fi
+sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" -e "s/@LIBC@/$libc/" packaging/debian/control \
     > "$root/DEBIAN/control"
 (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf "%P\0" | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
 chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
 
 deb="dist/securitykey_${version}_${arch}.deb"
-# xz -6 (dpkg-deb's default) for a package to ship; SECURITYKEY_DEB_FAST=1 (test-packaging) takes
-# xz -1, several times faster on the static binaries for a package 15 % larger.
-dpkg-deb --root-owner-group -Zxz -z"$([ "${SECURITYKEY_DEB_FAST:-0}" = 1 ] && echo 1 || echo 6)" \
+# xz -9 for a package to ship (dpkg-deb's default is -6; -9's larger dictionary holds the whole
+# shared library); SECURITYKEY_DEB_FAST=1 (test-packaging) takes xz -1, several times faster for a
+# slightly larger package.
+dpkg-deb --root-owner-group -Zxz -z"$([ "${SECURITYKEY_DEB_FAST:-0}" = 1 ] && echo 1 || echo 9)" \
     --build "$root" "$deb" >/dev/null
 echo "$deb"

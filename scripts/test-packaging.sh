@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The packaging checks (make test-packaging; `make test` runs them after the suite unless
 # SECURITYKEY_SKIP_PACKAGING=1, and so CI does):
-#  1. make install into a scratch DESTDIR: every file there, the binaries need no Swift runtime
-#     library (static), run, and make uninstall leaves nothing behind.
+#  1. make install into a scratch DESTDIR: every file there, the programs and libraries need no
+#     Swift runtime library (it is linked into libsecuritykey.so.0, which the four front ends
+#     link), run, and make uninstall leaves nothing behind.
 #  2. make deb: lintian finds no error or warning beyond the documented overrides; every
 #     installed program and library, the installation and the package are within their
 #     size ceilings, and none carries ICU's data (scripts/size-report.sh check).
@@ -86,8 +87,8 @@ build_consumer() {
 background+=($!)
 consumer_job=$!
 
-step "make release (static Swift runtime; once, for install and the package)"
-timed release make --no-print-directory release .build/bench/sk-load >"$scratch/release.log" 2>&1 ||
+step "make release (the shared library and its front ends; once, for install and the package)"
+timed release make --no-print-directory release .build/bench/sk-load .build/bench/pam-load >"$scratch/release.log" 2>&1 ||
     { tail -n 40 "$scratch/release.log" >&2; echo "test-packaging: make release failed" >&2; exit 1; }
 
 step "make install-files DESTDIR=$scratch/root, then make uninstall"
@@ -102,6 +103,7 @@ for f in usr/local/bin/securitykey usr/local/bin/securitykeyd usr/local/share/ma
     usr/local/share/dbus-1/system-services/org.securitykey.Daemon1.service \
     usr/local/share/dbus-1/system.d/org.securitykey.Daemon1.conf \
     usr/local/lib/securitykey/libsecuritykey-sk.so usr/local/share/man/man7/securitykey-sk.7 \
+    usr/local/lib/securitykey/libsecuritykey.so.0 \
     "${pamdir#/}/pam_securitykey.so" usr/local/share/man/man8/pam_securitykey.8; do
     [ -f "$scratch/root/$f" ] || { echo "test-packaging: $f was not installed" >&2; exit 1; }
 done
@@ -109,9 +111,14 @@ grep -q "Exec=/usr/local/bin/securitykeyd" "$scratch/root/usr/local/share/dbus-1
 grep -q "Exec=/usr/local/bin/securitykeyd --system" \
     "$scratch/root/usr/local/share/dbus-1/system-services/org.securitykey.Daemon1.service"
 grep -q "ExecStart=/usr/local/bin/securitykeyd --system" "$scratch/root/usr/local/lib/systemd/system/securitykeyd.service"
+# The PAM module names the library's installed directory (/usr/local/lib/securitykey) by its
+# absolute path, which ldd is pointed into the scratch root for; the others find it $ORIGIN-relative.
+readelf -d "$scratch/root/${pamdir#/}/pam_securitykey.so" | grep -q 'RUNPATH.*\[/usr/local/lib/securitykey\]' ||
+    { echo "test-packaging: the PAM module's RUNPATH is not /usr/local/lib/securitykey" >&2; exit 1; }
 for binary in usr/local/bin/securitykey usr/local/bin/securitykeyd usr/local/lib/securitykey/libsecuritykey-sk.so \
-    "${pamdir#/}/pam_securitykey.so"; do
-    if ldd "$scratch/root/$binary" | grep -E "swift|Foundation|not found"; then
+    usr/local/lib/securitykey/libsecuritykey.so.0 "${pamdir#/}/pam_securitykey.so"; do
+    if LD_LIBRARY_PATH="$scratch/root/usr/local/lib/securitykey" ldd "$scratch/root/$binary" |
+        grep -E "libswift|Foundation|not found"; then
         echo "test-packaging: $binary needs the Swift runtime or a missing library" >&2
         exit 1
     fi
@@ -188,6 +195,11 @@ chroot "$chroot_dir" env -i PATH=/usr/bin:/bin /tmp/pamtester -v securitykey-pac
     </dev/null >"$scratch/pamtester.txt" 2>&1 ||
     { cat "$scratch/pamtester.txt" >&2; echo "test-packaging: the packaged PAM module did not authenticate" >&2; exit 1; }
 echo "test-packaging: the packaged PAM module authenticated root through pamtester in the chroot"
+# Loaded, called and closed three times in one process, as a PAM application ending transactions
+# does: the shared library stays loaded (-z nodelete) and the module loads again.
+cp .build/bench/pam-load "$chroot_dir/tmp/pam-load"
+chroot "$chroot_dir" env -i PATH=/usr/bin:/bin /tmp/pam-load "$pam_module" 3 ||
+    { echo "test-packaging: $pam_module did not load, run and close three times" >&2; exit 1; }
 kill -TERM "$serve_pid" 2>/dev/null || true
 wait "$serve_pid" 2>/dev/null || true
 serve_pid=""

@@ -18,12 +18,12 @@
 # machine; the host's load times are the ones the <= 20 ms target is about.
 #
 # Uses release builds (what `make install` ships): SECURITYKEY_BIN (.build/release/securitykey),
-# SECURITYKEY_SK_PROVIDER (.build/release/libsecuritykey-sk.so), SK_LOAD (.build/bench/sk-load).
+# SECURITYKEY_SK_PROVIDER (.build/install/lib/securitykey/libsecuritykey-sk.so, make release's), SK_LOAD (.build/bench/sk-load).
 # `make bench-ssh` builds them and writes the figures into Docs/Performance.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export SECURITYKEY_BIN=${SECURITYKEY_BIN:-$PWD/.build/release/securitykey}
-export SECURITYKEY_SK_PROVIDER=${SECURITYKEY_SK_PROVIDER:-$PWD/.build/release/libsecuritykey-sk.so}
+export SECURITYKEY_SK_PROVIDER=${SECURITYKEY_SK_PROVIDER:-$PWD/.build/install/lib/securitykey/libsecuritykey-sk.so}
 export SK_LOAD=${SK_LOAD:-$PWD/.build/bench/sk-load}
 
 ssh_guest_name=ssh-in-guest
