@@ -220,13 +220,15 @@ INSTALLED = $(BINDIR)/securitykey $(BINDIR)/securitykeyd $(SKDIR)/libsecuritykey
 
 release: deps-build
 	@$(MAKE) --no-print-directory shared-library
-	$(SWIFT) build -c release --product generate-manual
+	# With the release flags too: under other flags SwiftPM would compile the argument parser and
+	# everything over it again, at every make release.
+	$(SWIFT) build $(RELEASE_FLAGS) --product generate-manual
 	rm -rf $(STAGE)/man && mkdir -p $(STAGE)/man
-	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" $(STAGE)/bin/securitykey --multi-page \
+	"$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/generate-manual" $(STAGE)/bin/securitykey --multi-page \
 	  --output-directory $(STAGE)/man
 	# The real exit-status table in place of the generator's generic EXIT STATUS section.
 	scripts/man-exit-status.sh $(STAGE)/bin/securitykey $(STAGE)/man
-	"$$($(SWIFT) build -c release --show-bin-path)/generate-manual" $(STAGE)/bin/securitykeyd \
+	"$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/generate-manual" $(STAGE)/bin/securitykeyd \
 	  --output-directory $(STAGE)/man
 	# mdoc treats an empty line as an error (groff warns); the generator leaves some in.
 	sed -i '/^$$/d' $(STAGE)/man/*.1
@@ -246,8 +248,12 @@ release: deps-build
 # (--defsym), which the front ends call under their own names; -z nodelete, so that a host's
 # dlclose of the provider or the PAM module leaves the runtime and its threads in place; packed
 # relative relocations (DT_RELR, glibc 2.36) where the C library has them, 1.6 MB less to read at
-# every start; -z defs, so a missing object fails the link instead of the load. The unstripped
-# library stays in the build directory (scripts/size-report.sh reads its symbols).
+# every start; -z defs, so a missing object fails the link instead of the load. Both programs'
+# modules define the thunk that starts their async main under one name, not qualified by the
+# module ($sIetH_...10async_MainTf3npf_n, weak): in one library the linker would keep one of the
+# two, and securitykeyd would run securitykey's main; each program's object is linked from a copy
+# in which those symbols are local. The unstripped library stays in the build directory
+# (scripts/size-report.sh reads its symbols).
 SHARED_PRODUCTS := securitykey securitykeyd securitykey-sk pam_securitykey
 SHARED_ENTRIES := sk_api_version sk_enroll sk_sign sk_load_resident_keys pam_sm_authenticate pam_sm_setcred
 RELR := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ split($$2, v, "."); if (v[1] > 2 || v[2] >= 36) print "yes" }')
@@ -271,6 +277,15 @@ shared-library: deps-build
 	done; \
 	sort -u $(foreach product,$(SHARED_PRODUCTS),"$$bin/$(product).product/Objects.LinkFileList") \
 	  > "$$bin/libsecuritykey.LinkFileList" && \
+	rm -rf "$$bin/libsecuritykey.entries" && mkdir -p "$$bin/libsecuritykey.entries" && \
+	grep -E "/securitykeyd?\.build/" "$$bin/libsecuritykey.LinkFileList" | tr -d "'" | while IFS= read -r object; do \
+	  nm "$$object" | grep -q async_Main || continue; \
+	  copy="$$bin/libsecuritykey.entries/$$(basename "$$(dirname "$$object")")-$$(basename "$$object")"; \
+	  objcopy --wildcard --localize-symbol='*async_Main*' "$$object" "$$copy" && \
+	  grep -vxF -e "$$object" -e "'$$object'" "$$bin/libsecuritykey.LinkFileList" > "$$bin/libsecuritykey.LinkFileList.new" && \
+	  echo "'$$copy'" >> "$$bin/libsecuritykey.LinkFileList.new" && \
+	  mv "$$bin/libsecuritykey.LinkFileList.new" "$$bin/libsecuritykey.LinkFileList" || exit 1; \
+	done && \
 	$(SWIFTC) -emit-library -static-stdlib -module-name securitykey_shared -o "$$bin/libsecuritykey.so.0.unstripped" \
 	  @"$$bin/libsecuritykey.LinkFileList" -L "$$bin" -Xlinker -soname=libsecuritykey.so.0 $(SHARED_LINK_FLAGS) && \
 	rm -rf $(STAGE)/bin $(STAGE)/lib && mkdir -p $(STAGE)/bin $(dir $(SHARED_LIBRARY)) && \
