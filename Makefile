@@ -136,12 +136,12 @@ bench-drivers: .build/bench/fido2-udp-driver .build/bench/sk-load .build/bench/p
 
 # Loads an OpenSSH provider library as ssh-sk-helper does and times it (bench/openssh/sk-load.c);
 # the packaging test runs it in the chroot too.
-.build/bench/sk-load: bench/openssh/sk-load.c
+.build/bench/sk-load: bench/openssh/sk-load.c bench/load-measure.h
 	mkdir -p .build/bench
 	$(CC) $(BENCH_CFLAGS) -o $@ $< -ldl
 
 # Loads a PAM module as Linux-PAM does, calls it, and closes it again (bench/pam/pam-load.c).
-.build/bench/pam-load: bench/pam/pam-load.c
+.build/bench/pam-load: bench/pam/pam-load.c bench/load-measure.h
 	mkdir -p .build/bench
 	$(CC) $(BENCH_CFLAGS) -o $@ $< -ldl
 

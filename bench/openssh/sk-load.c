@@ -25,6 +25,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../load-measure.h"
+
 /* Only what is called here, from OpenSSH's documented middleware ABI (PROTOCOL.u2f). */
 #define SK_VERSION_MAJOR 0x000a0000u
 #define SK_VERSION_MAJOR_MASK 0xffff0000u
@@ -32,29 +34,6 @@ struct sk_option;
 struct sk_resident_key;
 typedef uint32_t (*sk_api_version_fn)(void);
 typedef int (*sk_load_resident_keys_fn)(const char *, struct sk_option **, struct sk_resident_key ***, size_t *);
-
-/* A "Name:   N kB" line of /proc/self/status, in KiB; -1 when absent. */
-static long status_kib(const char *name) {
-    FILE *status = fopen("/proc/self/status", "r");
-    if (status == NULL) return -1;
-    char line[256];
-    long value = -1;
-    size_t length = strlen(name);
-    while (fgets(line, sizeof line, status) != NULL) {
-        if (strncmp(line, name, length) == 0 && line[length] == ':') {
-            value = strtol(line + length + 1, NULL, 10);
-            break;
-        }
-    }
-    fclose(status);
-    return value;
-}
-
-static double milliseconds_since(const struct timespec *start) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) * 1e3 + (double)(now.tv_nsec - start->tv_nsec) / 1e6;
-}
 
 int main(int argc, char **argv) {
     if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--resident") != 0)) {

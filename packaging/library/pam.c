@@ -5,8 +5,9 @@
  * local. */
 #include <security/pam_modules.h>
 
-int securitykey_pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv);
-int securitykey_pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const char **argv);
+/* The library's functions have the entry points' own types (pam_modules.h). */
+__typeof__(pam_sm_authenticate) securitykey_pam_sm_authenticate;
+__typeof__(pam_sm_setcred) securitykey_pam_sm_setcred;
 
 int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv) {
     return securitykey_pam_sm_authenticate(pamh, flags, argc, argv);
