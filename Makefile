@@ -263,7 +263,9 @@ SHARED_LINK_FLAGS := -use-ld=lld -Xlinker --gc-sections -Xlinker -z -Xlinker def
 	$(foreach entry,$(SHARED_ENTRIES),-Xlinker --defsym=securitykey_$(entry)=$(entry))
 # The front ends: a main() or the entry points of OpenSSH's or PAM's API, each calling the library.
 FRONT_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -fstack-protector-strong
-FRONT_LINK = -L$(dir $(SHARED_LIBRARY)) -l:libsecuritykey.so.0 -Wl,-z,relro,-z,now
+# libc named even where a front end calls nothing of it (Debian links --as-needed; lintian wants
+# every library linked against libc).
+FRONT_LINK = -L$(dir $(SHARED_LIBRARY)) -l:libsecuritykey.so.0 -Wl,-z,relro,-z,now -Wl,--push-state,--no-as-needed -lc -Wl,--pop-state
 shared-library: deps-build
 	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey
 	$(SWIFT) build $(RELEASE_FLAGS) --product securitykeyd
