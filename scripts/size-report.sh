@@ -23,7 +23,7 @@ deb_max=${SIZE_DEB_MAX:-10000000}
 install_max=${SIZE_INSTALL_MAX:-25000000}
 build=${SIZE_BUILD_DIR:-.build/release}
 
-mb() { awk -v b="$1" 'BEGIN { printf "%.2f MB", b / 1e6 }'; }
+mb() { awk -v b="$1" 'BEGIN { if (b < 1e6) printf "%.1f kB", b / 1e3; else printf "%.2f MB", b / 1e6 }'; }
 
 # The table (Markdown) for ROOT and DEB on stdout; the verdict in $over (count of misses).
 table() {
@@ -137,7 +137,7 @@ sec = sections(stripped)
 total_size = os.path.getsize(stripped)
 if total_size < 1_000_000:
     # A front end: a few kB, its sections in kB.
-    top = sorted(((v, k) for k, v in sec.items() if v >= 1_000), reverse=True)[:4]
+    top = sorted(((v, k) for k, v in sec.items() if v >= 100), reverse=True)[:4]
     print("a front end: " + ", ".join(f"{k} {v / 1e3:.1f}" for v, k in top) + " (kB)")
     sys.exit(0)
 top_sections = sorted(((v, k) for k, v in sec.items() if v >= 100_000), reverse=True)[:5]

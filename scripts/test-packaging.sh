@@ -68,7 +68,7 @@ prepare_chroot() {
     mount -t proc proc "$chroot_dir/proc"
     local packages
     packages="$(sed -n -e 's/^Depends: //p' -e 's/^Recommends: //p' packaging/debian/control |
-        sed -e 's/([^)]*)//g' | tr ',' '\n' | tr -d ' ' | sort -u | tr '\n' ' ') openssh-client"
+        sed -e 's/([^)]*)//g' -e 's/@LIBC@/libc6/' | tr ',' '\n' | tr -d ' ' | sort -u | tr '\n' ' ') openssh-client"
     chroot "$chroot_dir" /bin/sh -c "apt-get update -qq && \
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages"
 }
