@@ -110,9 +110,10 @@ fuzz-coverage: deps
 
 # Release builds of the benchmark and the CLI it serves virtual keys with, and the libfido2
 # driver; python-fido2 and libfido2 are the other hosts. The PC/SC part starts a
-# private test bed, which needs root. Built as `make release` builds what is installed (the
-# Swift runtime linked in), so the figures are those of the shipped binaries whichever of the
-# two builds ran last.
+# private test bed, which needs root. Built with `make release`'s flags (the Swift runtime
+# linked in), so the two builds share their compiled modules; the CLI measured is SwiftPM's
+# static link of them (.build/release/securitykey), the same code the shared library holds
+# (scripts/bench/footprint.sh measures the installed layout, .build/install).
 BENCH_ARGS ?=
 bench-build: deps pydeps bench-drivers
 	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey
