@@ -72,7 +72,7 @@ let package = Package(
 
         // MARK: Pure values, no I/O
         .target(name: "CBOR", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
-        .target(name: "CTAPHID", swiftSettings: strict),
+        .target(name: "CTAPHID", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
         .target(name: "ISO7816", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
 
         // MARK: The seam between protocol and wire
