@@ -213,7 +213,7 @@ let package = Package(
         .target(
             name: "SecurityKeyDaemonClient",
             dependencies: [
-                "_SecurityKeyInternals", "SDBus", "SecurityKeys", "CTAP2", "CBOR",
+                "_SecurityKeyInternals", "SDBus", "SecurityKeys", "CTAP2", "CBOR", "Transport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
