@@ -72,7 +72,7 @@ let package = Package(
 
         // MARK: Pure values, no I/O
         .target(name: "CBOR", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
-        .target(name: "CTAPHID", swiftSettings: strict),
+        .target(name: "CTAPHID", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
         .target(name: "ISO7816", dependencies: ["_SecurityKeyInternals"], swiftSettings: strict),
 
         // MARK: The seam between protocol and wire
@@ -213,7 +213,7 @@ let package = Package(
         .target(
             name: "SecurityKeyDaemonClient",
             dependencies: [
-                "_SecurityKeyInternals", "SDBus", "SecurityKeys", "CTAP2", "CBOR",
+                "_SecurityKeyInternals", "SDBus", "SecurityKeys", "CTAP2", "CBOR", "Transport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),

@@ -125,3 +125,19 @@ public struct AuthenticatorError: Error, Hashable, Sendable, CustomStringConvert
         return message
     }
 }
+
+extension AuthenticatorError {
+    /// The kind of failure: a CTAP2 or transport failure underneath keeps its own.
+    public var category: FailureCategory {
+        if let ctap2Error { return ctap2Error.category }
+        if let transport = underlying as? TransportError { return transport.category }
+        switch code {
+        case .noDevice, .removed: return .noDevice
+        case .timeout, .cancelled, .operationDenied, .userActionTimeout: return .cancelled
+        case .invalidURI: return .usage
+        case .notSupported, .pinUVNotSupported: return .notSupported
+        case .pinBlocked, .pinNotSet, .uvBlocked: return .pinProblem
+        default: return .failure
+        }
+    }
+}

@@ -65,6 +65,24 @@ public struct COSEAlgorithm: RawRepresentable, Hashable, Sendable, CustomStringC
         default: "COSE(\(rawValue))"
         }
     }
+
+    /// The algorithm a name or a COSE number states: es256, es384, es512, eddsa, ed25519, rs256,
+    /// ps256, es256k, mldsa65 or ml-dsa-65, mldsa87 or ml-dsa-87 (any case), or an integer
+    /// such as -257; nil for anything else.
+    public init?(name: String) {
+        let named: [String: COSEAlgorithm] = [
+            "es256": .es256, "es384": .es384, "es512": .es512, "eddsa": .edDSA, "ed25519": .ed25519, "rs256": .rs256,
+            "ps256": .ps256, "es256k": .es256K, "mldsa65": .mlDSA65, "ml-dsa-65": .mlDSA65, "mldsa87": .mlDSA87,
+            "ml-dsa-87": .mlDSA87,
+        ]
+        if let algorithm = named[name.lowercased()] {
+            self = algorithm
+        } else if let number = Int(name) {
+            self.init(rawValue: number)
+        } else {
+            return nil
+        }
+    }
 }
 
 /// An authenticator attestation GUID (WebAuthn §6.5.1), 16 bytes.
@@ -85,8 +103,7 @@ public struct AAGUID: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses the textual UUID form (`01020304-0102-0304-0506-010203040506`).
     public init?(uuidString: String) {
-        let hex = uuidString.filter { $0 != "-" }
-        guard uuidString.count == 36, let parsed = Hex.decode(hex), parsed.count == 16 else { return nil }
+        guard let parsed = Hex.decodeUUID(uuidString) else { return nil }
         self.bytes = parsed
     }
 

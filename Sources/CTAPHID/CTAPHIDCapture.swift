@@ -1,3 +1,5 @@
+import _SecurityKeyInternals
+
 /// A captured stream of 64-byte CTAPHID reports (a usbmon or UDP recording) reassembled into
 /// messages (CTAP 2.1 §11.2.4), each with its channel, direction and the reports it spanned.
 ///
@@ -65,12 +67,12 @@ public struct CTAPHIDCapture: Sendable {
             do {
                 step = try state.assembler.append(report)
             } catch {
-                problems.append("Report \(index) on channel \(Self.hex(cid)): \(error.message)")
+                problems.append("Report \(index) on channel \(Hex.encode(cid)): \(error.message)")
                 if error.code == .unexpectedInitialization {
                     // The unfinished message was dropped (reported above); this report starts the next.
                     state.firstReport = index
                     do { step = try state.assembler.append(report) } catch {
-                        problems.append("Report \(index) on channel \(Self.hex(cid)): \(error.message)")
+                        problems.append("Report \(index) on channel \(Hex.encode(cid)): \(error.message)")
                     }
                 }
             }
@@ -82,17 +84,11 @@ public struct CTAPHIDCapture: Sendable {
         }
         for (cid, state) in channels.sorted(by: { $0.value.firstReport < $1.value.firstReport })
         where state.assembler.isAssembling {
-            problems.append("Channel \(Self.hex(cid)): a message starting at report \(state.firstReport) is incomplete.")
+            problems.append("Channel \(Hex.encode(cid)): a message starting at report \(state.firstReport) is incomplete.")
         }
         self.reportCount = reportCount
         self.messages = messages
         self.problems = problems
-    }
-
-    /// A channel ID as eight hex digits.
-    public static func hex(_ cid: UInt32) -> String {
-        let s = String(cid, radix: 16)
-        return String(repeating: "0", count: 8 - s.count) + s
     }
 
     /// The spec's name of a CTAPHID command (`CTAPHID_CBOR`; `CTAPHID_VENDOR_0x41` for vendor ones).

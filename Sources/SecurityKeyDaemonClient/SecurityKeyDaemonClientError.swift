@@ -1,3 +1,5 @@
+import Transport
+
 /// Why a ceremony through securitykeyd failed: a stable code, one sentence, and for the
 /// daemon's own refusals the WebAuthn name it gave.
 public struct SecurityKeyDaemonClientError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -65,4 +67,19 @@ public struct SecurityKeyDaemonClientError: Error, Hashable, Sendable, CustomStr
 
     /// The sentence.
     public var description: String { message }
+}
+
+extension SecurityKeyDaemonClientError {
+    /// The kind of failure, as the provider's own errors say it: no daemon is no device, a
+    /// refusal for the PIN a PIN problem, another refusal or an abort a cancellation.
+    public var category: FailureCategory {
+        switch code {
+        case .notExpressible, .daemonTypeError, .daemonSecurityError: .usage
+        case .noDaemon: .noDevice
+        case .daemonAbort, .daemonNoReply: .cancelled
+        case .daemonNotAllowed: message.contains("PIN") ? .pinProblem : .cancelled
+        case .daemonNotSupported: .notSupported
+        default: .failure
+        }
+    }
 }

@@ -91,3 +91,20 @@ public struct SecurityKeyError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 }
+
+extension SecurityKeyError {
+    /// The kind of failure: a CTAP2 or transport failure underneath keeps its own.
+    public var category: FailureCategory {
+        if let ctap = underlying as? CTAP2Error { return ctap.category }
+        if let transport = underlying as? TransportError { return transport.category }
+        switch code {
+        case .invalidOrigin, .invalidRelyingParty, .invalidRequest, .securityError: return .usage
+        case .cancelled, .timeout, .operationDenied: return .cancelled
+        case .noDevice: return .noDevice
+        case .notHandled: return .notSupported
+        case .pinNotSet, .pinRequired, .pinInvalid, .pinAuthBlocked, .pinBlocked, .pinChangeRequired, .uvBlocked:
+            return .pinProblem
+        default: return .failure
+        }
+    }
+}

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CTAP2
 import Crypto
 
@@ -52,6 +53,15 @@ public struct SecurityKeyHMACSecretInput: Hashable, Sendable, CustomStringConver
     }
 
     public var description: String { "SecurityKeyHMACSecretInput(\(salt2 == nil ? 1 : 2) salt(s), redacted)" }
+
+    /// A salt as people write one: 32 bytes as 64 hex digits, base64 or base64url (surrounding
+    /// whitespace ignored); nil for anything else.
+    public static func salt(text: String) -> [UInt8]? {
+        let trimmed = text.trimmingWhitespace()
+        if trimmed.count == 64, let bytes = Hex.decode(trimmed) { return bytes }
+        guard let bytes = Base64.decodeEitherAlphabet(trimmed), bytes.count == 32 else { return nil }
+        return bytes
+    }
 }
 
 /// The raw `hmac-secret` extension's assertion output (`hmacGetSecret`'s `output1`, `output2`).

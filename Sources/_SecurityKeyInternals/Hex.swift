@@ -38,6 +38,13 @@ public enum Hex {
         return parts.joined(separator: "-")
     }
 
+    /// The 16 bytes of a textual UUID (36 characters, hyphens anywhere ignored, either case), as
+    /// ``uuid(_:)`` writes them; nil for any other text.
+    public static func decodeUUID(_ text: String) -> [UInt8]? {
+        guard text.count == 36, let bytes = decode(text.filter { $0 != "-" }), bytes.count == 16 else { return nil }
+        return bytes
+    }
+
     /// Decodes hex digits (either case); with `lenient`, whitespace and a leading `0x` are
     /// skipped first. Nil when the text is not an even number of hex digits.
     public static func decode(_ text: String, lenient: Bool = false) -> [UInt8]? {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import _SecurityKeyInternals
 import Authenticators
 import CTAP2
 import FoundationEssentials
@@ -95,7 +96,7 @@ enum Confirmation {
             throw CLIError.usage("\(question) There is no terminal to confirm on; pass --yes to confirm.")
         }
         defer { close(fd) }
-        let line = PINReader.promptAndReadLine(fd, "\(question) [y/N] ", limit: 16) ?? []
+        let line = TerminalPrompt.readLine(fd, prompt: "\(question) [y/N] ", limit: 16) ?? []
         let answer = String(decoding: line, as: UTF8.self).lowercased()
         guard answer == "y" || answer == "yes" else {
             throw CLIError(.cancelled, code: "declined", "Nothing was changed.")

@@ -17,15 +17,6 @@ extension CLIError {
             self.init(transport)
             return
         }
-        let status: CLIExitStatus
-        switch error.code {
-        case .noDevice, .removed: status = .noDevice
-        case .timeout, .cancelled, .operationDenied, .userActionTimeout: status = .cancelled
-        case .invalidURI: status = .usage
-        case .notSupported, .pinUVNotSupported: status = .notSupported
-        case .pinBlocked, .pinNotSet, .uvBlocked: status = .pinProblem
-        default: status = .failure
-        }
-        self.init(status, code: error.code.rawValue, error.message)
+        self.init(CLIExitStatus(error.category), code: error.code.rawValue, error.message)
     }
 }

@@ -30,6 +30,19 @@ struct CLIExitStatus: RawRepresentable, Hashable, Sendable {
     /// The command line is wrong (swift-argument-parser's EX_USAGE).
     static let usage = CLIExitStatus(rawValue: 64)
 
+    /// The status of a failure of this kind.
+    init(_ category: FailureCategory) {
+        switch category {
+        case .verificationFailed: self = .verificationFailed
+        case .noDevice: self = .noDevice
+        case .cancelled: self = .cancelled
+        case .pinProblem: self = .pinProblem
+        case .notSupported: self = .notSupported
+        case .usage: self = .usage
+        default: self = .failure
+        }
+    }
+
     /// The table shown by `--help` and Docs/CLI.md.
     static let helpText = """
         EXIT STATUS
@@ -92,14 +105,7 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
     }
 
     init(_ error: TransportError) {
-        let status: CLIExitStatus
-        switch error.code {
-        case .noDevice, .invalidURI: status = error.code == .noDevice ? .noDevice : .usage
-        case .timeout, .cancelled: status = .cancelled
-        case .notSupported: status = .notSupported
-        default: status = .failure
-        }
-        self.init(status, code: error.code.rawValue, error.message)
+        self.init(CLIExitStatus(error.category), code: error.code.rawValue, error.message)
     }
 
     init(_ error: CTAP2Error) {
@@ -107,51 +113,24 @@ struct CLIError: Error, Sendable, CustomStringConvertible {
             self.init(underlying)
             return
         }
-        var status: CLIExitStatus = .failure
         var message = error.message
-        switch error.code {
-        case .cancelled: status = .cancelled
-        case .keepaliveCancel, .userActionTimeout, .operationDenied, .messageTimeout: status = .cancelled
-        case .pinInvalid, .pinAuthBlocked, .pinBlocked, .pinNotSet, .pinPolicyViolation, .pinChangeRequired,
-            .pinRequired, .pinAuthInvalid, .uvInvalid, .uvBlocked:
-            status = .pinProblem
-            if let retries = error.retriesLeft, !message.contains("attempt") {
-                message += " \(retries) attempt(s) left."
-            }
-        case .pinTokenExpired: status = .pinProblem
-        case .pinUVNotSupported, .unsupportedAttestationFormat: status = .notSupported
-        case .unsupportedAlgorithm, .unsupportedOption, .unsupportedExtension, .invalidCommand:
-            status = .notSupported
-        case .verificationFailed, .invalidCertificate: status = .verificationFailed
-        default: status = .failure
+        if error.category == .pinProblem, error.code != .pinTokenExpired, let retries = error.retriesLeft,
+            !message.contains("attempt")
+        {
+            message += " \(retries) attempt(s) left."
         }
-        self.init(status, code: error.code.rawValue, message, ctapStatus: error.status)
+        self.init(CLIExitStatus(error.category), code: error.code.rawValue, message, ctapStatus: error.status)
     }
 
-    /// The provider's error: where a CTAP2 or transport error lies under it, that error's status
-    /// and code (the same ones the other commands give), with the provider's sentence.
+    /// The provider's error: where a CTAP2 or transport error lies under it, that error's code
+    /// (the same one the other commands give), with the provider's sentence.
     init(_ error: SecurityKeyError) {
-        if let ctap = error.underlying as? CTAP2Error {
-            let mapped = CLIError(ctap)
-            self.init(mapped.status, code: mapped.code, error.message, ctapStatus: mapped.ctapStatus)
-            return
-        }
-        if let transport = error.underlying as? TransportError {
-            let mapped = CLIError(transport)
-            self.init(mapped.status, code: mapped.code, error.message)
-            return
-        }
-        let status: CLIExitStatus
-        switch error.code {
-        case .invalidOrigin, .invalidRelyingParty, .invalidRequest, .securityError: status = .usage
-        case .cancelled, .timeout, .operationDenied: status = .cancelled
-        case .noDevice: status = .noDevice
-        case .notHandled: status = .notSupported
-        case .pinNotSet, .pinRequired, .pinInvalid, .pinAuthBlocked, .pinBlocked, .pinChangeRequired, .uvBlocked:
-            status = .pinProblem
-        default: status = .failure
-        }
-        self.init(status, code: error.code.rawValue, error.message)
+        let mapped: CLIError? =
+            if let ctap = error.underlying as? CTAP2Error { CLIError(ctap) }
+            else if let transport = error.underlying as? TransportError { CLIError(transport) } else { nil }
+        self.init(
+            CLIExitStatus(error.category), code: mapped?.code ?? error.code.rawValue, error.message,
+            ctapStatus: mapped?.ctapStatus)
     }
 
     /// A relying-party check that failed: signature and attestation problems keep their codes

@@ -144,7 +144,7 @@ struct AccountOptions: ParsableArguments {
     }
 
     /// The choice the options make (ask when neither is given).
-    var choice: AccountChoice {
+    var choice: SecurityKeyAccountChoice {
         if let user { return .name(user) }
         if let userID, let id = Base64URL.decode(userID) { return .userID(id) }
         return .ask
@@ -167,26 +167,11 @@ func validateRelyingPartyOption(_ rp: String?) throws {
     throw ValidationError("--rp takes a domain, not a URL\(host).")
 }
 
-/// Parses `--alg` names: es256, es384, es512, eddsa, ed25519, rs256, ps256, es256k, mldsa65,
-/// mldsa87 (ml-dsa-65, ml-dsa-87), or a COSE number.
+/// Parses an `--alg` name or COSE number (``COSEAlgorithm/init(name:)``).
 func parseAlgorithm(_ text: String) throws(CLIError) -> COSEAlgorithm {
-    switch text.lowercased() {
-    case "es256": return .es256
-    case "es384": return .es384
-    case "es512": return .es512
-    case "eddsa": return .edDSA
-    case "ed25519": return .ed25519
-    case "rs256": return .rs256
-    case "ps256": return .ps256
-    case "es256k": return .es256K
-    case "mldsa65", "ml-dsa-65": return .mlDSA65
-    case "mldsa87", "ml-dsa-87": return .mlDSA87
-    default:
-        guard let n = Int(text) else {
-            throw CLIError.usage(
-                "Unknown algorithm \"\(text)\"; use es256, es384, es512, eddsa, rs256, ps256, es256k, mldsa65, mldsa87 or a COSE number."
-            )
-        }
-        return COSEAlgorithm(rawValue: n)
+    guard let algorithm = COSEAlgorithm(name: text) else {
+        throw CLIError.usage(
+            "Unknown algorithm \"\(text)\"; use es256, es384, es512, eddsa, rs256, ps256, es256k, mldsa65, mldsa87 or a COSE number.")
     }
+    return algorithm
 }

@@ -49,7 +49,7 @@ enum DaemonCeremony {
     /// Signs in through the daemon.
     static func authenticate(
         _ request: SecurityKeyCredentialAssertionRequest, route: DaemonRouteOptions, pinReader: PINReader,
-        account: AccountChoice = .ask
+        account: SecurityKeyAccountChoice = .ask
     ) async throws -> SecurityKeyCredentialAssertion {
         let interaction = CLIInteraction(reader: pinReader, account: account)
         do { return try await client(route, interaction).authenticate(request) } catch {
@@ -73,9 +73,7 @@ enum DaemonCeremony {
     /// why the daemon then refused.
     static func cliError(_ error: SecurityKeyDaemonClientError, interaction: CLIInteraction) -> CLIError {
         if error.daemonErrorName != nil, let reason = interaction.unanswered { return reason }
-        let status: CLIExitStatus
-        switch error.code {
-        case .notExpressible:
+        if error.code == .notExpressible {
             let sentence =
                 switch error.reason {
                 case .clientDataHash:
@@ -86,13 +84,7 @@ enum DaemonCeremony {
                     "--via-daemon cannot pass extension inputs that have no WebAuthn JSON form; leave them out."
                 }
             return CLIError.usage(sentence)
-        case .noDaemon: status = .noDevice
-        case .daemonAbort, .daemonNoReply: status = .cancelled
-        case .daemonNotAllowed: status = error.message.contains("PIN") ? .pinProblem : .cancelled
-        case .daemonNotSupported: status = .notSupported
-        case .daemonTypeError, .daemonSecurityError: status = .usage
-        default: status = .failure
         }
-        return CLIError(status, code: error.code.rawValue, error.message)
+        return CLIError(CLIExitStatus(error.category), code: error.code.rawValue, error.message)
     }
 }

@@ -129,24 +129,12 @@ struct WinkCommand: ReportingCommand {
             }
         }
         let directory = try global.directory(logger: global.makeLogger())
-        let present = await directory.openAll(deadline: global.deadline())
-        guard !present.authenticators.isEmpty else {
-            if let denied = present.denied { throw denied }
+        let (winks, denied) = await directory.winkAll(deadline: global.deadline())
+        guard !winks.isEmpty else {
+            if let denied { throw denied }
             throw CLIError(.noDevice, code: "no-device", "No security key found; plug one in.")
         }
-        let results = await withTaskGroup(of: (String, CLIError?).self) { group in
-            for key in present.authenticators {
-                group.addTask {
-                    var failure: CLIError?
-                    do { try await key.wink() } catch { failure = CLIError.from(error) }
-                    await key.close()
-                    return (key.uri, failure)
-                }
-            }
-            var results: [(String, CLIError?)] = []
-            for await result in group { results.append(result) }
-            return results.sorted { $0.0 < $1.0 }
-        }
+        let results: [(String, CLIError?)] = winks.map { ($0.uri, $0.failure.map { CLIError($0) }) }
         if global.json {
             Console.json(
                 .array(

@@ -192,11 +192,9 @@ func prfInputValues(_ first: String, _ second: String?, option: String) throws -
     return .init(saltInput1: one, saltInput2: two)
 }
 
-/// A raw hmac-secret salt: 32 bytes as 64 hex digits, base64 or base64url.
+/// A raw hmac-secret salt (``SecurityKeyHMACSecretInput/salt(text:)``).
 func parseSalt(_ text: String, option: String) throws(CLIError) -> [UInt8] {
-    let trimmed = text.trimmingWhitespace()
-    if trimmed.count == 64, let bytes = Hex.decode(trimmed) { return bytes }
-    guard let bytes = Base64.decodeEitherAlphabet(trimmed), bytes.count == 32 else {
+    guard let bytes = SecurityKeyHMACSecretInput.salt(text: text) else {
         throw CLIError.usage("\(option) takes a 32-byte salt as 64 hex digits, base64 or base64url.")
     }
     return bytes

@@ -95,8 +95,8 @@ struct PAMEnrollCommand: ReportingCommand {
         return PAMAuthentication.defaultAuthFile(for: account, sshFormat: false)
     }
 
-    /// Adds the credential to `path` after asking, keeping the file's other lines; written to a
-    /// temporary file beside it and renamed over it.
+    /// Adds the credential to `path` after asking, keeping the file's other lines
+    /// (``AuthorizationFile/install(_:at:for:)`` writes it).
     func appendCredential(_ credential: PAMCredential, user: String, to path: String) throws {
         let url = URL(fileURLWithPath: path)
         let existing = FileManager.default.fileExists(atPath: path) ? try Data(contentsOf: url) : Data()
@@ -107,19 +107,6 @@ struct PAMEnrollCommand: ReportingCommand {
             throw CLIError.invalidInput("\(path) is not a pam-u2f file this command may change: \(error.message).")
         }
         try Confirmation.ask("Add this credential for \(user) to \(path)?", assumeYes: yes)
-        let directory = url.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: url, options: .atomic)
-        // The file holds public keys and key handles only; the modules refuse it when anyone
-        // but its owner may write it. Written by root for another user, it becomes theirs, as
-        // the modules read a file in a home with the user's identity.
-        var attributes: [FileAttributeKey: Any] = [.posixPermissions: 0o644]
-        if getuid() == 0, let account = PAMUser.named(user), account.uid != 0, path.hasPrefix(account.home + "/") {
-            attributes[.ownerAccountID] = Int(account.uid)
-            attributes[.groupOwnerAccountID] = Int(account.gid)
-            try FileManager.default.setAttributes(
-                [.ownerAccountID: Int(account.uid), .groupOwnerAccountID: Int(account.gid)], ofItemAtPath: directory.path)
-        }
-        try FileManager.default.setAttributes(attributes, ofItemAtPath: path)
+        try AuthorizationFile.install(text, at: path, for: user)
     }
 }

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 import FoundationEssentials
 import _SecurityKeyInternals
 
@@ -72,112 +64,22 @@ struct PINReader: Sendable {
         return first
     }
 
-    /// Prompts on /dev/tty and reads a line with echo off (termios), restoring the terminal after.
+    /// Prompts on /dev/tty and reads a line with echo off, restoring the terminal after.
     private static func readFromTerminal(_ prompt: String, stop: PromptCancellation?) throws(CLIError) -> String? {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else {
+        let answer = TerminalPrompt.readSecretLine(prompt, limit: 256, stop: stop) { saved in
+            SignalCancellation.terminal.withLock { $0 = saved }
+        }
+        switch answer {
+        case .noTerminal:
             throw CLIError(
                 .pinProblem, code: "no-terminal",
                 "A PIN is needed but there is no terminal to ask on; pass --pin-stdin and write it to standard input."
             )
-        }
-        defer { close(fd) }
-        var saved = termios()
-        let haveTermios = tcgetattr(fd, &saved) == 0
-        if haveTermios {
-            var quiet = saved
-            quiet.c_lflag &= ~tcflag_t(ECHO)
-            quiet.c_lflag |= tcflag_t(ECHONL)
-            SignalCancellation.terminal.withLock { $0 = (fd, saved) }
-            _ = tcsetattr(fd, TCSAFLUSH, &quiet)
-        }
-        defer {
-            if haveTermios {
-                _ = tcsetattr(fd, TCSAFLUSH, &saved)
-                SignalCancellation.terminal.withLock { $0 = nil }
-            }
-        }
-        guard var line = Self.promptAndReadLine(fd, prompt, limit: 256, stop: stop) else {
+        case .cancelled:
             throw CLIError(.cancelled, code: promptCancelled, "The operation ended before a PIN was entered.")
-        }
-        defer { for i in line.indices { line[i] = 0 } }
-        return String(decoding: line, as: UTF8.self)
-    }
-
-    /// Writes `prompt` to the terminal `fd` and reads one line of at most `limit` bytes
-    /// (without the line end); nil when `stop` was cancelled first. The one place the tool
-    /// reads a terminal byte by byte.
-    static func promptAndReadLine(_ fd: Int32, _ prompt: String, limit: Int, stop: PromptCancellation? = nil)
-        -> [UInt8]?
-    {
-        let promptBytes = Array(prompt.utf8)
-        _ = promptBytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        var line: [UInt8] = []
-        var byte: UInt8 = 0
-        while line.count < limit {
-            if let stop, !stop.waitReadable(fd) {
-                for i in line.indices { line[i] = 0 }
-                Console.err("")
-                return nil
-            }
-            let n = systemRead(fd, &byte, 1)
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 || byte == 0x0A { break }
-            if byte != 0x0D { line.append(byte) }
-        }
-        return line
-    }
-}
-
-// Inside PINReader `read` names the method, not the C function.
-private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    read(fd, buffer, count)
-}
-
-/// Ends a terminal prompt from another thread: a pipe whose read end the prompt polls beside
-/// the terminal, written once by `cancel` (a task cancellation handler).
-final class PromptCancellation: Sendable {
-    private let readEnd: Int32
-    private let writeEnd: Int32
-
-    init() {
-        var ends: [Int32] = [-1, -1]
-        if pipe(&ends) == 0 {
-            // Not inherited by children; a full pipe (it never is: one byte) must not block cancel.
-            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-            _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)
-        } else {
-            ends = [-1, -1]
-        }
-        readEnd = ends[0]
-        writeEnd = ends[1]
-    }
-
-    deinit {
-        if readEnd >= 0 { close(readEnd) }
-        if writeEnd >= 0 { close(writeEnd) }
-    }
-
-    /// Makes the prompt end (now, or as soon as it starts waiting).
-    func cancel() {
-        guard writeEnd >= 0 else { return }
-        var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)
-    }
-
-    /// Waits until `fd` can be read (true) or the prompt was cancelled (false).
-    func waitReadable(_ fd: Int32) -> Bool {
-        guard readEnd >= 0 else { return true }
-        var fds = [
-            pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0),
-        ]
-        while true {
-            let ready = poll(&fds, 2, -1)
-            if ready < 0, errno == EINTR { continue }
-            // A poll failure leaves the blocking read to decide, as before there was a poll.
-            if ready < 0 { return true }
-            if fds[1].revents != 0 { return false }
-            return true
+        case .line(var line):
+            defer { for i in line.indices { line[i] = 0 } }
+            return String(decoding: line, as: UTF8.self)
         }
     }
 }

@@ -22,7 +22,7 @@ enum ProviderCeremony {
     /// relying party's): opening the key, its one getInfo, and the ceremony on it.
     static func perform<Outcome>(
         _ request: SecurityKeyAuthorizationRequest, global: GlobalOptions, pinReader: PINReader,
-        account: AccountChoice = .ask, _ result: (SecurityKeyAuthorization) -> Outcome?
+        account: SecurityKeyAccountChoice = .ask, _ result: (SecurityKeyAuthorization) -> Outcome?
     ) async throws -> Outcome {
         let deadline = Deadline.after(request.timeout)
         let logger = global.makeLogger()
@@ -108,33 +108,14 @@ final class StatusPrinter: Sendable {
     }
 }
 
-/// Which account to sign in with when the key holds several for the relying party.
-enum AccountChoice: Sendable {
-    /// Ask on the terminal; without one, refuse and list the accounts.
-    case ask
-    /// The account with this name or display name (`--user`).
-    case name(String)
-    /// The account with this user handle (`--user-id`).
-    case userID([UInt8])
-
-    /// Whether `account` is the one named.
-    func matches(_ account: SecurityKeyAccount) -> Bool {
-        switch self {
-        case .ask: true
-        case .name(let name): account.name == name || account.displayName == name
-        case .userID(let id): account.userID == id
-        }
-    }
-}
-
 /// Answers the provider's PIN prompts on the terminal (or from standard input with
 /// `--pin-stdin`), and its account choice as `--user`/`--user-id` say or on the terminal.
 final class CLIInteraction: SecurityKeyInteraction {
     let reader: PINReader
-    let account: AccountChoice
+    let account: SecurityKeyAccountChoice
     private let state = Mutex<(asked: Int, newPINAsked: Bool, unanswered: CLIError?)>((0, false, nil))
 
-    init(reader: PINReader, account: AccountChoice = .ask) {
+    init(reader: PINReader, account: SecurityKeyAccountChoice = .ask) {
         self.reader = reader
         self.account = account
     }
@@ -209,18 +190,6 @@ final class CLIInteraction: SecurityKeyInteraction {
     }
 }
 
-extension SecurityKeyAccount {
-    /// How the CLI names an account: its name, display name and user handle (base64url).
-    var label: String {
-        let id = Base64URL.encode(userID)
-        switch (name, displayName) {
-        case (let name?, let display?) where display != name: return "\(name) (\(display), user ID \(id))"
-        case (let name?, _), (nil, let name?): return "\(name) (user ID \(id))"
-        case (nil, nil): return "user ID \(id)"
-        }
-    }
-}
-
 /// The account choice on the terminal: a numbered list of the accounts and a prompt, on the
 /// controlling terminal when standard error is one.
 enum AccountPicker {
@@ -239,7 +208,7 @@ enum AccountPicker {
                     let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
                     guard fd >= 0 else { return continuation.resume(returning: nil) }
                     defer { close(fd) }
-                    let line = PINReader.promptAndReadLine(fd, prompt, limit: 16, stop: stop)
+                    let line = TerminalPrompt.readLine(fd, prompt: prompt, limit: 16, stop: stop)
                     continuation.resume(returning: line.map { String(decoding: $0, as: UTF8.self) })
                 }
                 if !started { continuation.resume(returning: nil) }

@@ -111,12 +111,14 @@ enum SignalCancellation {
         }
     }
 
-    /// SIGINT and SIGTERM, by name, as they arrive (their default actions are off meanwhile);
+    /// SIGINT and SIGTERM (or `signals`), by name, as they arrive (their default actions are off meanwhile);
     /// `stop` ends the stream and the watching.
-    static func signalNames() -> (stream: AsyncStream<String>, stop: () -> Void) {
+    static func signalNames(_ signals: [(Int32, String)] = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")])
+        -> (stream: AsyncStream<String>, stop: () -> Void)
+    {
         let (stream, continuation) = AsyncStream<String>.makeStream()
         var sources: [any DispatchSourceSignal] = []
-        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+        for (number, name) in signals {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { continuation.yield(name) }

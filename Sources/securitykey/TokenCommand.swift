@@ -37,49 +37,28 @@ enum StoredTokens {
         return store
     }
 
-    /// The record that fits `key`, if any. Stale records of the key are removed, with a
-    /// sentence on standard error; a damaged store is reported and ignored.
+    /// The record that fits `key`, if any, saying on standard error what happened.
     static func lookup(_ key: Authenticator) async -> (record: PersistentTokenStore.Record, identifier: [UInt8]?)? {
-        guard let store else { return nil }
-        do {
-            switch try await key.storedToken(in: store) {
-            case .none:
-                return nil
-            case .found(let record, let identifier):
-                Console.err("securitykey: using the stored token for \(key.uri) (no PIN needed).")
-                return (record, identifier)
-            case .stale(let records):
-                try store.remove { record in records.contains(record) }
-                Console.err(staleSentence(key.uri))
-                return nil
-            }
-        } catch {
-            Console.err("securitykey: \(error.message) Reading without the stored token.")
-            return nil
-        }
+        await store?.lookup(key) { tell($0, key.uri) }
     }
 
-    static func staleSentence(_ uri: String) -> String {
-        "securitykey: the stored token for \(uri) is no longer valid (its PIN was changed or it was reset); "
-            + "it was removed. Run `securitykey token save` again."
-    }
-
-    /// Runs `read` with the stored token that fits `key` (saying so), or with none; when the
-    /// key refuses the stored token it is removed, the user told, and `read` runs again without
-    /// it (asking for the PIN as usual). No PIN attempt is spent on the stored token. Returns
-    /// the result and whether the stored token served.
+    /// Runs `read` with the stored token that fits `key`, or with none (``PersistentTokenStore/read(_:events:_:)``),
+    /// saying on standard error what happened.
     static func read<T: Sendable>(
         _ key: Authenticator, _ read: (PINUVAuthToken?) async throws -> T
     ) async throws -> (result: T, storedToken: Bool) {
-        guard let (record, _) = await lookup(key) else { return (try await read(nil), false) }
-        let token = record.pinUVAuthToken()
-        defer { token.wipe() }
-        do {
-            return (try await read(token), true)
-        } catch let error as AuthenticatorError where error.code == .storedTokenInvalid {
-            if let store { _ = try? store.remove { $0 == record } }
-            Console.err(staleSentence(key.uri))
-            return (try await read(nil), false)
+        guard let store else { return (try await read(nil), false) }
+        return try await store.read(key, events: { tell($0, key.uri) }, read)
+    }
+
+    private static func tell(_ event: StoredTokenEvent, _ uri: String) {
+        switch event {
+        case .using: Console.err("securitykey: using the stored token for \(uri) (no PIN needed).")
+        case .storeFailed(let error): Console.err("securitykey: \(error.message) Reading without the stored token.")
+        case .removedStale:
+            Console.err(
+                "securitykey: the stored token for \(uri) is no longer valid (its PIN was changed or it was reset); "
+                    + "it was removed. Run `securitykey token save` again.")
         }
     }
 }
@@ -168,29 +147,14 @@ struct TokenListCommand: ReportingCommand {
     func execute() async throws {
         let store = try StoredTokens.requiredStore()
         let records = try store.records()
-        func saved(_ r: PersistentTokenStore.Record) -> String {
-            Date(timeIntervalSince1970: Double(r.savedAt)).formatted(.iso8601)
-        }
-        if wantsJSON {
-            Console.json(
-                .array(
-                    records.map { r in
-                        .members([
-                            ("aaguid", .string(r.aaguid.description.lowercased())),
-                            ("identifier", r.identifier.map { .string(Hex.encode($0)) } ?? .null),
-                            ("device", .string(r.deviceURI)), ("pinUvAuthProtocol", .integer(Int64(r.pinUVAuthProtocol))),
-                            ("savedAt", .string(saved(r))),
-                        ])
-                    }))
-            return
-        }
+        if wantsJSON { return Console.json(.array(records.map(\.json))) }
         if records.isEmpty {
             Console.out("No token is stored (\(store.path)).")
             return
         }
         for r in records {
             let identifier = r.identifier.map { Hex.encode($0) } ?? "(no identifier)"
-            Console.out("\(r.aaguid.description.lowercased())  \(identifier)  \(r.deviceURI)  saved \(saved(r))")
+            Console.out("\(r.aaguid.description.lowercased())  \(identifier)  \(r.deviceURI)  saved \(r.savedAtText)")
         }
     }
 }

@@ -46,39 +46,15 @@ struct VirtualCTAP22Options: ParsableArguments {
             valueName: "answer"))
     var fingerprint: String?
 
-    /// The built-in verification answer --fingerprint names (match when not given).
-    var userVerification: UserVerificationPolicy { fingerprint == "mismatch" ? .mismatch : .match }
-
-    /// Whether any of these options was given.
-    var isUsed: Bool {
-        pinComplexity || pinComplexityURL != nil || maxPINLength != nil || longTouchReset
-            || resetTransports != nil || uvAttempts != nil
+    /// The options as the virtual authenticator's.
+    var options: VirtualKeyOptions.CTAP22 {
+        var o = VirtualKeyOptions.CTAP22()
+        (o.pinComplexity, o.pinComplexityURL, o.maxPINLength, o.longTouchReset) = (pinComplexity, pinComplexityURL, maxPINLength, longTouchReset)
+        (o.resetTransports, o.uvAttempts, o.fingerprint) = (resetTransports, uvAttempts, fingerprint)
+        return o
     }
 
     func validate() throws {
-        if pinComplexityURL != nil, !pinComplexity {
-            throw ValidationError("--pin-complexity-url needs --pin-complexity.")
-        }
-        if let maxPINLength, !(4...63).contains(maxPINLength) {
-            throw ValidationError("--max-pin-length takes 4 to 63.")
-        }
-        if let uvAttempts, !(1...25).contains(uvAttempts) {
-            throw ValidationError("--uv-attempts takes 1 to 25.")
-        }
-        if let fingerprint, !["match", "mismatch"].contains(fingerprint) {
-            throw ValidationError("--fingerprint takes match or mismatch.")
-        }
-    }
-
-    /// Sets the CTAP 2.2 features of `settings`.
-    func apply(to settings: inout VirtualKeySettings) {
-        settings.ctap22.pinComplexityPolicy = pinComplexity
-        settings.ctap22.pinComplexityPolicyURL = pinComplexityURL
-        if let maxPINLength { settings.ctap22.maxPINLength = maxPINLength }
-        settings.ctap22.longTouchForReset = longTouchReset
-        settings.ctap22.transportsForReset = resetTransports.map {
-            $0.split(separator: ",").map { String($0.filter { !$0.isWhitespace }) }
-        }
-        if let uvAttempts { settings.ctap22.preferredPlatformUVAttempts = uvAttempts }
+        do { try options.validate() } catch { throw ValidationError(error.message) }
     }
 }

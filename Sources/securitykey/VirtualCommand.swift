@@ -5,7 +5,6 @@ import _SecurityKeyInternals
 import ArgumentParser
 import CBOR
 import CTAP2
-import Dispatch
 import FoundationEssentials
 import Logging
 import Transport
@@ -119,11 +118,6 @@ struct VirtualServeCommand: ReportingCommand {
 
     @OptionGroup(title: "CTAP 2.2") var ctap22Options: VirtualCTAP22Options
 
-    /// The profile chosen: ctap22 unless --profile names another (ctap20 for a U2F-only key).
-    var chosenProfile: VirtualKeySettings.Profile {
-        profile.flatMap(VirtualKeySettings.Profile.init(rawValue:)) ?? (ctap1Only ? .ctap20 : .ctap22)
-    }
-
     @Flag(
         name: .long,
         help: "With --profile ctap22 or ctap21: start with enterprise attestation enabled."
@@ -168,9 +162,6 @@ struct VirtualServeCommand: ReportingCommand {
         name: .long,
         help: ArgumentHelp("Good samples an enrollment needs (default 4). Implies --bio.", valueName: "n"))
     var bioSamplesRequired: Int?
-
-    /// Whether the key gets a fingerprint sensor.
-    var wantsBio: Bool { bio || bioSamples != nil || bioSamplesRequired != nil }
 
     @Flag(
         name: .customLong("ctap1-only"),
@@ -222,101 +213,36 @@ struct VirtualServeCommand: ReportingCommand {
     /// SIGINT and SIGTERM end the serve loop in ``serveUntilSignal(_:)``, which saves the state.
     var cancelsOnSignal: Bool { false }
 
+    /// The flags as the virtual authenticator's options.
+    var options: VirtualKeyOptions {
+        var o = VirtualKeyOptions()
+        (o.pcsc, o.udp, o.uhid, o.address, o.serial, o.state) = (pcsc, udp, uhid, address, serial, state)
+        (o.presence, o.pin, o.aaguid, o.attestation, o.attestationRoot) = (presence, pin, aaguid, attestation, attestationRoot)
+        (o.profile, o.enterpriseAttestation, o.enterpriseAttestationRPs) = (profile, enterpriseAttestation, enterpriseAttestationRP)
+        (o.alwaysUV, o.extensions, o.maxCredBlobLength, o.ctap1Only, o.maxLargeBlob) = (alwaysUV, extensions, maxCredBlobLength, ctap1Only, maxLargeBlob)
+        (o.bio, o.bioSamples, o.bioSamplesRequired, o.algorithms) = (bio, bioSamples, bioSamplesRequired, algorithms)
+        (o.count, o.latency, o.secretsLog, o.ctap22) = (count, latency, secretsLog, ctap22Options.options)
+        return o
+    }
+
     func validate() throws {
-        guard [pcsc, udp, uhid].filter({ $0 }).count == 1 else {
-            throw ValidationError("Choose exactly one of --pcsc, --udp and --uhid.")
-        }
-        if uhid, address != nil { throw ValidationError("--uhid takes no address.") }
-        if !uhid, serial != nil { throw ValidationError("--serial goes with --uhid.") }
-        if secretsLog != nil, count > 1 {
-            throw ValidationError("--secrets-log goes with one key; leave out --count.")
-        }
-        _ = try parsePresence()
-        try validateMany()
-        if let profile, VirtualKeySettings.Profile(rawValue: profile) == nil {
-            throw ValidationError("--profile takes ctap22, ctap21, ctap21-pre or ctap20, not \"\(profile)\".")
-        }
-        let profile = chosenProfile
-        if wantsBio, profile == .ctap20 {
-            throw ValidationError(
-                "--bio, --bio-samples and --bio-samples-required need --profile ctap22, ctap21 or ctap21-pre.")
-        }
-        if ctap22Options.fingerprint != nil, !wantsBio {
-            throw ValidationError("--fingerprint needs --bio.")
-        }
-        if ctap22Options.isUsed, profile != .ctap22 {
-            throw ValidationError(
-                "--pin-complexity, --max-pin-length, --long-touch-reset, --reset-transports and --uv-attempts need --profile ctap22.")
-        }
-        if let bioSamplesRequired, !(1...50).contains(bioSamplesRequired) {
-            throw ValidationError("--bio-samples-required takes 1 to 50.")
-        }
-        if let bioSamples {
-            do { _ = try ScriptedFingerprintSample.parse(bioSamples) } catch {
-                throw ValidationError("--bio-samples: \(error.message)")
-            }
-        }
-        if ctap1Only, self.profile != nil || pin != nil || wantsBio {
-            throw ValidationError(
-                "--ctap1-only makes a U2F key: it takes no --profile, no --pin and no --bio.")
-        }
-        let isCTAP21 = profile == .ctap21 || profile == .ctap22
-        if !isCTAP21, enterpriseAttestation || alwaysUV || !enterpriseAttestationRP.isEmpty {
-            throw ValidationError(
-                "--enterprise-attestation, --enterprise-attestation-rp and --always-uv need --profile ctap22 or ctap21."
-            )
-        }
-        if let maxLargeBlob {
-            guard isCTAP21 else {
-                throw ValidationError("--max-large-blob needs --profile ctap22 or ctap21.")
-            }
-            guard (1024...(1 << 20)).contains(maxLargeBlob) else {
-                throw ValidationError("--max-large-blob takes 1024 to 1048576 bytes.")
-            }
-        }
-    }
-
-    /// `--algorithms`: a comma-separated list of names or COSE numbers the virtual key implements.
-    static func parseAlgorithms(_ text: String) throws(CLIError) -> [VirtualAuthenticator.COSEAlgorithm] {
-        typealias COSEAlgorithm = VirtualAuthenticator.COSEAlgorithm
-        var list: [COSEAlgorithm] = []
-        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let name = String(item).trimmingWhitespace(newlines: false)
-            guard let algorithm = COSEAlgorithm(name: name), COSEAlgorithm.implemented.contains(algorithm) else {
-                throw CLIError.usage(
-                    "--algorithms takes \(COSEAlgorithm.implemented.map(\.name).joined(separator: ", ")) or their COSE numbers, not \"\(name)\"."
-                )
-            }
-            guard !list.contains(algorithm) else { throw CLIError.usage("--algorithms names \(name) twice.") }
-            list.append(algorithm)
-        }
-        return list
-    }
-
-    func parsePresence() throws(CLIError) -> UserPresencePolicy {
-        guard let policy = UserPresencePolicy(name: presence) else {
-            throw CLIError.usage(
-                "--presence takes auto, delay:MS (0 to 600000), deny or never, not \"\(presence)\".")
-        }
-        return policy
-    }
-
-    static func parseAddress(_ text: String) throws(CLIError) -> (host: String, port: UInt16) {
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]),
-            port > 0
-        else {
-            throw CLIError.usage("\"\(text)\" is not HOST:PORT.")
-        }
-        let host = String(text[..<colon])
-        guard !host.isEmpty else { throw CLIError.usage("\"\(text)\" names no host.") }
-        return (host, port)
+        do { try options.validate() } catch { throw ValidationError(error.message) }
     }
 
     func execute() async throws {
         LogBootstrap.bootstrapOnce()
         var logger = Logger(label: "securitykey.virtual")
         logger.logLevel = verbose >= 2 ? .trace : (verbose == 1 ? .debug : .notice)
-        let transport = try self.transport()
+        let options = self.options
+        let transport: VirtualKeyTransport
+        let settings: VirtualKeySettings
+        do throws(VirtualKeyError) {
+            transport = try options.transport(
+                environment: ProcessInfo.processInfo.environment, processID: ProcessInfo.processInfo.processIdentifier)
+            settings = try options.settings()
+        } catch {
+            throw CLIError.usage(error.message)
+        }
         if secretsLog != nil, ProcessInfo.processInfo.environment["SECURITYKEY_ALLOW_SECRETS_LOG"] != "1" {
             // Anyone who reads the file can use the key's PIN-gated commands while a token
             // lives: never on by default, and only when the caller says it knows.
@@ -325,9 +251,9 @@ struct VirtualServeCommand: ReportingCommand {
             )
         }
         let server = try VirtualKeyServer(
-            settings: try settings(), transport: transport, count: count, stateFile: state,
-            userPresence: try parsePresence(), latency: latency.map { .milliseconds($0) }, logger: logger)
-        for key in server.keys { await key.setUserVerification(ctap22Options.userVerification) }
+            settings: settings, transport: transport, count: count, stateFile: state,
+            userPresence: try options.userPresence(), latency: latency.map { .milliseconds($0) }, logger: logger)
+        for key in server.keys { await key.setUserVerification(options.ctap22.userVerification) }
         if let secretsLog, let key = server.keys.first {
             await key.recordSecrets(to: try VirtualKeySecretsLog(path: secretsLog))
             Console.err(
@@ -371,70 +297,6 @@ struct VirtualServeCommand: ReportingCommand {
                 : "securitykey: \(signal) received; the \(count) virtual keys stopped.")
     }
 
-    /// Where the flags say to serve: --uhid with its serial number, --udp at the address (for
-    /// --count keys, HOST:0 allowed), or --pcsc to vpcd (the environment's default address).
-    func transport() throws(CLIError) -> VirtualKeyTransport {
-        if uhid {
-            let serialNumber = serial ?? "SKVIRTUAL-\(ProcessInfo.processInfo.processIdentifier)"
-            guard VirtualKeyTransport.isValidSerialNumber(serialNumber) else {
-                throw CLIError.usage("--serial takes up to 63 ASCII characters, no newline or '='.")
-            }
-            return .uhid(serialNumber: serialNumber)
-        }
-        if udp {
-            let target: (host: String, port: UInt16) =
-                count > 1
-                ? try Self.parseManyAddress(address)
-                : try address.map(Self.parseAddress) ?? ("127.0.0.1", 8111)
-            return .udp(host: target.host, port: target.port)
-        }
-        let env = ProcessInfo.processInfo.environment
-        let target: (host: String, port: UInt16) =
-            try address.map(Self.parseAddress)
-            ?? (
-                env["SECURITYKEY_VPCD_HOST"] ?? "127.0.0.1",
-                env["SECURITYKEY_VPCD_PORT"].flatMap { UInt16($0) } ?? 35963
-            )
-        return .pcsc(vpcdHost: target.host, vpcdPort: target.port)
-    }
-
-    /// The key the flags describe.
-    func settings() throws -> VirtualKeySettings {
-        var settings = VirtualKeySettings()
-        settings.profile = chosenProfile
-        ctap22Options.apply(to: &settings)
-        settings.ctap1Only = ctap1Only
-        settings.alwaysUV = alwaysUV
-        settings.enterpriseAttestation = enterpriseAttestation
-        settings.enterpriseAttestationRPIDs = enterpriseAttestationRP
-        settings.maxLargeBlobArray = maxLargeBlob
-        if let algorithms { settings.algorithms = try Self.parseAlgorithms(algorithms) }
-        if let aaguid {
-            guard let parsed = AAGUID(uuidString: aaguid) else {
-                throw CLIError.usage("--aaguid takes a UUID such as 01234567-89ab-cdef-0123-456789abcdef.")
-            }
-            settings.aaguid = parsed.bytes
-        }
-        switch attestation {
-        case "packed": settings.attestation = .packed
-        case "self": settings.attestation = .selfAttestation
-        case "none": settings.attestation = .none
-        default: throw CLIError.usage("--attestation takes packed, self or none.")
-        }
-        settings.pin = pin
-        settings.extensions = extensions.map {
-            $0.split(separator: ",").map { $0.trimmingWhitespace(newlines: false) }
-        }
-        settings.maxCredBlobLength = maxCredBlobLength
-        if wantsBio {
-            var sensor = VirtualKey.FingerprintSensor()
-            if let bioSamplesRequired { sensor.samplesRequired = bioSamplesRequired }
-            if let bioSamples { sensor.samples = try ScriptedFingerprintSample.parse(bioSamples) }
-            settings.fingerprintSensor = sensor
-        }
-        return settings
-    }
-
     /// Runs `body` until SIGINT or SIGTERM arrives, then cancels it and waits for it to finish,
     /// and answers the signal's name ("end" if the body ended by itself); each SIGUSR1 meanwhile
     /// runs `powerCycle`. The body's error, if it fails first, is thrown.
@@ -444,7 +306,7 @@ struct VirtualServeCommand: ReportingCommand {
     ) async throws -> String {
         let (stream, stop) = SignalCancellation.signalNames()
         defer { stop() }
-        let (powerUps, stopPowerUps) = powerCycleSignals()
+        let (powerUps, stopPowerUps) = SignalCancellation.signalNames([(SIGUSR1, "SIGUSR1")])
         defer { stopPowerUps() }
         return try await withThrowingTaskGroup(of: String?.self) { group in
             group.addTask {
@@ -468,23 +330,6 @@ struct VirtualServeCommand: ReportingCommand {
             group.cancelAll()
             return first ?? "end"
         }
-    }
-
-    /// SIGUSR1 as it arrives (its default action, ending the process, is off meanwhile);
-    /// `stop` ends the stream and the watching.
-    static func powerCycleSignals() -> (stream: AsyncStream<Void>, stop: () -> Void) {
-        let (stream, continuation) = AsyncStream<Void>.makeStream()
-        signal(SIGUSR1, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
-        source.setEventHandler { continuation.yield() }
-        source.resume()
-        return (
-            stream,
-            {
-                source.cancel()
-                continuation.finish()
-            }
-        )
     }
 }
 

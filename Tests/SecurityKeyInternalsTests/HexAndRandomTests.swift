@@ -43,3 +43,23 @@ import _SecurityKeyInternals
         #expect(Set(SystemRandom.bytes(65_536)).count == 256)
     }
 }
+
+/// Textual UUIDs to their 16 bytes: RFC 9562 §4's layout, with the example UUID of RFC 4122
+/// §3 (`urn:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6`) and YubiKey 5 NFC's AAGUID as FIDO MDS3
+/// lists it.
+@Suite struct UUIDTextTests {
+    @Test(arguments: [
+        ("f81d4fae-7dec-11d0-a765-00a0c91e6bf6", "f81d4fae7dec11d0a76500a0c91e6bf6"),
+        ("F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6", "f81d4fae7dec11d0a76500a0c91e6bf6"),
+        ("2fc0579f-8113-47ea-b116-bb5a8db9202a", "2fc0579f811347eab116bb5a8db9202a"),
+    ])
+    func uuidBytes(_ text: String, _ hex: String) {
+        #expect(Hex.decodeUUID(text) == Hex.decode(hex))
+        #expect(Hex.decodeUUID(text).map(Hex.uuid) == text.lowercased())
+    }
+
+    @Test(arguments: ["", "f81d4fae7dec11d0a76500a0c91e6bf6", "f81d4fae-7dec-11d0-a765-00a0c91e6bf", "g81d4fae-7dec-11d0-a765-00a0c91e6bf6"])
+    func notAUUID(_ text: String) {
+        #expect(Hex.decodeUUID(text) == nil)
+    }
+}

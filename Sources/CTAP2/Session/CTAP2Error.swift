@@ -211,3 +211,21 @@ public struct CTAP2Error: Error, Sendable, Hashable, CustomStringConvertible {
         return text
     }
 }
+
+extension CTAP2Error {
+    /// The kind of failure (a transport failure underneath keeps its own).
+    public var category: FailureCategory {
+        if code == .transport, let underlying = underlying as? TransportError { return underlying.category }
+        switch code {
+        case .cancelled, .keepaliveCancel, .userActionTimeout, .operationDenied, .messageTimeout: return .cancelled
+        case .pinInvalid, .pinAuthBlocked, .pinBlocked, .pinNotSet, .pinPolicyViolation, .pinChangeRequired,
+            .pinRequired, .pinAuthInvalid, .uvInvalid, .uvBlocked, .pinTokenExpired:
+            return .pinProblem
+        case .pinUVNotSupported, .unsupportedAttestationFormat, .unsupportedAlgorithm, .unsupportedOption,
+            .unsupportedExtension, .invalidCommand:
+            return .notSupported
+        case .verificationFailed, .invalidCertificate: return .verificationFailed
+        default: return .failure
+        }
+    }
+}

@@ -45,7 +45,7 @@ extension StructureDecoder {
         default: decoded = nil
         }
         return .members([
-            ("channel", .string(CTAPHIDCapture.hex(message.channel))),
+            ("channel", .string(Hex.encode(message.channel))),
             ("command", .string(CTAPHIDCapture.commandName(command))),
             ("direction", .string(message.direction.rawValue)),
             (

@@ -1,0 +1,106 @@
+import Testing
+import VirtualAuthenticator
+
+/// What `virtual serve`'s flags parse to. Expected values come from outside the parser: COSE
+/// numbers from IANA's "COSE Algorithms" registry, vsmartcard's vpcd default port (35963, its
+/// `vpcd` README and `vpcd.h`), the CTAPHID-over-UDP port the firmware emulators use (8111,
+/// SoloKeys' and OpenSK's UDP HID), and an AAGUID as FIDO MDS3 lists it.
+@Suite struct VirtualKeyOptionsTests {
+    @Test func algorithmsAreIANANumbersInOrder() throws {
+        let list = try VirtualKeyOptions.parseAlgorithms("es256, eddsa,rs256,-37,es256k,mldsa65")
+        #expect(list.map(\.rawValue) == [-7, -8, -257, -37, -47, -49])
+    }
+
+    @Test(arguments: ["es256,es256", "es256,-7", "sha1", "es256,", "-65535"])
+    func refusedAlgorithmLists(_ text: String) {
+        #expect(throws: VirtualKeyError.self) { try VirtualKeyOptions.parseAlgorithms(text) }
+    }
+
+    @Test func addresses() throws {
+        let cases: [(String?, String, UInt16)] = [
+            ("127.0.0.1:8111", "127.0.0.1", 8111), ("[::1]:35963", "[::1]", 35963), ("localhost:0", "localhost", 0),
+            (nil, "127.0.0.1", 8111),
+        ]
+        for (text, host, port) in cases {
+            let parsed = try VirtualKeyOptions.parseManyAddress(text)
+            #expect(parsed.host == host && parsed.port == port)
+        }
+        #expect(try VirtualKeyOptions.parseAddress("[::1]:35963").host == "[::1]")
+        for bad in ["8111", ":8111", "host:0", "host:65536", "host:port"] {
+            #expect(throws: VirtualKeyError.self) { try VirtualKeyOptions.parseAddress(bad) }
+        }
+    }
+
+    @Test func defaultTransports() throws {
+        var options = VirtualKeyOptions()
+        options.pcsc = true
+        #expect(try options.transport(environment: [:], processID: 42) == .pcsc(vpcdHost: "127.0.0.1", vpcdPort: 35963))
+        #expect(
+            try options.transport(environment: ["SECURITYKEY_VPCD_HOST": "vpcd", "SECURITYKEY_VPCD_PORT": "35964"], processID: 42)
+                == .pcsc(vpcdHost: "vpcd", vpcdPort: 35964))
+        options.pcsc = false
+        options.udp = true
+        #expect(try options.transport(environment: [:], processID: 42) == .udp(host: "127.0.0.1", port: 8111))
+        options.udp = false
+        options.uhid = true
+        #expect(try options.transport(environment: [:], processID: 42) == .uhid(serialNumber: "SKVIRTUAL-42"))
+        options.serial = "a=b"
+        #expect(throws: VirtualKeyError.self) { try options.transport(environment: [:], processID: 42) }
+    }
+
+    @Test func settingsFromFlags() throws {
+        var options = VirtualKeyOptions()
+        options.udp = true
+        options.aaguid = "2fc0579f-8113-47ea-b116-bb5a8db9202a"
+        options.attestation = "self"
+        options.profile = "ctap21"
+        options.extensions = "credProtect, hmac-secret"
+        options.bioSamples = "too-high,good,timeout"
+        try options.validate()
+        let settings = try options.settings()
+        #expect(settings.aaguid == [0x2F, 0xC0, 0x57, 0x9F, 0x81, 0x13, 0x47, 0xEA, 0xB1, 0x16, 0xBB, 0x5A, 0x8D, 0xB9, 0x20, 0x2A])
+        #expect(settings.attestation == .selfAttestation)
+        #expect(settings.profile == .ctap21)
+        #expect(settings.extensions == ["credProtect", "hmac-secret"])
+        #expect(settings.fingerprintSensor?.samples.count == 3)
+    }
+
+    /// Each refusal names the flag at fault.
+    @Test(arguments: [
+        ([], "Choose exactly one"), (["udp", "pcsc"], "Choose exactly one"), (["udp", "presence:sometimes"], "--presence"),
+        (["udp", "profile:ctap19"], "--profile"), (["udp", "profile:ctap20", "bio"], "--bio"),
+        (["udp", "ctap1Only", "pin"], "--ctap1-only"), (["udp", "count:2", "state"], "--state"),
+        (["pcsc", "count:2"], "--count goes with --udp"), (["udp", "profile:ctap21-pre", "alwaysUV"], "--always-uv"),
+        (["udp", "maxLargeBlob:512"], "--max-large-blob takes"), (["udp", "latency:-1"], "--latency"),
+        (["udp", "profile:ctap21", "maxPINLength"], "need --profile ctap22"),
+    ])
+    func refusals(_ flags: [String], _ named: String) {
+        var options = VirtualKeyOptions()
+        for flag in flags {
+            let parts = flag.split(separator: ":", maxSplits: 1).map(String.init)
+            switch parts[0] {
+            case "udp": options.udp = true
+            case "pcsc": options.pcsc = true
+            case "presence": options.presence = parts[1]
+            case "profile": options.profile = parts[1]
+            case "bio": options.bio = true
+            case "ctap1Only": options.ctap1Only = true
+            case "pin": options.pin = "1234"
+            case "count": options.count = Int(parts[1]) ?? 0
+            case "state": options.state = "/tmp/state"
+            case "alwaysUV": options.alwaysUV = true
+            case "maxLargeBlob": options.maxLargeBlob = Int(parts[1])
+            case "latency": options.latency = Int(parts[1])
+            case "maxPINLength": options.ctap22.maxPINLength = 8
+            default: Issue.record("unknown flag \(flag)")
+            }
+        }
+        do {
+            try options.validate()
+            Issue.record("\(flags) accepted")
+        } catch {
+            #expect(error.code == .invalidConfiguration)
+            #expect(error.message.contains(named), "\(error.message)")
+        }
+    }
+}
