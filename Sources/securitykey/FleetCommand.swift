@@ -113,10 +113,10 @@ struct FleetCommand: ReportingCommand {
     var cancelsOnSignal: Bool { !watch }
 
     func execute() async throws {
-        var rules: FleetPolicy?
-        if let policy {
-            do throws(FleetError) { rules = try FleetPolicy.load(contentsOf: policy) } catch { throw CLIError.usage(error.message) }
-        }
+        let rules: FleetPolicy?
+        do throws(FleetError) {
+            rules = try policy.map { (path) throws(FleetError) in try FleetPolicy.load(contentsOf: path) }
+        } catch { throw CLIError.usage(error.message) }
         let logger = global.makeLogger()
         // Configured UDP endpoints are inspected whether or not they answer a probe: one that
         // is silent is a key that failed, and probing them one by one would serialize the fleet.

@@ -195,9 +195,11 @@ import Testing
         #expect(
             Set(rules.compactMap { ($0["metric"] as? [String: String])?["uri"] })
                 == Set(hosts.map { "udp:127.0.0.1:\($0.bare)" }))
-        // CTAP 2.1 §6.5.2.2: a key whose PIN was just set has all 8 attempts.
+        // The four keys with a PIN say so; CTAP 2.1 §6.5.2.2: no attempt spent, all 8 are left
+        // (on the keys without a PIN too: the counter starts at 8).
+        #expect(Self.query(prometheusPort, "count(securitykey_key_pin_set == 1)")?.first.flatMap(Self.value) == 4)
         let retries = Self.query(prometheusPort, "securitykey_key_pin_retries") ?? []
-        #expect(retries.count == 4 && retries.allSatisfy { Self.value($0) == 8 }, "\(retries)")
+        #expect(retries.count == 6 && retries.allSatisfy { Self.value($0) == 8 }, "\(retries)")
         #expect(Self.query(prometheusPort, "sum(securitykey_fleet_keys)")?.first.flatMap(Self.value) == 6)
 
         // Host B's key without a PIN is unplugged: the next run leaves it out, and the next scrape forgets it.

@@ -2,7 +2,8 @@
 # `securitykey fleet` wall time on the latency simulator: K keys served by one
 # `virtual serve --count K --latency MS` process, the whole CLI run (process start, listing,
 # every key's getInfo, PIN status and silent assertion, JSON out) timed for 1 key and for K keys,
-# with the default concurrency and with each --concurrency given. Medians of RUNS runs.
+# with the default concurrency and with each --concurrency given. Medians of RUNS runs each,
+# the variants interleaved.
 #   scripts/bench/fleet-concurrency.sh [BINARY] [K=64] [MS=20] [RUNS=7] [CAPS="16"]
 set -euo pipefail
 bin="${1:-.build/debug/securitykey}"
@@ -20,24 +21,30 @@ for _ in $(seq 300); do
 done
 mapfile -t uris < <(grep -o '"uri" *: *"udp:[^"]*"' "$work/keys" | sed 's/.*"udp:\([^"]*\)"/\1/')
 [ "${#uris[@]}" -ge "$keys" ] || { echo "only ${#uris[@]} keys came up" >&2; exit 1; }
-# median of a run's wall time in ms: fleet ARGS...
-median() {
-    local times=()
-    for _ in $(seq "$runs"); do
-        local start end
-        start=$(date +%s%N)
-        "$bin" fleet --json "$@" >/dev/null
-        end=$(date +%s%N)
-        times+=($(((end - start) / 1000000)))
-    done
-    printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+# The wall time of one `fleet --json ARGS...` run, in ms.
+once() {
+    local start end
+    start=$(date +%s%N)
+    "$bin" fleet --json "$@" >/dev/null
+    end=$(date +%s%N)
+    echo $(((end - start) / 1000000))
 }
-one=$(median --udp "${uris[0]}")
-all=$(median $(printf -- '--udp %s ' "${uris[@]:0:$keys}"))
-echo "fleet, $keys keys at ${latency} ms latency, median of $runs CLI runs ($bin)"
-echo "K=1:                        $one ms"
-echo "K=$keys, default (all at once): $all ms  ($(awk -v a="$all" -v b="$one" 'BEGIN{printf "%.2f", a/b}') x K=1)"
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+many=$(printf -- '--udp %s ' "${uris[@]:0:$keys}")
+# The variants alternate within each round, so a change in the machine's load hits them alike.
+declare -A times
+for _ in $(seq "$runs"); do
+    times[one]+=" $(once --udp "${uris[0]}")"
+    times[all]+=" $(once $many)"
+    for cap in $caps; do times[$cap]+=" $(once --concurrency "$cap" $many)"; done
+done
+one=$(median ${times[one]})
+ratio() { awk -v a="$1" -v b="$one" 'BEGIN{printf "%.2f", a/b}'; }
+echo "fleet, $keys keys at ${latency} ms latency, median of $runs CLI runs each, interleaved ($bin)"
+echo "K=1:                            $one ms"
+all=$(median ${times[all]})
+echo "K=$keys, default:               $all ms  ($(ratio "$all") x K=1)"
 for cap in $caps; do
-    capped=$(median --concurrency "$cap" $(printf -- '--udp %s ' "${uris[@]:0:$keys}"))
-    echo "K=$keys, --concurrency $cap:      $capped ms  ($(awk -v a="$capped" -v b="$one" 'BEGIN{printf "%.2f", a/b}') x K=1)"
+    capped=$(median ${times[$cap]})
+    echo "K=$keys, --concurrency $cap:    $capped ms  ($(ratio "$capped") x K=1)"
 done
