@@ -219,6 +219,21 @@ import Testing
         _ = (keys, bareKeys)
     }
 
+    /// A metrics file that cannot be written is an error with its own code; the old file is kept.
+    @Test func anUnwritableOutputFailsWithItsCode() throws {
+        let work = try ChoiceCommandTests.scratch("fleet-unwritable")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let port = CLIRunner.freeUDPPort()
+        let key = try ChoiceCommandTests.ServedKey(["--udp", "127.0.0.1:\(port)"], log: work.appendingPathComponent("key.log"))
+        CLIRunner.waitUntilServed("udp:127.0.0.1:\(port)")
+        let missing = work.appendingPathComponent("no-such-directory/securitykey.prom").path
+        let result = try CLIRunner.run(["fleet", "--openmetrics", "--output", missing, "--udp", "127.0.0.1:\(port)"])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("output-unwritable") || result.stderr.contains(missing), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: missing))
+        _ = key
+    }
+
     /// The shipped alert rules load in Prometheus' rule checker, and the units pass systemd's.
     @Test func promtoolAcceptsTheShippedRulesAndSystemdTheUnits() throws {
         try Self.requireTools()
