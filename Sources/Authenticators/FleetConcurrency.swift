@@ -115,7 +115,8 @@ struct FleetSchedule {
         while position < waiting.count, inFlight < bounds.overall {
             let index = waiting[position]
             let transport = transports[index]
-            guard bounds.admits(transport, total: inFlight, ofTransport: running[transport, default: 0]) else {
+            guard bounds.admits(transport, total: inFlight, ofTransport: running[transport, default: 0])
+            else {
                 position += 1
                 continue
             }

@@ -17,7 +17,8 @@ extension FleetPolicy {
         do {
             return try JSONDecoder().decode(FleetPolicy.self, from: data)
         } catch DecodingError.dataCorrupted(let context) {
-            throw FleetError(.invalidPolicy, "The policy file \(path) is not valid: \(context.debugDescription)")
+            throw FleetError(
+                .invalidPolicy, "The policy file \(path) is not valid: \(context.debugDescription)")
         } catch {
             throw FleetError(.invalidPolicy, "The policy file \(path) is not a valid policy (\(error)).")
         }

@@ -13,36 +13,54 @@ extension FleetRun {
         typealias Sample = OpenMetricsText.Sample
         let keys = rows.map { (row: $0, labels: $0.metricLabels) }
         func perKey(_ name: String, _ help: String, _ value: (FleetRow) -> Double?) {
-            out.gauge(name, help: help, keys.compactMap { key in value(key.row).map { Sample(key.labels, $0) } })
+            out.gauge(
+                name, help: help, keys.compactMap { key in value(key.row).map { Sample(key.labels, $0) } })
         }
         func flag(_ value: Bool?) -> Double? { value.map { $0 ? 1 : 0 } }
 
-        out.gauge("securitykey_fleet_keys", help: "Security keys present in this run.", [Sample([], Double(rows.count))])
-        perKey("securitykey_key_healthy", "1 when the key answered getInfo and the silent assertion as a healthy key does.") {
+        out.gauge(
+            "securitykey_fleet_keys", help: "Security keys present in this run.",
+            [Sample([], Double(rows.count))])
+        perKey(
+            "securitykey_key_healthy",
+            "1 when the key answered getInfo and the silent assertion as a healthy key does."
+        ) {
             flag($0.report.isHealthy)
         }
         if policy != nil {
-            perKey("securitykey_key_policy_pass", "1 when the key satisfies the fleet policy, 0 when it fails it.") {
+            perKey(
+                "securitykey_key_policy_pass",
+                "1 when the key satisfies the fleet policy, 0 when it fails it."
+            ) {
                 flag($0.ruleViolations?.isEmpty)
             }
             out.gauge(
-                "securitykey_key_policy_violation", help: "1 for each policy rule the key breaks (label rule).",
+                "securitykey_key_policy_violation",
+                help: "1 for each policy rule the key breaks (label rule).",
                 keys.flatMap { key in
-                    Set((key.row.ruleViolations ?? []).map(\.rule)).sorted().map { Sample(key.labels + [("rule", $0)], 1) }
+                    Set((key.row.ruleViolations ?? []).map(\.rule)).sorted().map {
+                        Sample(key.labels + [("rule", $0)], 1)
+                    }
                 })
         }
-        perKey("securitykey_key_pin_set", "1 when a PIN is set on the key.") { flag($0.report.pinStatus?.isSet) }
+        perKey("securitykey_key_pin_set", "1 when a PIN is set on the key.") {
+            flag($0.report.pinStatus?.isSet)
+        }
         perKey("securitykey_key_pin_retries", "PIN attempts left before the key blocks its PIN.") {
             $0.report.pinStatus?.retries.map(Double.init)
         }
         perKey("securitykey_key_uv_retries", "Built-in user verification attempts left.") {
             $0.report.pinStatus?.uvRetries.map(Double.init)
         }
-        perKey("securitykey_key_always_uv", "1 when the key requires user verification for every operation (alwaysUv).") {
+        perKey(
+            "securitykey_key_always_uv",
+            "1 when the key requires user verification for every operation (alwaysUv)."
+        ) {
             $0.report.info.map { $0.isEnabled(.alwaysUV) ? 1 : 0 }
         }
         perKey("securitykey_key_min_pin_length", "The shortest PIN the key accepts, in characters.") {
-            ($0.report.pinStatus?.minPINLength ?? $0.report.info?.minPINLength.map { Int(clamping: $0) }).map(Double.init)
+            ($0.report.pinStatus?.minPINLength ?? $0.report.info?.minPINLength.map { Int(clamping: $0) }).map(
+                Double.init)
         }
         out.gauge(
             "securitykey_key_mds_status",
@@ -58,11 +76,16 @@ extension FleetRun {
                 "The model's FIDO certification for the key's firmware: 1 L1, 2 L1plus, 3 L2, 4 L2plus, 5 L3, 6 L3plus, 0 none or no level (label certification).",
             keys.compactMap { key in
                 key.row.certification.map {
-                    Sample(key.labels + [("certification", $0)], Double((FleetPolicy.certificationRank($0) ?? -1) + 1))
+                    Sample(
+                        key.labels + [("certification", $0)],
+                        Double((FleetPolicy.certificationRank($0) ?? -1) + 1))
                 }
             })
         if attested {
-            perKey("securitykey_key_attestation_verified", "1 when the key's attestation verified and chains to a trusted root.") {
+            perKey(
+                "securitykey_key_attestation_verified",
+                "1 when the key's attestation verified and chains to a trusted root."
+            ) {
                 flag($0.attestation?.isGenuine ?? false)
             }
         }
@@ -71,12 +94,16 @@ extension FleetRun {
         }
 
         let present = metadata.payload != nil
-        out.gauge("securitykey_mds_cache_present", help: "1 when a verified metadata (MDS) BLOB is cached.", [Sample([], present ? 1 : 0)])
         out.gauge(
-            "securitykey_mds_cache_age_seconds", help: "Seconds since the cached metadata BLOB was verified and stored.",
+            "securitykey_mds_cache_present", help: "1 when a verified metadata (MDS) BLOB is cached.",
+            [Sample([], present ? 1 : 0)])
+        out.gauge(
+            "securitykey_mds_cache_age_seconds",
+            help: "Seconds since the cached metadata BLOB was verified and stored.",
             metadata.age(at: finishedAt).map { [Sample([], $0.rounded())] } ?? [])
         out.gauge(
-            "securitykey_mds_next_update_timestamp_seconds", help: "When the cached metadata BLOB says the next one is due (Unix time).",
+            "securitykey_mds_next_update_timestamp_seconds",
+            help: "When the cached metadata BLOB says the next one is due (Unix time).",
             metadata.nextUpdate.map { [Sample([], $0.timeIntervalSince1970.rounded())] } ?? [])
         out.gauge(
             "securitykey_mds_stale", help: "1 when the cached metadata BLOB's nextUpdate has passed.",
@@ -89,7 +116,8 @@ extension FleetRun {
             "securitykey_fleet_run_timestamp_seconds", help: "When this inventory run ended (Unix time).",
             [Sample([], finishedAt.timeIntervalSince1970.rounded())])
         out.gauge(
-            "securitykey_fleet_errors", help: "Errors in this run, by code: keys that failed their inspection, and the run's own.",
+            "securitykey_fleet_errors",
+            help: "Errors in this run, by code: keys that failed their inspection, and the run's own.",
             errorCounts.map { Sample([("code", $0.code)], Double($0.count)) })
         return out.finished
     }
@@ -97,7 +125,9 @@ extension FleetRun {
     /// Errors of this run by code, sorted: each key's failure, a listing denied, a damaged cache.
     var errorCounts: [(code: String, count: Int)] {
         var counts: [String: Int] = [:]
-        for row in rows { if let failure = row.report.failure { counts[failure.code.rawValue, default: 0] += 1 } }
+        for row in rows {
+            if let failure = row.report.failure { counts[failure.code.rawValue, default: 0] += 1 }
+        }
         if let listingProblem { counts[listingProblem.code.rawValue, default: 0] += 1 }
         if metadata.problem != nil { counts["metadata-cache-unavailable", default: 0] += 1 }
         return counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }

@@ -57,7 +57,8 @@ public struct FleetRun: Sendable {
     /// and, when the inventory checks attestation, `anchors` (else the metadata's roots); each
     /// row goes to `each` as soon as it is ready. `overall` bounds the whole run.
     public static func run(
-        _ devices: [DeviceDescriptor], inventory: FleetInventory, metadata: FleetMetadata, policy: FleetPolicy?,
+        _ devices: [DeviceDescriptor], inventory: FleetInventory, metadata: FleetMetadata,
+        policy: FleetPolicy?,
         anchors: AttestationTrustAnchors?, overall: Deadline, each: (FleetRow) async -> Void = { _ in }
     ) async -> FleetRun {
         let clock = ContinuousClock()
@@ -83,7 +84,8 @@ extension FleetRow {
         _ report: FleetKeyReport, metadata: MetadataBLOBPayload?, policy: FleetPolicy?,
         anchors: AttestationTrustAnchors?, attest: Bool
     ) async -> FleetRow {
-        let verdict = attest ? await FleetAttestationVerdict.judge(report, metadata: metadata, anchors: anchors) : nil
+        let verdict =
+            attest ? await FleetAttestationVerdict.judge(report, metadata: metadata, anchors: anchors) : nil
         return FleetRow(report: report, metadata: metadata, policy: policy, attestation: verdict)
     }
 }

@@ -33,7 +33,9 @@ public struct OpenMetricsText: Sendable {
             let labels = sample.labels.filter { !$0.1.isEmpty }
             let rendered =
                 labels.isEmpty
-                ? "" : "{" + labels.map { "\($0.0)=\"\(Self.escapeLabelValue($0.1))\"" }.joined(separator: ",") + "}"
+                ? ""
+                : "{" + labels.map { "\($0.0)=\"\(Self.escapeLabelValue($0.1))\"" }.joined(separator: ",")
+                    + "}"
             text += "\(name)\(rendered) \(Self.format(sample.value))\n"
         }
     }

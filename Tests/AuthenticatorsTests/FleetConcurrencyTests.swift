@@ -11,13 +11,16 @@ struct FleetConcurrencyTests {
     /// `PCSCLITE_MAX_READERS_CONTEXTS` as pcsc-lite's own header defines it.
     static func pcscLiteReaders() throws -> Int {
         let header = try String(contentsOfFile: "/usr/include/PCSC/pcsclite.h", encoding: .utf8)
-        let line = try #require(header.split(separator: "\n").first { $0.contains("#define PCSCLITE_MAX_READERS_CONTEXTS") })
+        let line = try #require(
+            header.split(separator: "\n").first { $0.contains("#define PCSCLITE_MAX_READERS_CONTEXTS") })
         return try #require(line.split(whereSeparator: \.isWhitespace).last.flatMap { Int($0) })
     }
 
     /// Runs `schedule` to the end, finishing keys first in, first out; the most keys of each
     /// transport (and in all) in flight at any moment, and the order keys started in.
-    static func drain(_ schedule: inout FleetSchedule) -> (peak: [TransportKind: Int], total: Int, order: [Int]) {
+    static func drain(_ schedule: inout FleetSchedule) -> (
+        peak: [TransportKind: Int], total: Int, order: [Int]
+    ) {
         var peak: [TransportKind: Int] = [:]
         var total = 0
         var order: [Int] = []
@@ -41,11 +44,13 @@ struct FleetConcurrencyTests {
         #expect(FleetConcurrency.pcscReaders == readers)
         // 64 UDP keys (the latency simulator's fleet), 10 USB keys and 20 PC/SC cards (more than
         // pcsc-lite could ever list) under a common open-file limit.
-        let transports = [TransportKind](repeating: .udp, count: 64) + [TransportKind](repeating: .usb, count: 10)
+        let transports =
+            [TransportKind](repeating: .udp, count: 64) + [TransportKind](repeating: .usb, count: 10)
             + [TransportKind](repeating: .nfc, count: 20)
         var schedule = FleetSchedule(transports, bounds: FleetConcurrency(openFiles: 1024))
         let first = schedule.startable()
-        #expect(first.count == 64 + 10 + readers, "every UDP and USB key and as many cards as there are readers")
+        #expect(
+            first.count == 64 + 10 + readers, "every UDP and USB key and as many cards as there are readers")
         #expect(schedule.inFlight(.nfc) == readers)
         #expect(schedule.startable().isEmpty, "nothing more until a card finishes")
         // A card finishing lets exactly the next card start.
@@ -63,7 +68,8 @@ struct FleetConcurrencyTests {
     }
 
     @Test func aConcurrencyCapIsObeyedAndKeysStartInTheirOrder() {
-        let transports = [TransportKind](repeating: .udp, count: 10) + [TransportKind](repeating: .nfc, count: 3)
+        let transports =
+            [TransportKind](repeating: .udp, count: 10) + [TransportKind](repeating: .nfc, count: 3)
         var schedule = FleetSchedule(transports, bounds: FleetConcurrency(limit: 3, openFiles: 1024))
         #expect(schedule.startable() == [0, 1, 2])
         schedule.finished(1)

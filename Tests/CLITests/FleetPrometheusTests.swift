@@ -12,14 +12,16 @@ import Testing
 /// keys that fail the policy; `promtool` checks the file and the shipped rules; a key unplugged
 /// between runs is gone from the next scrape. Every process is stopped by its PID.
 @Suite(.serialized) struct FleetPrometheusTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
         .deletingLastPathComponent()
 
     /// A background process, killed (SIGKILL, by its PID) and reaped when dropped.
     final class Child {
         let background: BackgroundProcess
         init(_ executable: String, _ arguments: [String], name: String, work: URL) throws {
-            background = try TestProcess.start(URL(fileURLWithPath: executable), arguments, name: name, work: work)
+            background = try TestProcess.start(
+                URL(fileURLWithPath: executable), arguments, name: name, work: work)
         }
         var pid: Int32 { background.process.processIdentifier }
         func stop() {
@@ -48,7 +50,9 @@ import Testing
 
     /// GET `url` with curl (2 s at most); nil when it does not answer 2xx.
     static func get(_ url: String) -> String? {
-        guard let out = try? TestProcess.run("/usr/bin/curl", ["-sf", "--max-time", "2", url], timeout: .seconds(5)),
+        guard
+            let out = try? TestProcess.run(
+                "/usr/bin/curl", ["-sf", "--max-time", "2", url], timeout: .seconds(5)),
             out.status == 0
         else { return nil }
         return out.stdoutText
@@ -66,9 +70,11 @@ import Testing
 
     /// The result vector of the instant PromQL `query`, through Prometheus' HTTP API.
     static func query(_ port: Int, _ query: String) -> [[String: Any]]? {
-        var components = URLComponents(string: "http://127.0.0.1:\(port)/api/v1/query")!
+        guard var components = URLComponents(string: "http://127.0.0.1:\(port)/api/v1/query") else {
+            return nil
+        }
         components.queryItems = [URLQueryItem(name: "query", value: query)]
-        guard let text = get(components.url!.absoluteString),
+        guard let url = components.url, let text = get(url.absoluteString),
             let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
             object["status"] as? String == "success", let data = object["data"] as? [String: Any]
         else { return nil }
@@ -81,7 +87,9 @@ import Testing
     }
 
     static func requireTools() throws {
-        for tool in ["/usr/bin/prometheus", "/usr/bin/promtool", "/usr/bin/prometheus-node-exporter", "/usr/bin/curl"] {
+        for tool in [
+            "/usr/bin/prometheus", "/usr/bin/promtool", "/usr/bin/prometheus-node-exporter", "/usr/bin/curl",
+        ] {
             try #require(
                 FileManager.default.isExecutableFile(atPath: tool),
                 "\(tool) is missing: make deps installs prometheus, prometheus-node-exporter and curl")
@@ -91,8 +99,11 @@ import Testing
     /// `fleet --openmetrics --output DIR/securitykey.prom` over `udp`, with `policy`.
     static func refresh(_ directory: URL, udp: [Int], policy: URL) throws -> CLIRunner.Result {
         try CLIRunner.run(
-            ["fleet", "--openmetrics", "--output", directory.appendingPathComponent("securitykey.prom").path, "--policy", policy.path,
-             "--key-timeout", "3"] + udp.flatMap { ["--udp", "127.0.0.1:\($0)"] })
+            [
+                "fleet", "--openmetrics", "--output",
+                directory.appendingPathComponent("securitykey.prom").path, "--policy", policy.path,
+                "--key-timeout", "3",
+            ] + udp.flatMap { ["--udp", "127.0.0.1:\($0)"] })
     }
 
     @Test func twoNodeExportersScrapedByOnePrometheusCountTheFailingKeysAndForgetAnUnpluggedOne() throws {
@@ -116,7 +127,8 @@ import Testing
                     ["--udp", "127.0.0.1:\(base)", "--count", "2", "--pin", "123456", "--profile", "ctap21"],
                     log: work.appendingPathComponent("\(name)-pin.log")))
             bareKeys.append(
-                try ChoiceCommandTests.ServedKey(["--udp", "127.0.0.1:\(bare)"], log: work.appendingPathComponent("\(name)-bare.log")))
+                try ChoiceCommandTests.ServedKey(
+                    ["--udp", "127.0.0.1:\(bare)"], log: work.appendingPathComponent("\(name)-bare.log")))
             hosts.append((directory, [base, base + 1], bare))
         }
         for host in hosts {
@@ -129,12 +141,16 @@ import Testing
         // promtool, Prometheus' own linter, accepts the file as it is.
         let file = hosts[0].directory.appendingPathComponent("securitykey.prom")
         let text = try String(contentsOf: file, encoding: .utf8)
-        let lint = try TestProcess.run("/usr/bin/promtool", ["check", "metrics"], input: Data(text.utf8), timeout: .seconds(30))
+        let lint = try TestProcess.run(
+            "/usr/bin/promtool", ["check", "metrics"], input: Data(text.utf8), timeout: .seconds(30))
         #expect(lint.status == 0, "promtool check metrics: \(lint.stdoutText) \(lint.stderrText)")
         // Readable by node-exporter's user, and no temporary file left beside it.
         let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
         #expect(mode == 0o644)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: hosts[0].directory.path) == ["securitykey.prom"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: hosts[0].directory.path) == [
+                "securitykey.prom"
+            ])
         #expect(!text.contains("123456"), "no PIN in the metrics")
 
         // Two node-exporters (textfile collector only) and one Prometheus scraping both every second.
@@ -146,8 +162,11 @@ import Testing
             exporters.append(
                 try Child(
                     "/usr/bin/prometheus-node-exporter",
-                    ["--web.listen-address=127.0.0.1:\(port)", "--collector.disable-defaults", "--collector.textfile",
-                     "--collector.textfile.directory=\(host.directory.path)"],
+                    [
+                        "--web.listen-address=127.0.0.1:\(port)", "--collector.disable-defaults",
+                        "--collector.textfile",
+                        "--collector.textfile.directory=\(host.directory.path)",
+                    ],
                     name: "node-exporter-\(index)", work: work))
         }
         let prometheusPort = Self.freeTCPPort()
@@ -165,15 +184,20 @@ import Testing
         ).write(to: config)
         let prometheus = try Child(
             "/usr/bin/prometheus",
-            ["--config.file=\(config.path)", "--storage.tsdb.path=\(work.appendingPathComponent("tsdb").path)",
-             "--web.listen-address=127.0.0.1:\(prometheusPort)"],
+            [
+                "--config.file=\(config.path)",
+                "--storage.tsdb.path=\(work.appendingPathComponent("tsdb").path)",
+                "--web.listen-address=127.0.0.1:\(prometheusPort)",
+            ],
             name: "prometheus", work: work)
         defer {
             prometheus.stop()
             for exporter in exporters { exporter.stop() }
         }
         for port in exporterPorts {
-            #expect(Self.poll(10) { Self.get("http://127.0.0.1:\(port)/metrics") } != nil, "node-exporter on \(port) is up")
+            #expect(
+                Self.poll(10) { Self.get("http://127.0.0.1:\(port)/metrics") } != nil,
+                "node-exporter on \(port) is up")
         }
         let up = Self.poll(30) { () -> [[String: Any]]? in
             guard let result = Self.query(prometheusPort, "count(securitykey_fleet_keys)"),
@@ -181,23 +205,31 @@ import Testing
             else { return nil }
             return result
         }
-        try #require(up != nil, "Prometheus never scraped both hosts: \(prometheus.background.stderr.suffix(2000))")
+        try #require(
+            up != nil, "Prometheus never scraped both hosts: \(prometheus.background.stderr.suffix(2000))")
 
         // The failing keys across both hosts: one per host.
         let failing = Self.query(prometheusPort, "count(securitykey_key_policy_pass == 0)")
         #expect(failing?.first.flatMap(Self.value) == 2)
-        let perHost = Self.query(prometheusPort, "count by (instance) (securitykey_key_policy_pass == 0)") ?? []
-        #expect(Set(perHost.compactMap { ($0["metric"] as? [String: String])?["instance"] }) == Set(exporterPorts.map { "127.0.0.1:\($0)" }))
+        let perHost =
+            Self.query(prometheusPort, "count by (instance) (securitykey_key_policy_pass == 0)") ?? []
+        #expect(
+            Set(perHost.compactMap { ($0["metric"] as? [String: String])?["instance"] })
+                == Set(exporterPorts.map { "127.0.0.1:\($0)" }))
         #expect(perHost.allSatisfy { Self.value($0) == 1 })
         // The failing rule is the label; the failing keys are the ones without a PIN.
         let rules = Self.query(prometheusPort, "securitykey_key_policy_violation") ?? []
-        #expect(rules.compactMap { ($0["metric"] as? [String: String])?["rule"] } == ["pinRequired", "pinRequired"])
+        #expect(
+            rules.compactMap { ($0["metric"] as? [String: String])?["rule"] } == [
+                "pinRequired", "pinRequired",
+            ])
         #expect(
             Set(rules.compactMap { ($0["metric"] as? [String: String])?["uri"] })
                 == Set(hosts.map { "udp:127.0.0.1:\($0.bare)" }))
         // The four keys with a PIN say so; CTAP 2.1 §6.5.2.2: no attempt spent, all 8 are left
         // (on the keys without a PIN too: the counter starts at 8).
-        #expect(Self.query(prometheusPort, "count(securitykey_key_pin_set == 1)")?.first.flatMap(Self.value) == 4)
+        #expect(
+            Self.query(prometheusPort, "count(securitykey_key_pin_set == 1)")?.first.flatMap(Self.value) == 4)
         let retries = Self.query(prometheusPort, "securitykey_key_pin_retries") ?? []
         #expect(retries.count == 6 && retries.allSatisfy { Self.value($0) == 8 }, "\(retries)")
         #expect(Self.query(prometheusPort, "sum(securitykey_fleet_keys)")?.first.flatMap(Self.value) == 6)
@@ -208,13 +240,17 @@ import Testing
         let again = try Self.refresh(hosts[1].directory, udp: hosts[1].withPIN, policy: policy)
         #expect(again.status == 0, "the keys left all pass: \(again.stderr)")
         let forgotten = Self.poll(20) { () -> Bool? in
-            guard let series = Self.query(prometheusPort, "securitykey_key_healthy{uri=\"\(gone)\"}"), series.isEmpty else {
+            guard let series = Self.query(prometheusPort, "securitykey_key_healthy{uri=\"\(gone)\"}"),
+                series.isEmpty
+            else {
                 return nil
             }
             return true
         }
         #expect(forgotten == true, "the unplugged key is still scraped")
-        #expect(Self.query(prometheusPort, "count(securitykey_key_policy_pass == 0)")?.first.flatMap(Self.value) == 1)
+        #expect(
+            Self.query(prometheusPort, "count(securitykey_key_policy_pass == 0)")?.first.flatMap(Self.value)
+                == 1)
         #expect(Self.query(prometheusPort, "sum(securitykey_fleet_keys)")?.first.flatMap(Self.value) == 5)
         _ = (keys, bareKeys)
     }
@@ -224,12 +260,17 @@ import Testing
         let work = try ChoiceCommandTests.scratch("fleet-unwritable")
         defer { try? FileManager.default.removeItem(at: work) }
         let port = CLIRunner.freeUDPPort()
-        let key = try ChoiceCommandTests.ServedKey(["--udp", "127.0.0.1:\(port)"], log: work.appendingPathComponent("key.log"))
+        let key = try ChoiceCommandTests.ServedKey(
+            ["--udp", "127.0.0.1:\(port)"], log: work.appendingPathComponent("key.log"))
         CLIRunner.waitUntilServed("udp:127.0.0.1:\(port)")
         let missing = work.appendingPathComponent("no-such-directory/securitykey.prom").path
-        let result = try CLIRunner.run(["fleet", "--openmetrics", "--output", missing, "--udp", "127.0.0.1:\(port)"])
+        let result = try CLIRunner.run([
+            "fleet", "--openmetrics", "--output", missing, "--udp", "127.0.0.1:\(port)",
+        ])
         #expect(result.status == 1, "\(result.stderr)")
-        #expect(result.stderr.contains("output-unwritable") || result.stderr.contains(missing), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("output-unwritable") || result.stderr.contains(missing), "\(result.stderr)"
+        )
         #expect(!FileManager.default.fileExists(atPath: missing))
         _ = key
     }
@@ -238,10 +279,14 @@ import Testing
     @Test func promtoolAcceptsTheShippedRulesAndSystemdTheUnits() throws {
         try Self.requireTools()
         let rules = Self.repository.appendingPathComponent("prometheus/securitykey-rules.yml").path
-        let check = try TestProcess.run("/usr/bin/promtool", ["check", "rules", rules], timeout: .seconds(30))
+        let check = try TestProcess.run(
+            "/usr/bin/promtool", ["check", "rules", rules], timeout: .seconds(30))
         #expect(check.status == 0, "\(check.stdoutText) \(check.stderrText)")
         #expect(check.stdoutText.contains("SUCCESS"))
-        for alert in ["SecurityKeyFailsPolicy", "SecurityKeyPINAttemptsLow", "SecurityKeyMDSDataStale", "SecurityKeyRevokedByMDS"] {
+        for alert in [
+            "SecurityKeyFailsPolicy", "SecurityKeyPINAttemptsLow", "SecurityKeyMDSDataStale",
+            "SecurityKeyRevokedByMDS",
+        ] {
             #expect(try String(contentsOfFile: rules, encoding: .utf8).contains("alert: \(alert)"))
         }
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else {
@@ -253,16 +298,21 @@ import Testing
         let work = try ChoiceCommandTests.scratch("fleet-units")
         defer { try? FileManager.default.removeItem(at: work) }
         let service = try String(
-            contentsOf: Self.repository.appendingPathComponent("systemd/securitykey-fleet.service"), encoding: .utf8)
-        try Data(service.replacingOccurrences(of: "/usr/local/bin/securitykey", with: CLIRunner.binary.path).utf8)
-            .write(to: work.appendingPathComponent("securitykey-fleet.service"))
+            contentsOf: Self.repository.appendingPathComponent("systemd/securitykey-fleet.service"),
+            encoding: .utf8)
+        try Data(
+            service.replacingOccurrences(of: "/usr/local/bin/securitykey", with: CLIRunner.binary.path).utf8
+        )
+        .write(to: work.appendingPathComponent("securitykey-fleet.service"))
         try FileManager.default.copyItem(
             at: Self.repository.appendingPathComponent("systemd/securitykey-fleet.timer"),
             to: work.appendingPathComponent("securitykey-fleet.timer"))
         let verify = try TestProcess.run(
             "/usr/bin/systemd-analyze",
-            ["verify", work.appendingPathComponent("securitykey-fleet.service").path,
-             work.appendingPathComponent("securitykey-fleet.timer").path],
+            [
+                "verify", work.appendingPathComponent("securitykey-fleet.service").path,
+                work.appendingPathComponent("securitykey-fleet.timer").path,
+            ],
             timeout: .seconds(60))
         #expect(verify.status == 0, "\(verify.stderrText)")
         #expect(verify.stderrText.isEmpty, "systemd-analyze verify complained: \(verify.stderrText)")
