@@ -18,13 +18,16 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # host they check against; libfido2-dev and valgrind build and measure the benchmark's libfido2
 # host; dbus-daemon, systemd (busctl) and libglib2.0-bin (gdbus) drive the daemon's tests;
 # debootstrap, lintian and fakeroot check the Debian package (make test-packaging); pamtester
-# and libpam-u2f (pam_u2f.so, pamu2fcfg) check the PAM module.
+# and libpam-u2f (pam_u2f.so, pamu2fcfg) check the PAM module; prometheus (and promtool) and
+# prometheus-node-exporter scrape `fleet --openmetrics` (Tests/CLITests/FleetPrometheusTests,
+# which asks Prometheus' HTTP API with curl).
 BUILD_PACKAGES := pkg-config libhidapi-dev libpcsclite-dev libudev-dev zlib1g-dev libsystemd-dev libcurl4-openssl-dev \
 	libssl-dev libpam0g-dev
 RUNTIME_PACKAGES := libhidapi-hidraw0 libpcsclite1 libudev1 zlib1g libsystemd0 libcurl4 pcscd publicsuffix libssl3 libpam0g
 TEST_PACKAGES := vsmartcard-vpcd dbus-daemon systemd libglib2.0-bin openssl python3-venv python3-dev \
 	swig util-linux iproute2 qemu-system-x86 busybox-static cpio kmod fido2-tools libfido2-dev valgrind \
-	debootstrap lintian fakeroot openssh-client openssh-server pamtester libpam-u2f
+	debootstrap lintian fakeroot openssh-client openssh-server pamtester libpam-u2f \
+	prometheus prometheus-node-exporter curl
 APT_PACKAGES := $(BUILD_PACKAGES) $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
 .PHONY: all deps deps-build pydeps build test test-packaging release shared-library ssh-provider pam-module print-pamdir install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw bench-ssh size-report format install clean help
@@ -214,6 +217,8 @@ INSTALLED = $(BINDIR)/securitykey $(BINDIR)/securitykeyd $(SKDIR)/libsecuritykey
 	$(UDEVDIR)/70-securitykey.rules \
 	$(PREFIX)/lib/systemd/user/securitykeyd.service \
 	$(PREFIX)/lib/systemd/system/securitykeyd.service \
+	$(PREFIX)/lib/systemd/system/securitykey-fleet.service $(PREFIX)/lib/systemd/system/securitykey-fleet.timer \
+	$(PREFIX)/share/securitykey/prometheus/securitykey-rules.yml \
 	$(PREFIX)/share/dbus-1/services/org.securitykey.Daemon1.service \
 	$(PREFIX)/share/dbus-1/system-services/org.securitykey.Daemon1.service \
 	$(PREFIX)/share/dbus-1/system.d/org.securitykey.Daemon1.conf \
@@ -356,6 +361,11 @@ install-files:
 	  $(DESTDIR)$(PREFIX)/share/dbus-1/system-services/org.securitykey.Daemon1.service
 	install -D -m 0644 dbus/org.securitykey.Daemon1.conf $(DESTDIR)$(PREFIX)/share/dbus-1/system.d/org.securitykey.Daemon1.conf
 	install -D -m 0644 dbus/org.securitykey.Daemon1.xml $(DESTDIR)$(PREFIX)/share/dbus-1/interfaces/org.securitykey.Daemon1.xml
+	# The fleet inventory for Prometheus: its service and timer (Docs/Fleet.md) and the alert rules.
+	sed 's|/usr/local/bin|$(BINDIR)|g' systemd/securitykey-fleet.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/securitykey-fleet.service
+	install -m 0644 systemd/securitykey-fleet.timer $(DESTDIR)$(PREFIX)/lib/systemd/system/securitykey-fleet.timer
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/securitykey-fleet.service
+	install -D -m 0644 prometheus/securitykey-rules.yml $(DESTDIR)$(PREFIX)/share/securitykey/prometheus/securitykey-rules.yml
 	@echo "install: reload udev rules with: sudo udevadm control --reload-rules && sudo udevadm trigger"
 
 # The PAM module directory install-files uses (scripts/make-deb.sh checks the package has it).

@@ -156,7 +156,7 @@ let package = Package(
         // MARK: Fleet inventory rows, policy and attestation verdicts over the device layer
         .target(
             name: "Fleet",
-            dependencies: ["Authenticators", "CBOR", "CTAP2", "Transport", "WebAuthnVerification"],
+            dependencies: ["_SecurityKeyInternals", "Authenticators", "CBOR", "CTAP2", "Transport", "WebAuthnVerification"],
             swiftSettings: strict),
 
         // MARK: OpenSSH's security-key middleware over the device layer
@@ -316,6 +316,7 @@ let package = Package(
         .testTarget(name: "AuthenticatorsTests", dependencies: [
             "Authenticators", "CTAP2", "Transport", "VirtualAuthenticator",
         ], swiftSettings: strict),
+        .testTarget(name: "FleetTests", dependencies: ["Fleet", "Authenticators", "Transport"], swiftSettings: strict),
         // Runs the built `securitykeyd` and `securitykey` binaries against a private dbus-daemon.
         .testTarget(name: "DaemonTests", dependencies: ["securitykeyd", "securitykey", "TestProcesses"], exclude: ["Python"],
                     swiftSettings: strict),

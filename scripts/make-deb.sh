@@ -25,15 +25,17 @@ for f in usr/lib/systemd/user/securitykeyd.service usr/lib/systemd/system/securi
     usr/share/dbus-1/system.d/org.securitykey.Daemon1.conf \
     usr/share/dbus-1/interfaces/org.securitykey.Daemon1.xml \
     usr/lib/securitykey/libsecuritykey.so.0 usr/lib/securitykey/libsecuritykey-sk.so usr/share/man/man7/securitykey-sk.7 \
-    "${pamdir#/}/pam_securitykey.so" usr/share/man/man8/pam_securitykey.8; do
+    "${pamdir#/}/pam_securitykey.so" usr/share/man/man8/pam_securitykey.8 \
+    usr/lib/systemd/system/securitykey-fleet.service usr/lib/systemd/system/securitykey-fleet.timer \
+    usr/share/securitykey/prometheus/securitykey-rules.yml; do
     [ -f "$root/$f" ] || { echo "make-deb: $f is missing from the install" >&2; exit 1; }
 done
 
 doc="$root/usr/share/doc/securitykey"
 install -d "$doc"
 install -m 0644 packaging/debian/copyright "$doc/copyright"
-install -m 0644 README.md Docs/CLI.md Docs/Daemon.md "$doc/"
-gzip -9n "$doc/CLI.md" "$doc/Daemon.md"
+install -m 0644 README.md Docs/CLI.md Docs/Daemon.md Docs/Fleet.md "$doc/"
+gzip -9n "$doc/CLI.md" "$doc/Daemon.md" "$doc/Fleet.md"
 {
     echo "securitykey ($version) unstable; urgency=medium"
     echo

@@ -20,6 +20,8 @@ scripts/hidvm/test-uhid.sh --no-build || status=$?
 # DaemonTests, like CLITests, drive processes from synchronous tests that wait (sleep, read
 # pipes) on cooperative-pool threads; beside the in-process servers they starve them, so they
 # run on their own as well.
+# CLITests include FleetPrometheusTests (two node-exporters and a Prometheus on 127.0.0.1, about
+# 20 s), which need no group of their own.
 # SSHSecurityKeyProviderTests, like CLITests, run OpenSSH's programs from synchronous tests and
 # wait on them; they run on their own too, and so do PAMSecurityKeyTests (pamtester, the same way).
 card_groups=(ProviderPCSCTests CLITests DaemonTests WebAuthnVerificationTests SSHSecurityKeyProviderTests

@@ -17,7 +17,7 @@ extension FleetInventory {
     }
 
     /// Watches every discovery until the calling task is cancelled: each key present at the
-    /// start and each that arrives later is inspected (at most ``concurrency`` at once, each
+    /// start and each that arrives later is inspected (as many at once as ``concurrency`` allows, each
     /// within ``keyTimeout``) and handed to `each` as ``FleetEvent/arrived(_:)``; a reported
     /// key that goes away is handed over as ``FleetEvent/left(uri:)`` at once. A key removed
     /// while it is being inspected is reported neither way. Readers without a FIDO card are
@@ -32,13 +32,20 @@ extension FleetInventory {
                 }
             }
             var queued: [DeviceDescriptor] = []
-            var inspecting = Set<String>()
+            var inspecting: [String: TransportKind] = [:]
             var gone = Set<String>()
             var reported = Set<String>()
             func startQueued() {
-                while inspecting.count < concurrency, !queued.isEmpty {
-                    let descriptor = queued.removeFirst()
-                    inspecting.insert(descriptor.uri)
+                var position = 0
+                while position < queued.count {
+                    let descriptor = queued[position]
+                    let ofTransport = inspecting.values.filter { $0 == descriptor.transport }.count
+                    guard concurrency.admits(descriptor.transport, total: inspecting.count, ofTransport: ofTransport) else {
+                        position += 1
+                        continue
+                    }
+                    queued.remove(at: position)
+                    inspecting[descriptor.uri] = descriptor.transport
                     group.addTask {
                         // No overall bound: the key's own timeout bounds the inspection.
                         let report = await inspect(descriptor, overall: .after(.seconds(86_400 * 365)))
@@ -51,18 +58,18 @@ extension FleetInventory {
                 case .device(.arrived(let descriptor)):
                     let uri = descriptor.uri
                     gone.remove(uri)
-                    guard !reported.contains(uri), !inspecting.contains(uri),
+                    guard !reported.contains(uri), inspecting[uri] == nil,
                         !queued.contains(where: { $0.uri == uri })
                     else { continue }
                     queued.append(descriptor)
                     startQueued()
                 case .device(.removed(let uri)):
                     queued.removeAll { $0.uri == uri }
-                    if inspecting.contains(uri) { gone.insert(uri) }
+                    if inspecting[uri] != nil { gone.insert(uri) }
                     if reported.remove(uri) != nil { await each(.left(uri: uri)) }
                 case .inspected(let report):
                     let uri = report.descriptor.uri
-                    inspecting.remove(uri)
+                    inspecting[uri] = nil
                     startQueued()
                     if gone.remove(uri) != nil || Self.isNotAKey(report) { continue }
                     reported.insert(uri)

@@ -3,7 +3,7 @@ import CTAP2
 import Logging
 import Transport
 
-/// Every key a directory finds, inspected in parallel (at most ``concurrency`` at once), each
+/// Every key a directory finds, inspected in parallel (all at once, within ``concurrency``), each
 /// within its own deadline: descriptor, getInfo, PIN state and a touch-free health check.
 ///
 /// A key that never answers costs its own deadline and nothing more: the others go on in the
@@ -12,7 +12,7 @@ public struct FleetInventory: Sendable {
     /// Where the keys are found and opened.
     public let directory: AuthenticatorDirectory
     /// How many keys are inspected at once.
-    public let concurrency: Int
+    public let concurrency: FleetConcurrency
     /// How long one key may take, from the moment its inspection starts.
     public let keyTimeout: Duration
     /// Whether each healthy key also registers a throwaway credential to show its attestation
@@ -38,17 +38,18 @@ public struct FleetInventory: Sendable {
         }
     }
 
-    /// An inventory of `directory`'s keys, `concurrency` at a time, each given `keyTimeout`,
+    /// An inventory of `directory`'s keys, as many at a time as `concurrency` allows (by default
+    /// every key, within the transports' bounds), each given `keyTimeout`,
     /// with the `attestation` step when one is given; keys with a token in `tokenStore` report
     /// their identifier.
     public init(
-        directory: AuthenticatorDirectory, concurrency: Int = 16, keyTimeout: Duration = .seconds(10),
+        directory: AuthenticatorDirectory, concurrency: FleetConcurrency = .system(), keyTimeout: Duration = .seconds(10),
         attestation: AttestationCheck? = nil, tokenStore: PersistentTokenStore? = nil,
         logger: Logger = Logger(label: "securitykey.fleet")
     ) {
         self.tokenStore = tokenStore
         self.directory = directory
-        self.concurrency = max(1, concurrency)
+        self.concurrency = concurrency
         self.keyTimeout = keyTimeout
         self.attestation = attestation
         self.logger = logger
@@ -69,25 +70,25 @@ public struct FleetInventory: Sendable {
         return (listed, outcome.denied)
     }
 
-    /// Inspects each of `devices`, at most ``concurrency`` at once, calling `each` with every
+    /// Inspects each of `devices`, as many at once as ``concurrency`` allows, calling `each` with every
     /// report as soon as it is ready (in completion order); returns the reports in the order of
     /// `devices`. `overall` bounds the whole run; each key also gets ``keyTimeout``.
     public func inspect(
         _ devices: [DeviceDescriptor], overall: Deadline, each: (FleetKeyReport) async -> Void = { _ in }
     ) async -> [FleetKeyReport] {
         var reports = [FleetKeyReport?](repeating: nil, count: devices.count)
+        var schedule = FleetSchedule(devices.map(\.transport), bounds: concurrency)
         await withTaskGroup(of: (Int, FleetKeyReport).self) { group in
-            var next = 0
-            func startNext() {
-                guard next < devices.count else { return }
-                let index = next
-                let descriptor = devices[index]
-                next += 1
-                group.addTask { (index, await inspect(descriptor, overall: overall)) }
+            func startReady() {
+                for index in schedule.startable() {
+                    let descriptor = devices[index]
+                    group.addTask { (index, await inspect(descriptor, overall: overall)) }
+                }
             }
-            for _ in 0..<min(concurrency, devices.count) { startNext() }
+            startReady()
             while let (index, report) = await group.next() {
-                startNext()
+                schedule.finished(index)
+                startReady()
                 if Self.isNotAKey(report) { continue }
                 reports[index] = report
                 await each(report)

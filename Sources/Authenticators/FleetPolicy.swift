@@ -56,11 +56,11 @@ public struct FleetPolicy: Sendable, Hashable, Decodable {
     }
 
     /// The certification levels in ascending order (FIDO Authenticator Certification Levels).
-    static let certificationLevels = ["L1", "L1plus", "L2", "L2plus", "L3", "L3plus"]
+    public static let certificationLevels = ["L1", "L1plus", "L2", "L2plus", "L3", "L3plus"]
 
     /// The rank of a level (`L2`) or status word (`FIDO_CERTIFIED_L2`) among
     /// ``certificationLevels``; nil for anything else (a level-less FIDO_CERTIFIED included).
-    static func certificationRank(_ text: String) -> Int? {
+    public static func certificationRank(_ text: String) -> Int? {
         let level = text.hasPrefix("FIDO_CERTIFIED_") ? String(text.dropFirst("FIDO_CERTIFIED_".count)) : text
         return certificationLevels.firstIndex(of: level)
     }
@@ -130,61 +130,85 @@ public struct FleetPolicy: Sendable, Hashable, Decodable {
         }
     }
 
+    /// A rule a key breaks: the policy member's name and one sentence.
+    public struct Violation: Sendable, Hashable {
+        /// The policy member broken (`pinRequired`, `allowedAAGUIDs` ...), `inspection` for a
+        /// key that could not be inspected, `attestation` for one not proven genuine.
+        public var rule: String
+        /// One sentence for people.
+        public var message: String
+
+        /// A violation of `rule`, explained by `message`.
+        public init(rule: String, message: String) {
+            self.rule = rule
+            self.message = message
+        }
+
+        init(_ rule: CodingKeys, _ message: String) { self.init(rule: rule.rawValue, message: message) }
+    }
+
     /// The rules `report` breaks, one sentence each; empty when it complies.
     public func violations(of report: FleetKeyReport, metadata: Metadata? = nil) -> [String] {
+        ruleViolations(of: report, metadata: metadata).map(\.message)
+    }
+
+    /// The rules `report` breaks, each with its name; empty when it complies.
+    public func ruleViolations(of report: FleetKeyReport, metadata: Metadata? = nil) -> [Violation] {
         guard let info = report.info, report.problem == nil else {
-            return ["The key could not be inspected: \(report.problem?.message ?? "no getInfo")."]
+            return [
+                Violation(rule: "inspection", message: "The key could not be inspected: \(report.problem?.message ?? "no getInfo").")
+            ]
         }
-        var reasons: [String] = []
+        var reasons: [Violation] = []
         let aaguid = info.aaguid.description.lowercased()
         if let allowed = allowedAAGUIDs, !allowed.contains(where: { $0.lowercased() == aaguid }) {
-            reasons.append("AAGUID \(aaguid) is not allowed.")
+            reasons.append(Violation(.allowedAAGUIDs, "AAGUID \(aaguid) is not allowed."))
         }
         if let allowed = allowedModels {
             if let model = metadata?.model {
-                if !allowed.contains(model) { reasons.append("Model \"\(model)\" is not allowed.") }
+                if !allowed.contains(model) { reasons.append(Violation(.allowedModels, "Model \"\(model)\" is not allowed.")) }
             } else {
-                reasons.append("The model is unknown (no metadata for AAGUID \(aaguid)).")
+                reasons.append(Violation(.allowedModels, "The model is unknown (no metadata for AAGUID \(aaguid))."))
             }
         }
         if let minimumFirmware {
             if let firmware = info.firmwareVersion {
                 if firmware < minimumFirmware {
-                    reasons.append("Firmware \(firmware) is older than \(minimumFirmware).")
+                    reasons.append(Violation(.minimumFirmware, "Firmware \(firmware) is older than \(minimumFirmware)."))
                 }
             } else {
-                reasons.append("The key reports no firmware version (at least \(minimumFirmware) is required).")
+                reasons.append(Violation(.minimumFirmware, "The key reports no firmware version (at least \(minimumFirmware) is required)."))
             }
         }
         if pinRequired == true, info.options[.clientPIN] != true {
-            reasons.append("No PIN is set.")
+            reasons.append(Violation(.pinRequired, "No PIN is set."))
         }
         if let minimumPINLength {
             let enforced = report.pinStatus?.minPINLength ?? Int(clamping: info.minPINLength ?? 4)
             if enforced < minimumPINLength {
-                reasons.append("The key accepts PINs of \(enforced) characters; at least \(minimumPINLength) are required.")
+                reasons.append(Violation(.minimumPINLength, "The key accepts PINs of \(enforced) characters; at least \(minimumPINLength) are required."))
             }
         }
         if let alwaysUV, info.isEnabled(.alwaysUV) != alwaysUV {
-            reasons.append(alwaysUV ? "alwaysUv is off." : "alwaysUv is on.")
+            reasons.append(Violation(.alwaysUV, alwaysUV ? "alwaysUv is off." : "alwaysUv is on."))
         }
         if forbidForcePINChange == true, info.forcePINChange == true {
-            reasons.append("The key demands a PIN change.")
+            reasons.append(Violation(.forbidForcePINChange, "The key demands a PIN change."))
         }
         if let refused = refusedStatuses, let status = metadata?.latestStatus, refused.contains(status) {
-            reasons.append("The metadata status is \(status).")
+            reasons.append(Violation(.refusedStatuses, "The metadata status is \(status)."))
         }
         if let minimum = minimumCertificationLevel, let required = Self.certificationRank(minimum) {
             if let held = metadata?.certification {
                 if (Self.certificationRank(held) ?? -1) < required {
-                    reasons.append("The model's certification is \(held); at least \(Self.certificationLevels[required]) is required.")
+                    reasons.append(Violation(.minimumCertificationLevel, "The model's certification is \(held); at least \(Self.certificationLevels[required]) is required."))
                 }
             } else {
-                reasons.append("No FIDO certification is known for the model (at least \(Self.certificationLevels[required]) is required).")
+                reasons.append(Violation(.minimumCertificationLevel, "No FIDO certification is known for the model (at least \(Self.certificationLevels[required]) is required)."))
             }
         }
         if healthRequired ?? true, !report.health.isHealthy {
-            reasons.append("Health check failed: \(report.health.failure?.message ?? "no answer").")
+            reasons.append(Violation(.healthRequired, "Health check failed: \(report.health.failure?.message ?? "no answer")."))
         }
         return reasons
     }

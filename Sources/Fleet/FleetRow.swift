@@ -15,8 +15,10 @@ public struct FleetRow: Sendable {
     public var certification: String?
     /// The model's latest status for the key's firmware.
     public var status: String?
+    /// The rules the key breaks, each with its reason; nil without a policy.
+    public var ruleViolations: [FleetPolicy.Violation]?
     /// The policy's reasons; nil without a policy.
-    public var violations: [String]?
+    public var violations: [String]? { ruleViolations?.map(\.message) }
     /// The attestation verdict; nil when attestation was not checked.
     public var attestation: FleetAttestationVerdict?
     /// The key's device identifier in hex (its decrypted encIdentifier), when a stored
@@ -36,12 +38,14 @@ public struct FleetRow: Sendable {
         let firmware = report.info?.firmwareVersion
         certification = entry?.certification(forFirmware: firmware)?.status.rawValue
         status = entry?.latestStatus(forFirmware: firmware)?.status.rawValue
-        violations = policy?.violations(
+        ruleViolations = policy?.ruleViolations(
             of: report,
             metadata: FleetPolicy.Metadata(model: model, latestStatus: status, certification: certification))
         // With an attestation check, a key not proven genuine fails any policy.
-        if violations != nil, let attestation, !attestation.isGenuine {
-            violations?.append("Attestation not proven: \(attestation.problem ?? "no trusted path").")
+        if ruleViolations != nil, let attestation, !attestation.isGenuine {
+            ruleViolations?.append(
+                FleetPolicy.Violation(
+                    rule: "attestation", message: "Attestation not proven: \(attestation.problem ?? "no trusted path")."))
         }
     }
 

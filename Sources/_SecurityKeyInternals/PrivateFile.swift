@@ -55,19 +55,21 @@ public struct PrivateFile: Sendable {
         return bytes
     }
 
-    /// Replaces the file's content atomically with mode 0600, with `createDirectory` creating
-    /// its directory (0700) and missing parents first; the old file stays intact if anything fails.
-    public func write(_ bytes: [UInt8], createDirectory: Bool = false) throws(Failure) {
+    /// Replaces the file's content atomically with mode 0600 (or `mode`, for a file other
+    /// programs read, such as a metrics file node-exporter collects), with `createDirectory`
+    /// creating its directory (0700) and missing parents first; the old file stays intact if
+    /// anything fails.
+    public func write(_ bytes: [UInt8], createDirectory: Bool = false, mode: mode_t = 0o600) throws(Failure) {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
         if createDirectory { try Self.makeDirectory(directory.isEmpty ? "/" : directory) }
         let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 0o600)
         guard fd >= 0 else { throw Failure(operation: "create", path: temporary, code: errno) }
         var ok = false
         defer { if !ok { unlink(temporary) } }
         do {
             defer { close(fd) }
-            guard fchmod(fd, 0o600) == 0 else { throw Failure(operation: "chmod", path: temporary, code: errno) }
+            guard fchmod(fd, mode) == 0 else { throw Failure(operation: "chmod", path: temporary, code: errno) }
             guard FileIO.write(descriptor: fd, bytes) else {
                 throw Failure(operation: "write", path: temporary, code: errno)
             }

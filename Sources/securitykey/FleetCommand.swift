@@ -21,12 +21,15 @@ struct FleetCommand: ReportingCommand {
         commandName: "fleet",
         abstract: "Inventory and health-check every security key present, in parallel.",
         discussion: """
-            Each key is inspected within its own --key-timeout (at most --concurrency at once): \
-            getInfo, PIN and UV attempts left (no attempt is spent) and a silent up=false \
-            getAssertion that a healthy key refuses with CTAP2_ERR_NO_CREDENTIALS. No touch is needed. \
-            Output: a table, --json (an array), --ndjson (one line per key as it finishes) or --csv. \
+            Every key present is inspected at once, each within its own --key-timeout: getInfo, PIN and \
+            UV attempts left (no attempt is spent) and a silent up=false getAssertion that a healthy key \
+            refuses with CTAP2_ERR_NO_CREDENTIALS. No touch is needed. What bounds how many run at once: \
+            pcsc-lite serves at most 16 readers (so at most 16 PC/SC cards), each key holds an open file \
+            (the open-file limit, ulimit -n, halved), and --concurrency N if given. \
+            Output: a table, --json (an array), --ndjson (one line per key as it finishes), --csv, or \
+            --openmetrics (Prometheus text; --output FILE replaces FILE atomically, for node-exporter). \
             With --policy FILE each key gets a verdict, and the exit status is 7 when any key fails it. \
-            Field names and the policy rules are in Docs/CLI.md.
+            Field names, metric names and the policy rules are in Docs/CLI.md and Docs/Fleet.md.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -37,13 +40,25 @@ struct FleetCommand: ReportingCommand {
     @Flag(name: .long, help: "Print CSV: a header line, then one row per key.")
     var csv = false
 
+    @Flag(name: .long, help: "Print OpenMetrics text for Prometheus (node-exporter's textfile collector).")
+    var openmetrics = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("With --openmetrics: replace this file atomically instead of printing.", valueName: "file"))
+    var output: String?
+
     @Option(
         name: .long,
         help: ArgumentHelp("A JSON policy every key must satisfy (exit status 7 if any does not).", valueName: "file"))
     var policy: String?
 
-    @Option(name: .long, help: ArgumentHelp("How many keys to inspect at once.", valueName: "n"))
-    var concurrency: Int = 16
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "At most this many keys at once (default: every key, within pcsc-lite's 16 readers and the open-file limit).",
+            valueName: "n"))
+    var concurrency: Int?
 
     @Option(
         name: .long,
@@ -76,11 +91,12 @@ struct FleetCommand: ReportingCommand {
     var wantsJSON: Bool { global.json || ndjson }
 
     func validate() throws {
-        guard [global.json, ndjson, csv].filter({ $0 }).count <= 1 else {
-            throw ValidationError("Choose one of --json, --ndjson and --csv.")
+        guard [global.json, ndjson, csv, openmetrics].filter({ $0 }).count <= 1 else {
+            throw ValidationError("Choose one of --json, --ndjson, --csv and --openmetrics.")
         }
-        guard concurrency >= 1, concurrency <= 1024 else {
-            throw ValidationError("--concurrency must be between 1 and 1024.")
+        if output != nil && !openmetrics { throw ValidationError("--output needs --openmetrics.") }
+        if let concurrency, concurrency < 1 || concurrency > 65536 {
+            throw ValidationError("--concurrency must be between 1 and 65536.")
         }
         guard keyTimeout > 0, keyTimeout <= 3600 else {
             throw ValidationError("--key-timeout must be between 0 and 3600 seconds.")
@@ -89,7 +105,7 @@ struct FleetCommand: ReportingCommand {
             throw ValidationError("--touch-timeout must be between 0 and 3600 seconds.")
         }
         if !trustRoot.isEmpty && !attest { throw ValidationError("--trust-root needs --attest.") }
-        if watch && csv { throw ValidationError("--watch prints a table, --json or --ndjson lines, not CSV.") }
+        if watch && (csv || openmetrics) { throw ValidationError("--watch prints a table, --json or --ndjson lines.") }
         if watch && global.device != nil { throw ValidationError("--watch follows every key; it takes no --device.") }
     }
 
@@ -97,7 +113,10 @@ struct FleetCommand: ReportingCommand {
     var cancelsOnSignal: Bool { !watch }
 
     func execute() async throws {
-        let rules = try policy.map(Self.loadPolicy)
+        let rules: FleetPolicy?
+        do throws(FleetError) {
+            rules = try policy.map { (path) throws(FleetError) in try FleetPolicy.load(contentsOf: path) }
+        } catch { throw CLIError.usage(error.message) }
         let logger = global.makeLogger()
         // Configured UDP endpoints are inspected whether or not they answer a probe: one that
         // is silent is a key that failed, and probing them one by one would serialize the fleet.
@@ -107,7 +126,7 @@ struct FleetCommand: ReportingCommand {
         let configured = endpoints.map { DeviceDescriptor(uri: $0.uri, transport: .udp, product: "CTAPHID over UDP") }
         let anchors = try trustAnchors()
         let inventory = FleetInventory(
-            directory: directory, concurrency: concurrency,
+            directory: directory, concurrency: .system(limit: concurrency),
             keyTimeout: .milliseconds(Int64((keyTimeout * 1000).rounded())),
             attestation: attest
                 ? FleetInventory.AttestationCheck(touchTimeout: .milliseconds(Int64((touchTimeout * 1000).rounded())))
@@ -116,55 +135,55 @@ struct FleetCommand: ReportingCommand {
         if attest && isatty(STDERR_FILENO) == 1 {
             Console.err("fleet: touch each key when it blinks, to check its attestation.")
         }
+        let metadata = FleetMetadata.load(from: MDSCLI.cache)
         if watch {
             // Interrupting the watch is how it ends: SIGINT or SIGTERM stop it with status 0.
             _ = try await VirtualServeCommand.serveUntilSignal { [self] in
-                await watchFleet(inventory, rules: rules, anchors: anchors)
+                await watchFleet(inventory, rules: rules, anchors: anchors, metadata: metadata)
             }
             return
         }
-        var devices: [DeviceDescriptor]
-        var denied: AuthenticatorError?
-        if let uri = global.device {
-            // --device narrows the fleet to that one key.
-            devices = [DeviceDescriptor(uri: uri, transport: TransportKind(rawValue: Self.scheme(of: uri)))]
-        } else {
-            (devices, denied) = await inventory.devices(including: configured)
-        }
-        guard !devices.isEmpty else {
+        let (devices, denied) = await FleetRun.devices(inventory, uri: global.device, configured: configured)
+        // A metrics file is written whatever was found: a host with no key reports zero keys.
+        if devices.isEmpty && !openmetrics {
             if let denied { throw denied }
             throw CLIError(.noDevice, code: "no-device", "No security key found.")
         }
-        let metadata = try? MDSCLI.cache.load()?.payload
         let progress = isatty(STDERR_FILENO) == 1 && !ndjson ? FleetProgress(total: devices.count) : nil
         let ndjson = self.ndjson
         progress?.show(done: 0)
         var done = 0
-        let attest = self.attest
-        var rowsByURI: [String: FleetRow] = [:]
-        let reports = await inventory.inspect(
-            devices, overall: attest ? .after(global.timeoutDuration + .seconds(touchTimeout)) : global.deadline()
-        ) { report in
+        var run = await FleetRun.run(
+            devices, inventory: inventory, metadata: metadata, policy: rules, anchors: anchors,
+            overall: attest ? .after(global.timeoutDuration + .seconds(touchTimeout)) : global.deadline()
+        ) { row in
             done += 1
             progress?.show(done: done)
-            let verdict = attest ? await FleetAttestationVerdict.judge(report, metadata: metadata, anchors: anchors) : nil
-            let row = FleetRow(report: report, metadata: metadata, policy: rules, attestation: verdict)
-            rowsByURI[report.descriptor.uri] = row
             if ndjson { Console.out(row.json.text()) }
         }
+        run.listingProblem = denied
         progress?.clear()
-        let rows = reports.compactMap { rowsByURI[$0.descriptor.uri] }
-        if global.json {
-            Console.json(.array(rows.map(\.json)))
+        try report(run)
+    }
+
+    /// Prints or writes the finished run; exit status 7 when a key fails the policy.
+    func report(_ run: FleetRun) throws {
+        if openmetrics, let output {
+            do throws(FleetError) { try run.writeOpenMetrics(to: output) } catch {
+                throw CLIError(.failure, code: error.code.rawValue, error.message)
+            }
+        } else if openmetrics {
+            Console.out(run.openMetrics, terminator: "")
+        } else if global.json {
+            Console.json(.array(run.rows.map(\.json)))
         } else if csv {
             Console.out(FleetRow.csvLine(FleetRow.csvHeader))
-            for row in rows { Console.out(FleetRow.csvLine(row.csvFields)) }
+            for row in run.rows { Console.out(FleetRow.csvLine(row.csvFields)) }
         } else if !ndjson {
-            for line in FleetRow.table(rows, withPolicy: rules != nil, withAttestation: attest) { Console.out(line) }
+            for line in FleetRow.table(run.rows, withPolicy: run.policy != nil, withAttestation: attest) { Console.out(line) }
         }
-        if rules != nil, rows.contains(where: { $0.violations?.isEmpty == false }) {
-            let failing = rows.filter { $0.violations?.isEmpty == false }.count
-            Console.err("securitykey: \(failing) of \(rows.count) key(s) fail the policy.")
+        if !run.failing.isEmpty {
+            Console.err("securitykey: \(run.failing.count) of \(run.rows.count) key(s) fail the policy.")
             throw ExitCode(CLIExitStatus.policyFailed.rawValue)
         }
     }
@@ -177,29 +196,6 @@ struct FleetCommand: ReportingCommand {
             do { try anchors.add(contentsOf: path) } catch { throw CLIError.usage(error.message) }
         }
         return anchors
-    }
-
-    static func scheme(of uri: String) -> String {
-        uri.firstIndex(of: ":").map { String(uri[..<$0]) } ?? uri
-    }
-
-    /// Reads and decodes the policy file; a file that is not a policy is a usage error.
-    static func loadPolicy(_ path: String) throws -> FleetPolicy {
-        let url = URL(fileURLWithPath: path)
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        if let size = attributes?[.size] as? Int, size > 1 << 20 {
-            throw CLIError.usage("The policy file \(path) is larger than 1 MiB.")
-        }
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw CLIError.usage("Cannot read the policy file \(path).")
-        }
-        do {
-            return try JSONDecoder().decode(FleetPolicy.self, from: data)
-        } catch DecodingError.dataCorrupted(let context) {
-            throw CLIError.usage("The policy file \(path) is not valid: \(context.debugDescription)")
-        } catch {
-            throw CLIError.usage("The policy file \(path) is not a valid policy (\(error)).")
-        }
     }
 }
 
