@@ -16,7 +16,7 @@ mkdir -p "$root/DEBIAN" dist
 make --no-print-directory install-files DESTDIR="$PWD/$root" PREFIX=/usr UDEVDIR=/usr/lib/udev/rules.d >/dev/null
 # The daemon's files: user and system units, session and system bus activation, the system bus
 # policy, the interface XML; OpenSSH's provider library and its man page; the PAM module (in the
-# system's PAM directory, make's PAMDIR) and its man page.
+# system's PAM directory, make's PAMDIR) and its man page; the MDS cache refresh units.
 pamdir="$(make --no-print-directory -s -f Makefile print-pamdir)"
 for f in usr/lib/systemd/user/securitykeyd.service usr/lib/systemd/system/securitykeyd.service \
     usr/share/dbus-1/services/org.securitykey.Daemon1.service \
@@ -24,7 +24,9 @@ for f in usr/lib/systemd/user/securitykeyd.service usr/lib/systemd/system/securi
     usr/share/dbus-1/system.d/org.securitykey.Daemon1.conf \
     usr/share/dbus-1/interfaces/org.securitykey.Daemon1.xml \
     usr/lib/securitykey/libsecuritykey-sk.so usr/share/man/man7/securitykey-sk.7 \
-    "${pamdir#/}/pam_securitykey.so" usr/share/man/man8/pam_securitykey.8; do
+    "${pamdir#/}/pam_securitykey.so" usr/share/man/man8/pam_securitykey.8 \
+    usr/lib/systemd/user/securitykey-mds-update.service usr/lib/systemd/user/securitykey-mds-update.timer \
+    usr/lib/systemd/system/securitykey-mds-update.service usr/lib/systemd/system/securitykey-mds-update.timer; do
     [ -f "$root/$f" ] || { echo "make-deb: $f is missing from the install" >&2; exit 1; }
 done
 

@@ -16,7 +16,10 @@ extension FleetCommand {
         await inventory.watch { event in
             switch event {
             case .arrived(let report):
-                let verdict = attest ? await FleetAttestationVerdict.judge(report, metadata: metadata, anchors: anchors) : nil
+                let verdict =
+                    attest
+                    ? await FleetAttestationVerdict.judge(
+                        report, metadata: metadata, anchors: anchors, revocation: RevocationChecker()) : nil
                 let row = FleetRow(report: report, metadata: metadata, policy: rules, attestation: verdict)
                 if json {
                     guard case .object(let members) = row.json else { return }

@@ -70,6 +70,11 @@ struct FleetCommand: ReportingCommand {
 
     @Flag(
         name: .long,
+        help: "With --attest: a key whose attestation CRLs cannot be fetched, verified or are out of date is not genuine.")
+    var requireRevocation = false
+
+    @Flag(
+        name: .long,
         help: "Keep running: report each key as it arrives (inspected) and leaves, until interrupted.")
     var watch = false
 
@@ -89,6 +94,7 @@ struct FleetCommand: ReportingCommand {
             throw ValidationError("--touch-timeout must be between 0 and 3600 seconds.")
         }
         if !trustRoot.isEmpty && !attest { throw ValidationError("--trust-root needs --attest.") }
+        if requireRevocation && !attest { throw ValidationError("--require-revocation needs --attest.") }
         if watch && csv { throw ValidationError("--watch prints a table, --json or --ndjson lines, not CSV.") }
         if watch && global.device != nil { throw ValidationError("--watch follows every key; it takes no --device.") }
     }
@@ -136,6 +142,8 @@ struct FleetCommand: ReportingCommand {
             throw CLIError(.noDevice, code: "no-device", "No security key found.")
         }
         let metadata = try? MDSCLI.cache.load()?.payload
+        let cacheStatus = metadata != nil ? try? MDSCLI.cacheStatus() : nil
+        let requireRevocation = self.requireRevocation
         let progress = isatty(STDERR_FILENO) == 1 && !ndjson ? FleetProgress(total: devices.count) : nil
         let ndjson = self.ndjson
         progress?.show(done: 0)
@@ -147,7 +155,11 @@ struct FleetCommand: ReportingCommand {
         ) { report in
             done += 1
             progress?.show(done: done)
-            let verdict = attest ? await FleetAttestationVerdict.judge(report, metadata: metadata, anchors: anchors) : nil
+            let verdict =
+                attest
+                ? await FleetAttestationVerdict.judge(
+                    report, metadata: metadata, anchors: anchors, revocation: RevocationChecker(),
+                    requiresRevocation: requireRevocation) : nil
             let row = FleetRow(report: report, metadata: metadata, policy: rules, attestation: verdict)
             rowsByURI[report.descriptor.uri] = row
             if ndjson { Console.out(row.json.text()) }
@@ -161,6 +173,7 @@ struct FleetCommand: ReportingCommand {
             for row in rows { Console.out(FleetRow.csvLine(row.csvFields)) }
         } else if !ndjson {
             for line in FleetRow.table(rows, withPolicy: rules != nil, withAttestation: attest) { Console.out(line) }
+            if let cacheStatus { Console.out(cacheStatus.summary) }
         }
         if rules != nil, rows.contains(where: { $0.violations?.isEmpty == false }) {
             let failing = rows.filter { $0.violations?.isEmpty == false }.count

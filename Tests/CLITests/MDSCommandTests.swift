@@ -1,4 +1,5 @@
 import Foundation
+import TestProcesses
 import Testing
 
 /// The shared MDS3 data (../shared/vectors/mds3, described in its README.md).
@@ -6,65 +7,12 @@ private let mdsVectors: URL = URL(fileURLWithPath: #filePath).deletingLastPathCo
     .deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors")
 
-/// A Python http.server on loopback serving the MDS3 vectors directory, for `mds update --url`.
-private final class LoopbackServer {
-    let process = Process()
-    let port: Int
-
-    init(directory: URL) throws {
-        let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"] ?? "/usr/bin/python3"
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [
-            "-c",
-            """
-            import functools, http.server, sys
-            handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
-            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-            with open(sys.argv[2] + ".tmp", "w") as f:
-                f.write("%d\\n" % server.server_address[1])
-            import os
-            os.rename(sys.argv[2] + ".tmp", sys.argv[2])
-            server.serve_forever()
-            """,
-            directory.path,
-        ]
-        // The server writes its port to a file: no pipe to read, nothing to block on.
-        let portFile = FileManager.default.temporaryDirectory.appendingPathComponent("mds-port-\(UUID())")
-        process.arguments?.append(portFile.path)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { try? FileManager.default.removeItem(at: portFile) }
-        var found: Int?
-        for _ in 0..<100 where found == nil {
-            if let text = try? String(contentsOf: portFile, encoding: .utf8), text.hasSuffix("\n") {
-                found = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            } else {
-                usleep(100_000)
-            }
-        }
-        guard let port = found else {
-            kill(process.processIdentifier, SIGKILL)
-            throw CLITestError("the loopback server did not start")
-        }
-        self.port = port
-    }
-
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
-
-    /// SIGKILL: the test process may block SIGTERM, and a child inherits its signal mask.
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
-}
-
-private func temporaryCache() -> (URL, [String: String]) {
+func temporaryCache() -> (URL, [String: String]) {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mds-cli-\(UUID())")
     return (dir, ["XDG_CACHE_HOME": dir.path])
 }
 
-private func base64URL(_ bytes: [UInt8]) -> String {
+func base64URL(_ bytes: [UInt8]) -> String {
     Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
         of: "/", with: "_"
     )
@@ -74,7 +22,7 @@ private func base64URL(_ bytes: [UInt8]) -> String {
 @Suite("securitykey mds", .serialized)
 struct MDSCommandTests {
     @Test func updateFromLoopbackThenShow() throws {
-        let server = try LoopbackServer(directory: mdsVectors.appendingPathComponent("mds3"))
+        let server = try LoopbackHTTPServer(directory: mdsVectors.appendingPathComponent("mds3"))
         let (dir, env) = temporaryCache()
         defer { try? FileManager.default.removeItem(at: dir) }
 
