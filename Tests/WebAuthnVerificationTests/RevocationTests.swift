@@ -87,8 +87,10 @@ struct AttestationRevocationTests {
         let evidence: AttestationEvidence
 
         init(rootCRL: String? = nil) throws {
-            pki = try TestPKI()
-            server = try LoopbackHTTPServer(directory: pki.directory)
+            let pki = try TestPKI()
+            let server = try LoopbackHTTPServer(directory: pki.directory)
+            self.pki = pki
+            self.server = server
             try pki.certificate("root", subject: "/CN=Test Attestation Root", issuer: nil, isCA: true, serial: "0a01")
             try pki.certificate(
                 "ca", subject: "/CN=Test Attestation CA", issuer: "root", isCA: true,

@@ -22,7 +22,8 @@ public struct RevocationCheck: Sendable, Hashable {
     public var status: Status
     /// The URLs of the CRLs that were used.
     public var crls: [String]
-    /// Why revocation is not checked, one sentence per certificate; empty unless `notChecked`.
+    /// Why revocation is not checked, one line per certificate ("its common name: why"); empty
+    /// unless `notChecked`.
     public var problems: [String]
 
     /// Creates a result from its parts.
@@ -82,7 +83,7 @@ public struct RevocationChecker: Sendable {
         self.sizeLimit = sizeLimit
         self.fetch =
             fetch ?? { url, limit, timeout in
-                try await MetadataBLOBDownload.get(url, limit: limit, timeout: timeout, subject: "the CRL")
+                try await MetadataBLOBDownload.get(url, limit: limit, timeout: timeout, subject: "the CRL at \(url)")
             }
     }
 
@@ -129,7 +130,7 @@ public struct RevocationChecker: Sendable {
                 }
             }
             guard let (url, list) = usable else {
-                problems.append("for \(certificate.nameForMessages), " + reasons.joined(separator: "; "))
+                problems.append("\(certificate.commonNameForMessages): " + reasons.joined(separator: "; "))
                 continue
             }
             if list.revokedSerialNumbers.contains(certificate.serialNumber) {
@@ -166,7 +167,7 @@ public struct RevocationChecker: Sendable {
                     do {
                         bytes = try await fetch(url, sizeLimit, timeout)
                     } catch let error as WebAuthnVerificationError {
-                        return (url, .failure(FetchProblem("the CRL at \(url) could not be fetched (\(error.message))")))
+                        return (url, .failure(FetchProblem(error.message)))
                     } catch {
                         return (url, .failure(FetchProblem("the CRL at \(url) could not be fetched (\(error))")))
                     }
@@ -187,6 +188,19 @@ public struct RevocationChecker: Sendable {
     struct FetchProblem: Error {
         var message: String
         init(_ message: String) { self.message = message }
+    }
+}
+
+extension Certificate {
+    /// The subject's common name when it has one (what revocation problems name a certificate
+    /// by), else ``nameForMessages``.
+    var commonNameForMessages: String {
+        for rdn in subject {
+            for attribute in rdn where attribute.type == .RDNAttributeType.commonName {
+                return "\(attribute.value)"
+            }
+        }
+        return nameForMessages
     }
 }
 
