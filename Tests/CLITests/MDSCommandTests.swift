@@ -185,6 +185,19 @@ struct MDSCommandTests {
         #expect(verified?["model"] as? String == "Security Key by Yubico with NFC")
         #expect(verified?["certification"] as? String == "FIDO_CERTIFIED_L1")
         #expect(verified?["trustAnchor"] as? String == "CN=Yubico U2F Root CA Serial 457200631")
+        // The cached BLOB's nextUpdate (2025-01-01, README) has passed: said on standard error and
+        // in the document, never a silent pass.
+        let metadata = try run.object()["metadata"] as? [String: Any]
+        #expect(metadata?["no"] as? Int == 122)
+        #expect(metadata?["nextUpdate"] as? String == "2025-01-01")
+        #expect(metadata?["stale"] as? Bool == true)
+        #expect(run.stderr.contains("past its nextUpdate (2025-01-01)"))
+        // Without --mds the cache still names the model and gives its age.
+        let plain = try CLIRunner.run(["verify", "--registration", file.path, "--rp", "localhost"], environment: env)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stdout.contains("the model is Security Key by Yubico with NFC in the FIDO metadata"))
+        #expect(plain.stdout.contains("Metadata: BLOB no 122, cached "))
+        #expect(plain.stderr.contains("past its nextUpdate (2025-01-01)"))
     }
 
     @Test func infoAndListNameTheModelFromTheCache() throws {
@@ -216,6 +229,12 @@ struct MDSCommandTests {
             let list = try CLIRunner.run(["list", "--json", "--udp", "127.0.0.1:\(port)"], environment: env)
             let keys = try #require(try list.json() as? [[String: Any]])
             #expect(keys.first { $0["uri"] as? String == device }?["model"] as? String == "HYPR FIDO2 Authenticator")
+            // fleet reads the same cache: the table ends with its age, and its nextUpdate
+            // (2025-01-01) having passed is a warning.
+            let fleet = try CLIRunner.run(["fleet", "--udp", "127.0.0.1:\(port)"], environment: env)
+            #expect(fleet.stdout.contains("HYPR FIDO2 Authenticator"), "\(fleet.stdout)")
+            #expect(fleet.stdout.contains("Metadata: BLOB no 122, cached "), "\(fleet.stdout)")
+            #expect(fleet.stderr.contains("past its nextUpdate (2025-01-01)"), "\(fleet.stderr)")
             // Without a cache there is no model, and nothing fails.
             let bare = try CLIRunner.run(
                 ["info", "--device", device, "--json"], environment: ["XDG_CACHE_HOME": dir.path + "-none"])
