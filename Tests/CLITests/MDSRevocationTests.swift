@@ -9,7 +9,9 @@ private struct SignedBLOBBed {
     let pki: TestPKI
     let server: LoopbackHTTPServer
 
-    init(rootCRL: ((LoopbackHTTPServer) -> String)? = nil, caCRL: ((LoopbackHTTPServer) -> String)? = nil) throws {
+    init(rootCRL: ((LoopbackHTTPServer) -> String)? = nil, caCRL: ((LoopbackHTTPServer) -> String)? = nil)
+        throws
+    {
         pki = try TestPKI()
         server = try LoopbackHTTPServer(directory: pki.directory)
         try pki.certificate("root", subject: "/CN=Test MDS Root", issuer: nil, isCA: true, serial: "1000")
@@ -32,10 +34,13 @@ private struct SignedBLOBBed {
         ])
         let input = base64URL([UInt8](header)) + "." + base64URL([UInt8](payload))
         let signature = try pki.sign(Array(input.utf8), with: "signer")
-        try Data((input + "." + base64URL(signature)).utf8).write(to: pki.directory.appendingPathComponent(name))
+        try Data((input + "." + base64URL(signature)).utf8).write(
+            to: pki.directory.appendingPathComponent(name))
     }
 
-    func update(_ name: String, _ extra: [String] = [], environment: [String: String]) throws -> CLIRunner.Result {
+    func update(_ name: String, _ extra: [String] = [], environment: [String: String]) throws
+        -> CLIRunner.Result
+    {
         try CLIRunner.run(
             ["mds", "update", "--url", server.url(name), "--anchor", pki.path("root.pem"), "--json"] + extra,
             environment: environment)
@@ -97,7 +102,9 @@ struct MDSRevocationTests {
 
         let required = try bed.update("blob.jwt", ["--require-revocation"], environment: env)
         _ = try ErrorCodeTests.expectDocumentedError(required, status: 2, code: "revocation-not-checked")
-        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("securitykey/mds3-blob.json").path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: dir.appendingPathComponent("securitykey/mds3-blob.json").path))
 
         let update = try bed.update("blob.jwt", environment: env)
         #expect(update.status == 0, "\(update.stderr)")
@@ -140,7 +147,10 @@ struct MDSRevocationTests {
         #expect(try stale.object()["stale"] as? Bool == true)
         #expect(stale.stderr.contains("past its nextUpdate (\(day(-1)))"))
         let due = try CLIRunner.run(
-            ["mds", "update", "--if-due", "--url", bed.server.url("newer.jwt"), "--anchor", bed.pki.path("root.pem"), "--json"],
+            [
+                "mds", "update", "--if-due", "--url", bed.server.url("newer.jwt"), "--anchor",
+                bed.pki.path("root.pem"), "--json",
+            ],
             environment: dueEnv)
         #expect(due.status == 0, "\(due.stderr)")
         #expect(try due.object()["no"] as? Int == 501)
@@ -153,12 +163,15 @@ struct MDSRevocationTests {
 
 @Suite("The MDS refresh units")
 struct MDSRefreshUnitTests {
-    static let systemd = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let systemd = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("systemd")
 
     /// systemd's own checker accepts the timer and both services (the binary path pointed at the
     /// built one, as `make install` points it at its BINDIR), and the services run the refresh.
-    @Test(arguments: [("securitykey-mds-update.service", false), ("securitykey-mds-update-system.service", true)])
+    @Test(arguments: [
+        ("securitykey-mds-update.service", false), ("securitykey-mds-update-system.service", true),
+    ])
     func unitsVerify(service: String, system: Bool) throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("units-\(UUID())")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
@@ -169,9 +182,11 @@ struct MDSRefreshUnitTests {
         try text.replacingOccurrences(of: "/usr/local/bin/securitykey", with: CLIRunner.binary.path)
             .write(to: installed, atomically: true, encoding: .utf8)
         let timer = work.appendingPathComponent("securitykey-mds-update.timer")
-        try FileManager.default.copyItem(at: Self.systemd.appendingPathComponent("securitykey-mds-update.timer"), to: timer)
+        try FileManager.default.copyItem(
+            at: Self.systemd.appendingPathComponent("securitykey-mds-update.timer"), to: timer)
         let verify = try TestProcess.run(
-            "/usr/bin/systemd-analyze", (system ? [] : ["--user"]) + ["--man=no", "verify", timer.path, installed.path],
+            "/usr/bin/systemd-analyze",
+            (system ? [] : ["--user"]) + ["--man=no", "verify", timer.path, installed.path],
             environment: ["XDG_RUNTIME_DIR": work.path], timeout: .seconds(60))
         #expect(verify.status == 0, "\(verify.stderrText)")
         #expect(verify.stderrText.isEmpty, "\(verify.stderrText)")

@@ -21,7 +21,9 @@ public final class TestPKI {
 
     /// The contents of `name`.
     public func bytes(_ name: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path(name)) else { throw BedError("no \(name)") }
+        guard let data = FileManager.default.contents(atPath: path(name)) else {
+            throw BedError("no \(name)")
+        }
         return [UInt8](data)
     }
 
@@ -46,7 +48,9 @@ public final class TestPKI {
             "subjectKeyIdentifier = hash",
         ]
         if issuer != nil { ext.append("authorityKeyIdentifier = keyid") }
-        if !crlURLs.isEmpty { ext.append("crlDistributionPoints = " + crlURLs.map { "URI:\($0)" }.joined(separator: ",")) }
+        if !crlURLs.isEmpty {
+            ext.append("crlDistributionPoints = " + crlURLs.map { "URI:\($0)" }.joined(separator: ","))
+        }
         let config = """
             [req]
             distinguished_name = dn
@@ -117,7 +121,9 @@ public final class TestPKI {
         let input = directory.appendingPathComponent("message-\(UUID())")
         try Data(message).write(to: input)
         defer { try? FileManager.default.removeItem(at: input) }
-        try openssl(["dgst", "-sha256", "-sign", path("\(name).key"), "-out", input.path + ".sig", input.path])
+        try openssl([
+            "dgst", "-sha256", "-sign", path("\(name).key"), "-out", input.path + ".sig", input.path,
+        ])
         defer { try? FileManager.default.removeItem(atPath: input.path + ".sig") }
         guard let signature = FileManager.default.contents(atPath: input.path + ".sig") else {
             throw BedError("openssl dgst wrote no signature")

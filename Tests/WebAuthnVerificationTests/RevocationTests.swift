@@ -21,7 +21,8 @@ struct RealChainRevocationTests {
         ].map(MDSVectors.certificate)
         #expect(
             chain2026.map(\.crlDistributionPointURLs) == [
-                ["http://crl.globalsign.com/gsgccr46evtlsca2025.crl"], ["http://crl.globalsign.com/rootr46.crl"],
+                ["http://crl.globalsign.com/gsgccr46evtlsca2025.crl"],
+                ["http://crl.globalsign.com/rootr46.crl"],
                 [Self.rootR3URL],
             ])
         let blob = try await MetadataBLOBVerifier(verifyTime: MDSVectors.blobDay).verify(
@@ -91,12 +92,14 @@ struct AttestationRevocationTests {
             let server = try LoopbackHTTPServer(directory: pki.directory)
             self.pki = pki
             self.server = server
-            try pki.certificate("root", subject: "/CN=Test Attestation Root", issuer: nil, isCA: true, serial: "0a01")
+            try pki.certificate(
+                "root", subject: "/CN=Test Attestation Root", issuer: nil, isCA: true, serial: "0a01")
             try pki.certificate(
                 "ca", subject: "/CN=Test Attestation CA", issuer: "root", isCA: true,
                 crlURLs: [rootCRL ?? server.url("root.crl")], serial: "0a02")
             try pki.certificate(
-                "leaf", subject: "/C=US/O=Test/OU=Authenticator Attestation/CN=Test Key", issuer: "ca", isCA: false,
+                "leaf", subject: "/C=US/O=Test/OU=Authenticator Attestation/CN=Test Key", issuer: "ca",
+                isCA: false,
                 crlURLs: [server.url("ca.crl")], serial: "0a03")
             try pki.crl(of: "root")
             try pki.crl(of: "ca")
@@ -112,7 +115,8 @@ struct AttestationRevocationTests {
             let entry: [String: Any] = [
                 "aaguid": AttestationRevocationTests.aaguid.description.lowercased(),
                 "metadataStatement": [
-                    "description": "Test Key", "attestationRootCertificates": [Data(try pki.bytes("root.der")).base64EncodedString()],
+                    "description": "Test Key",
+                    "attestationRootCertificates": [Data(try pki.bytes("root.der")).base64EncodedString()],
                 ],
                 "statusReports": [["status": "FIDO_CERTIFIED_L1", "effectiveDate": "2024-01-01"]],
             ]
@@ -124,7 +128,8 @@ struct AttestationRevocationTests {
 
         func metadataTrust(requiring: Bool = false) throws -> MetadataAttestationTrust {
             MetadataAttestationTrust(
-                metadata: try metadata(), revocation: RevocationChecker(timeout: 10), requiresRevocation: requiring)
+                metadata: try metadata(), revocation: RevocationChecker(timeout: 10),
+                requiresRevocation: requiring)
         }
     }
 
@@ -132,9 +137,14 @@ struct AttestationRevocationTests {
         let bed = try Bed()
         let trust = try await bed.metadataTrust().evaluate(bed.evidence)
         #expect(trust.trustAnchor == bed.root)
-        #expect(trust.revocation == RevocationCheck(status: .checked, crls: [bed.server.url("ca.crl"), bed.server.url("root.crl")]))
+        #expect(
+            trust.revocation
+                == RevocationCheck(
+                    status: .checked, crls: [bed.server.url("ca.crl"), bed.server.url("root.crl")]))
         // Without a checker nothing is fetched.
-        #expect(try await MetadataAttestationTrust(metadata: bed.metadata()).evaluate(bed.evidence).revocation == nil)
+        #expect(
+            try await MetadataAttestationTrust(metadata: bed.metadata()).evaluate(bed.evidence).revocation
+                == nil)
         // The same through explicit anchors.
         let anchored = try await CertificatePathAttestationTrust(
             anchors: AttestationTrustAnchors([bed.root]), revocation: RevocationChecker()
@@ -168,7 +178,9 @@ struct AttestationRevocationTests {
         #expect(trust.revocation?.problems.count == 1)
         #expect(trust.revocation?.problems.first?.contains(unreachable) == true)
         #expect(trust.revocation?.summary.hasPrefix("revocation not checked") == true)
-        await expectCode(.revocationNotChecked) { try await bed.metadataTrust(requiring: true).evaluate(bed.evidence) }
+        await expectCode(.revocationNotChecked) {
+            try await bed.metadataTrust(requiring: true).evaluate(bed.evidence)
+        }
     }
 
     @Test func aCRLNotSignedByTheIssuerIsNotUsed() async throws {

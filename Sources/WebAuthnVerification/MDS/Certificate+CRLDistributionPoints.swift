@@ -19,7 +19,9 @@ extension Certificate {
         for name in names {
             guard case .uniformResourceIdentifier(let text) = name else { continue }
             let lowered = text.lowercased()
-            guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"), !urls.contains(text) else { continue }
+            guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"), !urls.contains(text) else {
+                continue
+            }
             urls.append(text)
             if urls.count == Self.maximumCRLDistributionPoints { break }
         }
@@ -39,7 +41,8 @@ extension Certificate {
             while let point = points.next() {
                 try DER.sequence(point, identifier: .sequence) { fields in
                     while let field = fields.next() {
-                        guard field.identifier == pointTag, case .constructed(let choice) = field.content else {
+                        guard field.identifier == pointTag, case .constructed(let choice) = field.content
+                        else {
                             continue
                         }
                         for name in choice where name.identifier == fullNameTag {

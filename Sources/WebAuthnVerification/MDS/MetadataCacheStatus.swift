@@ -41,8 +41,11 @@ public struct MetadataCacheStatus: Sendable, Hashable {
     public var ageText: String {
         let seconds = Int(age)
         let (value, unit) =
-            seconds < 120 ? (seconds, "second") : seconds < 7200 ? (seconds / 60, "minute")
-            : seconds < 172_800 ? (seconds / 3600, "hour") : (seconds / 86400, "day")
+            seconds < 120
+            ? (seconds, "second")
+            : seconds < 7200
+                ? (seconds / 60, "minute")
+                : seconds < 172_800 ? (seconds / 3600, "hour") : (seconds / 86400, "day")
         return "\(value) \(unit)\(value == 1 ? "" : "s")"
     }
 

@@ -56,7 +56,9 @@ public struct RevocationCheck: Sendable, Hashable {
     /// Throws ``WebAuthnVerificationError/Code/revocationNotChecked`` when `notChecked`.
     public func require() throws(WebAuthnVerificationError) {
         guard status == .notChecked else { return }
-        throw WebAuthnVerificationError(.revocationNotChecked, "Revocation is required but not checked: \(problems.joined(separator: "; ")).")
+        throw WebAuthnVerificationError(
+            .revocationNotChecked,
+            "Revocation is required but not checked: \(problems.joined(separator: "; ")).")
     }
 }
 
@@ -68,7 +70,8 @@ public struct RevocationCheck: Sendable, Hashable {
 /// (`mds update`) and for attestation paths (`verify --mds`, `fleet --attest`).
 public struct RevocationChecker: Sendable {
     /// Fetches the bytes at a URL, at most `limit` bytes within `timeout` seconds.
-    public typealias Fetch = @Sendable (_ url: String, _ limit: Int, _ timeout: TimeInterval) async throws -> [UInt8]
+    public typealias Fetch =
+        @Sendable (_ url: String, _ limit: Int, _ timeout: TimeInterval) async throws -> [UInt8]
 
     /// Seconds each CRL may take to arrive; the CRLs of a path are fetched at once.
     public var timeout: TimeInterval
@@ -78,12 +81,16 @@ public struct RevocationChecker: Sendable {
     public var fetch: Fetch
 
     /// Creates a checker: 15 s and 16 MiB per CRL, fetched with libcurl unless `fetch` is given.
-    public init(timeout: TimeInterval = 15, sizeLimit: Int = CertificateRevocationList.maximumSize, fetch: Fetch? = nil) {
+    public init(
+        timeout: TimeInterval = 15, sizeLimit: Int = CertificateRevocationList.maximumSize,
+        fetch: Fetch? = nil
+    ) {
         self.timeout = timeout
         self.sizeLimit = sizeLimit
         self.fetch =
             fetch ?? { url, limit, timeout in
-                try await MetadataBLOBDownload.get(url, limit: limit, timeout: timeout, subject: "the CRL at \(url)")
+                try await MetadataBLOBDownload.get(
+                    url, limit: limit, timeout: timeout, subject: "the CRL at \(url)")
             }
     }
 
@@ -141,7 +148,8 @@ public struct RevocationChecker: Sendable {
             }
             if !used.contains(url) { used.append(url) }
         }
-        return RevocationCheck(status: problems.isEmpty ? .checked : .notChecked, crls: used, problems: problems)
+        return RevocationCheck(
+            status: problems.isEmpty ? .checked : .notChecked, crls: used, problems: problems)
     }
 
     /// Why `list` cannot speak for certificates `issuer` signed at `time`; nil when it can.
@@ -149,7 +157,8 @@ public struct RevocationChecker: Sendable {
         let formatter = Date.ISO8601FormatStyle()
         guard list.isSigned(by: issuer) else { return "is not signed by \(issuer.nameForMessages)" }
         if let next = list.nextUpdate, next <= time {
-            return "is out of date (its nextUpdate \(formatter.format(next)) is before \(formatter.format(time)))"
+            return
+                "is out of date (its nextUpdate \(formatter.format(next)) is before \(formatter.format(time)))"
         }
         // A list from the future of both the verification time and the clock is not trusted.
         if list.thisUpdate > max(time, Date()).addingTimeInterval(300) {
@@ -159,7 +168,8 @@ public struct RevocationChecker: Sendable {
     }
 
     /// Every URL fetched at once and parsed: the list, or why there is none.
-    private func fetchAll(_ urls: [String]) async -> [String: Result<CertificateRevocationList, FetchProblem>] {
+    private func fetchAll(_ urls: [String]) async -> [String: Result<CertificateRevocationList, FetchProblem>]
+    {
         await withTaskGroup(of: (String, Result<CertificateRevocationList, FetchProblem>).self) { group in
             for url in urls {
                 group.addTask { [fetch, sizeLimit, timeout] in
@@ -169,12 +179,16 @@ public struct RevocationChecker: Sendable {
                     } catch let error as WebAuthnVerificationError {
                         return (url, .failure(FetchProblem(error.message)))
                     } catch {
-                        return (url, .failure(FetchProblem("the CRL at \(url) could not be fetched (\(error))")))
+                        return (
+                            url, .failure(FetchProblem("the CRL at \(url) could not be fetched (\(error))"))
+                        )
                     }
                     do throws(WebAuthnVerificationError) {
                         return (url, .success(try CertificateRevocationList(bytes: bytes)))
                     } catch {
-                        return (url, .failure(FetchProblem("the CRL at \(url) is not a CRL (\(error.message))")))
+                        return (
+                            url, .failure(FetchProblem("the CRL at \(url) is not a CRL (\(error.message))"))
+                        )
                     }
                 }
             }
