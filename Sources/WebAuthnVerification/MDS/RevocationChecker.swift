@@ -6,7 +6,7 @@ import X509
 /// §6.3): every named CRL fetched, signed by the certificate's issuer, current and not listing
 /// the certificate (`checked`); nothing named (`noneNamed`); or a named CRL that could not be
 /// obtained or trusted (`notChecked`, with the reasons). A revoked certificate is not a
-/// result: ``RevocationChecker/check(_:at:)`` throws for it.
+/// result: ``RevocationChecker/check(_:at:required:)`` throws for it.
 public struct RevocationCheck: Sendable, Hashable {
     /// How far revocation was checked.
     public enum Status: String, Sendable, Hashable {
