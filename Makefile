@@ -222,7 +222,11 @@ INSTALLED = $(BINDIR)/securitykey $(BINDIR)/securitykeyd $(SKDIR)/libsecuritykey
 	$(PREFIX)/share/dbus-1/services/org.securitykey.Daemon1.service \
 	$(PREFIX)/share/dbus-1/system-services/org.securitykey.Daemon1.service \
 	$(PREFIX)/share/dbus-1/system.d/org.securitykey.Daemon1.conf \
-	$(PREFIX)/share/dbus-1/interfaces/org.securitykey.Daemon1.xml
+	$(PREFIX)/share/dbus-1/interfaces/org.securitykey.Daemon1.xml \
+	$(PREFIX)/lib/systemd/user/securitykey-mds-update.service \
+	$(PREFIX)/lib/systemd/user/securitykey-mds-update.timer \
+	$(PREFIX)/lib/systemd/system/securitykey-mds-update.service \
+	$(PREFIX)/lib/systemd/system/securitykey-mds-update.timer
 
 release: deps-build
 	@$(MAKE) --no-print-directory shared-library
@@ -366,6 +370,12 @@ install-files:
 	install -m 0644 systemd/securitykey-fleet.timer $(DESTDIR)$(PREFIX)/lib/systemd/system/securitykey-fleet.timer
 	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/securitykey-fleet.service
 	install -D -m 0644 prometheus/securitykey-rules.yml $(DESTDIR)$(PREFIX)/share/securitykey/prometheus/securitykey-rules.yml
+	# The MDS cache refresh (mds update --if-due): a user and a system service, one timer for both.
+	sed 's|/usr/local/bin|$(BINDIR)|g' systemd/securitykey-mds-update.service > $(DESTDIR)$(PREFIX)/lib/systemd/user/securitykey-mds-update.service
+	sed 's|/usr/local/bin|$(BINDIR)|g' systemd/securitykey-mds-update-system.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/securitykey-mds-update.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/user/securitykey-mds-update.service $(DESTDIR)$(PREFIX)/lib/systemd/system/securitykey-mds-update.service
+	install -m 0644 systemd/securitykey-mds-update.timer $(DESTDIR)$(PREFIX)/lib/systemd/user/securitykey-mds-update.timer
+	install -m 0644 systemd/securitykey-mds-update.timer $(DESTDIR)$(PREFIX)/lib/systemd/system/securitykey-mds-update.timer
 	@echo "install: reload udev rules with: sudo udevadm control --reload-rules && sudo udevadm trigger"
 
 # The PAM module directory install-files uses (scripts/make-deb.sh checks the package has it).

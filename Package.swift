@@ -290,7 +290,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "WebAuthnVerificationTests", dependencies: [
-            "VectorFiles", "_SecurityKeyInternals",
+            "VectorFiles", "_SecurityKeyInternals", "TestProcesses",
             "WebAuthnVerification", "CTAP2", "CBOR",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),

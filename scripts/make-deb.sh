@@ -27,7 +27,9 @@ for f in usr/lib/systemd/user/securitykeyd.service usr/lib/systemd/system/securi
     usr/lib/securitykey/libsecuritykey.so.0 usr/lib/securitykey/libsecuritykey-sk.so usr/share/man/man7/securitykey-sk.7 \
     "${pamdir#/}/pam_securitykey.so" usr/share/man/man8/pam_securitykey.8 \
     usr/lib/systemd/system/securitykey-fleet.service usr/lib/systemd/system/securitykey-fleet.timer \
-    usr/share/securitykey/prometheus/securitykey-rules.yml; do
+    usr/share/securitykey/prometheus/securitykey-rules.yml \
+    usr/lib/systemd/user/securitykey-mds-update.service usr/lib/systemd/user/securitykey-mds-update.timer \
+    usr/lib/systemd/system/securitykey-mds-update.service usr/lib/systemd/system/securitykey-mds-update.timer; do
     [ -f "$root/$f" ] || { echo "make-deb: $f is missing from the install" >&2; exit 1; }
 done
 

@@ -21,6 +21,9 @@ public struct FleetAttestationVerdict: Sendable {
     public var anchor: String?
     /// Why the key is not proven genuine; nil when it is.
     public var problem: String?
+    /// What checking the path against the CRLs its certificates name found; nil when no path
+    /// was checked.
+    public var revocation: RevocationCheck?
 
     /// Genuine: the statement verified and chains to a trusted root.
     public var isGenuine: Bool { statementVerified && trusted == true && problem == nil }
@@ -28,9 +31,12 @@ public struct FleetAttestationVerdict: Sendable {
     /// A verdict with nothing concluded yet.
     public init() {}
 
-    /// Judges `report`'s sample against `anchors` when given, else against `metadata`.
+    /// Judges `report`'s sample against `anchors` when given, else against `metadata`; with
+    /// `revocation`, also against the CRLs the path names (a revoked certificate is not genuine,
+    /// nor, when `requiresRevocation`, one whose CRLs could not be checked).
     public static func judge(
-        _ report: FleetKeyReport, metadata: MetadataBLOBPayload?, anchors: AttestationTrustAnchors?
+        _ report: FleetKeyReport, metadata: MetadataBLOBPayload?, anchors: AttestationTrustAnchors?,
+        revocation: RevocationChecker? = nil, requiresRevocation: Bool = false
     ) async -> FleetAttestationVerdict? {
         var verdict = FleetAttestationVerdict()
         guard let sample = report.attestationSample else {
@@ -59,9 +65,12 @@ public struct FleetAttestationVerdict: Sendable {
         }
         let policy: (any AttestationTrustPolicy)?
         if let anchors {
-            policy = CertificatePathAttestationTrust(anchors: anchors)
+            policy = CertificatePathAttestationTrust(
+                anchors: anchors, revocation: revocation, requiresRevocation: requiresRevocation)
         } else if let metadata {
-            policy = MetadataAttestationTrust(metadata: metadata, authenticatorVersion: report.info?.firmwareVersion)
+            policy = MetadataAttestationTrust(
+                metadata: metadata, authenticatorVersion: report.info?.firmwareVersion, revocation: revocation,
+                requiresRevocation: requiresRevocation)
         } else {
             policy = nil
         }
@@ -74,6 +83,7 @@ public struct FleetAttestationVerdict: Sendable {
                 AttestationEvidence(format: object.format, aaguid: aaguid, statement: statement))
             verdict.trusted = trust.trustAnchor != nil
             verdict.anchor = trust.trustAnchor.map { "\($0.subject)" }
+            verdict.revocation = trust.revocation
             if trust.trustAnchor == nil { verdict.problem = "The attestation names no certificate to trust." }
         } catch {
             verdict.trusted = false
@@ -92,6 +102,7 @@ public struct FleetAttestationVerdict: Sendable {
             ("trusted", trusted.map(JSONValue.bool) ?? .null),
             ("anchor", anchor.map(JSONValue.string) ?? .null),
             ("problem", problem.map(JSONValue.string) ?? .null),
+            ("revocation", revocation?.json),
         ])
     }
 }

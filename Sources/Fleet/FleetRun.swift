@@ -54,12 +54,14 @@ public struct FleetRun: Sendable {
     }
 
     /// Inspects `devices` with `inventory` and judges each key against `metadata`, `policy`
-    /// and, when the inventory checks attestation, `anchors` (else the metadata's roots); each
+    /// and, when the inventory checks attestation, `anchors` (else the metadata's roots) and the
+    /// CRLs its path names (a failure to check them fails the key when `requiresRevocation`); each
     /// row goes to `each` as soon as it is ready. `overall` bounds the whole run.
     public static func run(
         _ devices: [DeviceDescriptor], inventory: FleetInventory, metadata: FleetMetadata,
         policy: FleetPolicy?,
-        anchors: AttestationTrustAnchors?, overall: Deadline, each: (FleetRow) async -> Void = { _ in }
+        anchors: AttestationTrustAnchors?, requiresRevocation: Bool = false, overall: Deadline,
+        each: (FleetRow) async -> Void = { _ in }
     ) async -> FleetRun {
         let clock = ContinuousClock()
         let started = clock.now
@@ -67,7 +69,8 @@ public struct FleetRun: Sendable {
         var rowsByURI: [String: FleetRow] = [:]
         let reports = await inventory.inspect(devices, overall: overall) { report in
             let row = await FleetRow.judging(
-                report, metadata: metadata.payload, policy: policy, anchors: anchors, attest: attest)
+                report, metadata: metadata.payload, policy: policy, anchors: anchors, attest: attest,
+                requiresRevocation: requiresRevocation)
             rowsByURI[report.descriptor.uri] = row
             await each(row)
         }
@@ -82,10 +85,14 @@ extension FleetRow {
     /// `attest`) against `anchors` or the metadata's roots, then the policy applied.
     public static func judging(
         _ report: FleetKeyReport, metadata: MetadataBLOBPayload?, policy: FleetPolicy?,
-        anchors: AttestationTrustAnchors?, attest: Bool
+        anchors: AttestationTrustAnchors?, attest: Bool, requiresRevocation: Bool = false
     ) async -> FleetRow {
+        // The CRLs the attestation path names are fetched and checked (Docs/Metadata.md).
         let verdict =
-            attest ? await FleetAttestationVerdict.judge(report, metadata: metadata, anchors: anchors) : nil
+            attest
+            ? await FleetAttestationVerdict.judge(
+                report, metadata: metadata, anchors: anchors, revocation: RevocationChecker(),
+                requiresRevocation: requiresRevocation) : nil
         return FleetRow(report: report, metadata: metadata, policy: policy, attestation: verdict)
     }
 }

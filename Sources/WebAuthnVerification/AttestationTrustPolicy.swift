@@ -34,12 +34,16 @@ public struct AttestationTrust: Sendable, Hashable {
     /// Whether the attestation is an enterprise attestation (see
     /// ``AttestationVerification/isEnterprise``).
     public var isEnterprise: Bool
+    /// What checking ``certificatePath`` against the CRLs its certificates name found; nil when
+    /// the policy was not asked to.
+    public var revocation: RevocationCheck?
 
     /// Creates a trust decision from its parts.
     public init(
         type: AttestationType, trustPath: [Certificate], trustAnchor: Certificate? = nil,
-        certificatePath: [Certificate] = [], isEnterprise: Bool = false
+        certificatePath: [Certificate] = [], isEnterprise: Bool = false, revocation: RevocationCheck? = nil
     ) {
+        self.revocation = revocation
         self.type = type
         self.trustPath = trustPath
         self.trustAnchor = trustAnchor
@@ -82,11 +86,20 @@ public struct CertificatePathAttestationTrust: AttestationTrustPolicy {
     public var anchors: AttestationTrustAnchors
     /// The moment certificates must be valid at; `nil` checks as of now.
     public var validationTime: Date?
+    /// Fetches and checks the CRLs the path's certificates name; nil checks none.
+    public var revocation: RevocationChecker?
+    /// Whether a path whose revocation could not be checked is refused.
+    public var requiresRevocation: Bool
 
     /// Creates the policy with its anchors and validation time.
-    public init(anchors: AttestationTrustAnchors, validationTime: Date? = nil) {
+    public init(
+        anchors: AttestationTrustAnchors, validationTime: Date? = nil, revocation: RevocationChecker? = nil,
+        requiresRevocation: Bool = false
+    ) {
         self.anchors = anchors
         self.validationTime = validationTime
+        self.revocation = revocation
+        self.requiresRevocation = requiresRevocation
     }
 
     /// Builds and verifies the path to an anchor.
@@ -95,8 +108,9 @@ public struct CertificatePathAttestationTrust: AttestationTrustPolicy {
     {
         let path = try await AttestationPathValidator(validationTime: validationTime)
             .validate(evidence, anchors: anchors.certificates)
+        let checked = try await revocation?.check(path.certificates, at: validationTime, required: requiresRevocation)
         return AttestationTrust(
             type: evidence.statement.type, trustPath: evidence.statement.trustPath, trustAnchor: path.anchor,
-            certificatePath: path.certificates, isEnterprise: evidence.statement.isEnterprise)
+            certificatePath: path.certificates, isEnterprise: evidence.statement.isEnterprise, revocation: checked)
     }
 }

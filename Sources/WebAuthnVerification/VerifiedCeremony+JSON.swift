@@ -4,7 +4,8 @@ import CBOR
 extension VerifiedRegistration {
     /// What was verified, as a JSON document (`securitykey verify --json`'s `registration`,
     /// Docs/CLI.md). With `metadataChecked`, `model` and `certification` come from `model` (null
-    /// when the metadata has no entry); without, they are left out.
+    /// when the metadata has no entry); without, they are left out. `revocation` is there when
+    /// the trust policy checked CRLs (``RevocationCheck/json``).
     public func json(metadataChecked: Bool, model: MetadataBLOBPayloadEntry?) -> JSONValue {
         let trusted: Bool? = attestation.trustAnchor != nil ? true : nil
         return .members([
@@ -15,6 +16,7 @@ extension VerifiedRegistration {
             ("trustRootVerified", trusted.map(JSONValue.bool)),
             ("certificatePath", .array(attestation.certificatePath.map { .string($0.nameForMessages) })),
             ("trustAnchor", attestation.trustAnchor.map { .string($0.nameForMessages) }),
+            ("revocation", attestation.revocation?.json),
             ("model", metadataChecked ? model?.description.map(JSONValue.string) ?? .null : nil),
             ("certification", metadataChecked ? model?.certification.map { .string($0.status.rawValue) } ?? .null : nil),
             ("credentialId", .string(Base64URL.encode(credentialID))),

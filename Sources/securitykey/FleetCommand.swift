@@ -85,6 +85,11 @@ struct FleetCommand: ReportingCommand {
 
     @Flag(
         name: .long,
+        help: "With --attest: a key whose attestation CRLs cannot be fetched, verified or are out of date is not genuine.")
+    var requireRevocation = false
+
+    @Flag(
+        name: .long,
         help: "Keep running: report each key as it arrives (inspected) and leaves, until interrupted.")
     var watch = false
 
@@ -105,6 +110,7 @@ struct FleetCommand: ReportingCommand {
             throw ValidationError("--touch-timeout must be between 0 and 3600 seconds.")
         }
         if !trustRoot.isEmpty && !attest { throw ValidationError("--trust-root needs --attest.") }
+        if requireRevocation && !attest { throw ValidationError("--require-revocation needs --attest.") }
         if watch && (csv || openmetrics) { throw ValidationError("--watch prints a table, --json or --ndjson lines.") }
         if watch && global.device != nil { throw ValidationError("--watch follows every key; it takes no --device.") }
     }
@@ -149,12 +155,14 @@ struct FleetCommand: ReportingCommand {
             if let denied { throw denied }
             throw CLIError(.noDevice, code: "no-device", "No security key found.")
         }
+        let cacheStatus = metadata.payload != nil ? try? MDSCLI.cacheStatus() : nil
         let progress = isatty(STDERR_FILENO) == 1 && !ndjson ? FleetProgress(total: devices.count) : nil
         let ndjson = self.ndjson
         progress?.show(done: 0)
         var done = 0
         var run = await FleetRun.run(
             devices, inventory: inventory, metadata: metadata, policy: rules, anchors: anchors,
+            requiresRevocation: requireRevocation,
             overall: attest ? .after(global.timeoutDuration + .seconds(touchTimeout)) : global.deadline()
         ) { row in
             done += 1
@@ -163,11 +171,11 @@ struct FleetCommand: ReportingCommand {
         }
         run.listingProblem = denied
         progress?.clear()
-        try report(run)
+        try report(run, cacheStatus: cacheStatus)
     }
 
     /// Prints or writes the finished run; exit status 7 when a key fails the policy.
-    func report(_ run: FleetRun) throws {
+    func report(_ run: FleetRun, cacheStatus: MetadataCacheStatus?) throws {
         if openmetrics, let output {
             do throws(FleetError) { try run.writeOpenMetrics(to: output) } catch {
                 throw CLIError(.failure, code: error.code.rawValue, error.message)
@@ -181,6 +189,7 @@ struct FleetCommand: ReportingCommand {
             for row in run.rows { Console.out(FleetRow.csvLine(row.csvFields)) }
         } else if !ndjson {
             for line in FleetRow.table(run.rows, withPolicy: run.policy != nil, withAttestation: attest) { Console.out(line) }
+            if let cacheStatus { Console.out(cacheStatus.summary) }
         }
         if !run.failing.isEmpty {
             Console.err("securitykey: \(run.failing.count) of \(run.rows.count) key(s) fail the policy.")

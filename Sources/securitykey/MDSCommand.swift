@@ -14,9 +14,13 @@ struct MDSCommand: AsyncParsableCommand {
             `mds update` verifies a metadata BLOB (its JWS signature, and its signing chain to GlobalSign \
             Root CA - R3 or the --anchor given, at --verify-time or now) and stores it in \
             $XDG_CACHE_HOME/securitykey (~/.cache/securitykey). A BLOB older than the cached one is \
-            refused. `mds show` prints a model's entry from the cache.
+            refused. It also fetches the CRLs the signing chain names and refuses a revoked signer; \
+            when they cannot be fetched it warns "revocation not checked" (an error with \
+            --require-revocation). `mds update --if-due` does nothing until the cached BLOB's \
+            nextUpdate (what the securitykey-mds-update timer runs). `mds show` prints a model's entry \
+            from the cache, `mds status` the cache's age and whether it is stale.
             """,
-        subcommands: [MDSUpdateCommand.self, MDSShowCommand.self])
+        subcommands: [MDSUpdateCommand.self, MDSShowCommand.self, MDSStatusCommand.self])
 }
 
 /// `securitykey mds update`.
@@ -50,6 +54,15 @@ struct MDSUpdateCommand: ReportingCommand {
         help: ArgumentHelp("A CRL (DER or PEM) to check the signing chain against.", valueName: "file"))
     var crl: [String] = []
 
+    @Flag(
+        name: .long,
+        help: "Refuse the BLOB when a CRL its signing chain names cannot be fetched, verified or is out of date (exit 2)."
+    )
+    var requireRevocation = false
+
+    @Flag(name: .long, help: "Do nothing while the cached BLOB's nextUpdate has not passed.")
+    var ifDue = false
+
     @Flag(name: .long, help: "Print the result as JSON.")
     var json = false
 
@@ -78,11 +91,21 @@ struct MDSUpdateCommand: ReportingCommand {
         }
         let cache = MDSCLI.cache
         let previous = try MDSCLI.mapped { () throws(WebAuthnVerificationError) in try cache.record() }
+        if ifDue, let current = previous.map({ MetadataCacheStatus(record: $0) }), !current.isStale {
+            if json {
+                Console.json(.object([("due", false), ("metadata", current.json)]))
+            } else {
+                Console.out(
+                    "Metadata BLOB no \(current.no) is current until its nextUpdate (\(current.nextUpdate)); nothing to do.")
+            }
+            return
+        }
         let source = file ?? url ?? MetadataBLOBDownload.defaultURL
         let bytes = if let file { try readInput(file, limit: 64 << 20) } else { try await MDSCLI.download(source) }
         let update = try await MDSCLI.mapped { () async throws(WebAuthnVerificationError) in
             try await cache.update(
-                with: bytes, source: source, previous: previous, anchors: anchors, crls: crls, verifyTime: time)
+                with: bytes, source: source, previous: previous, anchors: anchors, crls: crls, verifyTime: time,
+                revocation: RevocationChecker(), requiresRevocation: requireRevocation)
         }
         let blob = update.blob
         if json {
@@ -96,6 +119,28 @@ struct MDSUpdateCommand: ReportingCommand {
             Console.err(
                 "securitykey: warning: the BLOB's nextUpdate (\(blob.payload.nextUpdate)) has passed; a newer one should exist."
             )
+        }
+        MDSCLI.warnUnlessRevocationChecked(blob.revocation)
+    }
+}
+
+/// `securitykey mds status`.
+struct MDSStatusCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Print which BLOB the cache holds, its age, and whether its nextUpdate has passed.")
+
+    @Flag(name: .long, help: "Print the result as JSON.")
+    var json = false
+
+    var wantsJSON: Bool { json }
+
+    func execute() async throws {
+        let status = try MDSCLI.cacheStatus(required: true)
+        if let status, json {
+            Console.json(status.json)
+        } else if let status {
+            Console.out(status.summary)
         }
     }
 }
@@ -170,6 +215,27 @@ enum MDSCLI {
         return blob
     }
 
+    /// The cache's status (age, nextUpdate, stale), with its warning printed when stale; nil
+    /// without a cache, or an error when `required`.
+    static func cacheStatus(required: Bool = false) throws -> MetadataCacheStatus? {
+        guard let status = try mapped({ () throws(WebAuthnVerificationError) in try cache.status() }) else {
+            guard !required else {
+                throw CLIError(
+                    .failure, code: WebAuthnVerificationError.Code.metadataCacheUnavailable.rawValue,
+                    "No metadata is cached; run `securitykey mds update` first.")
+            }
+            return nil
+        }
+        if let warning = status.warning { Console.err("securitykey: warning: \(warning)") }
+        return status
+    }
+
+    /// The "revocation not checked" warning, when CRLs were named but could not be used.
+    static func warnUnlessRevocationChecked(_ check: RevocationCheck?) {
+        guard let check, check.status == .notChecked else { return }
+        Console.err("securitykey: warning: \(check.summary).")
+    }
+
     /// The model name the cache gives an AAGUID; nil without a cache or an entry. The hook for
     /// `info` and `list`.
     static func modelName(aaguid: AAGUID) -> String? {
@@ -179,9 +245,14 @@ enum MDSCLI {
     /// The cache as read once per process for naming models (`list` names many keys).
     private static let cachedForNaming: MetadataBLOB? = try? cache.load()
 
-    /// The trust policy `verify --mds` uses: the cached metadata, default refused statuses.
-    static func trustPolicy(verifyTime: Date? = nil) throws -> MetadataAttestationTrust {
-        MetadataAttestationTrust(metadata: try loadCache().payload, verifyTime: verifyTime)
+    /// The trust policy `verify --mds` uses: the cached metadata, default refused statuses,
+    /// and the CRLs the attestation path names.
+    static func trustPolicy(verifyTime: Date? = nil, requireRevocation: Bool = false) throws
+        -> MetadataAttestationTrust
+    {
+        MetadataAttestationTrust(
+            metadata: try loadCache().payload, verifyTime: verifyTime, revocation: RevocationChecker(),
+            requiresRevocation: requireRevocation)
     }
 
     /// The metadata entry `verify --mds` names the model by.

@@ -57,6 +57,12 @@ struct VerifyCommand: ReportingCommand {
     @Flag(name: .long, help: "Check the attestation against the cached FIDO metadata (see `mds update`).")
     var mds = false
 
+    @Flag(
+        name: .long,
+        help: "With --mds or --trust-root: fail when a CRL the attestation certificates name cannot be fetched, verified or is out of date."
+    )
+    var requireRevocation = false
+
     @Flag(name: .long, help: "Print the result as JSON.")
     var json = false
 
@@ -71,6 +77,9 @@ struct VerifyCommand: ReportingCommand {
         }
         if let verifyTime, InternetDateTime.secondsSince1970(verifyTime) == nil {
             throw ValidationError(Self.timeFormat(verifyTime))
+        }
+        if requireRevocation, !mds, trustRoot == nil {
+            throw ValidationError("--require-revocation needs --mds or --trust-root.")
         }
     }
 
@@ -90,6 +99,7 @@ struct VerifyCommand: ReportingCommand {
         var lines: [String] = []
         var record: CredentialRecord?
         var rpID = rp
+        var metadata: MetadataCacheStatus?
         let expectedChallenge = try challenge.map { (text) throws -> [UInt8] in
             // An undecodable --challenge cannot match any client data.
             guard let bytes = Base64URL.decode(text) else {
@@ -110,35 +120,44 @@ struct VerifyCommand: ReportingCommand {
                 if path == "-" { return AttestationTrustAnchors(try AttestationTrustAnchors.parse(readInput(path))) }
                 return try AttestationTrustAnchors(contentsOf: path)
             }
+            // The cache is read whenever it exists: its age is reported, a stale one warned about.
+            // A damaged cache fails only the checks that need it (--mds).
+            metadata = mds ? try MDSCLI.cacheStatus(required: true) : try? MDSCLI.cacheStatus()
             let verifier = RegistrationVerifier(
                 policy: policy(rpID, expectedChallenge, document),
                 trustPolicy: mds
-                    ? try MDSCLI.trustPolicy(verifyTime: validationTime)
-                    : anchors.map { CertificatePathAttestationTrust(anchors: $0, validationTime: validationTime) }
-                        ?? UnanchoredAttestationTrust())
+                    ? try MDSCLI.trustPolicy(verifyTime: validationTime, requireRevocation: requireRevocation)
+                    : anchors.map {
+                        CertificatePathAttestationTrust(
+                            anchors: $0, validationTime: validationTime, revocation: RevocationChecker(),
+                            requiresRevocation: requireRevocation)
+                    } ?? UnanchoredAttestationTrust())
             let verified: VerifiedRegistration
             do {
                 verified = try await verifier.verify(response)
             } catch {
-                if mds { throw MDSCLI.cliError(error) }
+                if mds || [.certificateRevoked, .revocationNotChecked].contains(error.code) { throw MDSCLI.cliError(error) }
                 throw Self.trustRootFailure(error) ?? error
             }
+            MDSCLI.warnUnlessRevocationChecked(verified.attestation.revocation)
             let model =
-                mds
+                metadata != nil
                 ? MDSCLI.cache.entry(
                     aaguid: verified.aaguid, attestationCertificate: verified.attestation.trustPath.first)
                 : nil
             record = verified.credentialRecord
             result.append(
-                ("registration", verified.json(metadataChecked: mds, model: model)))
+                ("registration", verified.json(metadataChecked: metadata != nil, model: model)))
             var line =
                 "Registration: \(verified.attestationFormat) attestation (\(verified.attestation.type)) verifies"
             if let leaf = verified.attestation.trustPath.first { line += "; signed by \(leaf.nameForMessages)" }
             if let anchor = verified.attestation.trustAnchor {
                 line += ", chained to the trust anchor \(anchor.nameForMessages) (\(verified.attestation.certificatePath.count) certificates)"
             }
-            if mds, let name = model?.description { line += "; the model is \(name) in the FIDO metadata" }
+            if let name = model?.description { line += "; the model is \(name) in the FIDO metadata" }
+            if let revocation = verified.attestation.revocation { line += "; \(revocation.summary)" }
             lines.append(line + ".")
+            if let metadata { lines.append(metadata.summary) }
         }
         if let assertion {
             let document = try Self.document(assertion)
@@ -168,6 +187,7 @@ struct VerifyCommand: ReportingCommand {
             lines.append("Assertion: the signature verifies (sign count \(verified.signCount)).")
         }
         if json {
+            if let metadata { result.append(("metadata", metadata.json)) }
             Console.json(.object([("verified", true)] + result))
         } else {
             for line in lines { Console.out(line) }

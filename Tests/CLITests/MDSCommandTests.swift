@@ -1,4 +1,5 @@
 import Foundation
+import TestProcesses
 import Testing
 
 /// The shared MDS3 data (../shared/vectors/mds3, described in its README.md).
@@ -6,65 +7,12 @@ private let mdsVectors: URL = URL(fileURLWithPath: #filePath).deletingLastPathCo
     .deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors")
 
-/// A Python http.server on loopback serving the MDS3 vectors directory, for `mds update --url`.
-private final class LoopbackServer {
-    let process = Process()
-    let port: Int
-
-    init(directory: URL) throws {
-        let python = ProcessInfo.processInfo.environment["SECURITYKEY_PYTHON"] ?? "/usr/bin/python3"
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [
-            "-c",
-            """
-            import functools, http.server, sys
-            handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
-            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-            with open(sys.argv[2] + ".tmp", "w") as f:
-                f.write("%d\\n" % server.server_address[1])
-            import os
-            os.rename(sys.argv[2] + ".tmp", sys.argv[2])
-            server.serve_forever()
-            """,
-            directory.path,
-        ]
-        // The server writes its port to a file: no pipe to read, nothing to block on.
-        let portFile = FileManager.default.temporaryDirectory.appendingPathComponent("mds-port-\(UUID())")
-        process.arguments?.append(portFile.path)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { try? FileManager.default.removeItem(at: portFile) }
-        var found: Int?
-        for _ in 0..<100 where found == nil {
-            if let text = try? String(contentsOf: portFile, encoding: .utf8), text.hasSuffix("\n") {
-                found = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            } else {
-                usleep(100_000)
-            }
-        }
-        guard let port = found else {
-            kill(process.processIdentifier, SIGKILL)
-            throw CLITestError("the loopback server did not start")
-        }
-        self.port = port
-    }
-
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
-
-    /// SIGKILL: the test process may block SIGTERM, and a child inherits its signal mask.
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
-}
-
-private func temporaryCache() -> (URL, [String: String]) {
+func temporaryCache() -> (URL, [String: String]) {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mds-cli-\(UUID())")
     return (dir, ["XDG_CACHE_HOME": dir.path])
 }
 
-private func base64URL(_ bytes: [UInt8]) -> String {
+func base64URL(_ bytes: [UInt8]) -> String {
     Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
         of: "/", with: "_"
     )
@@ -74,7 +22,7 @@ private func base64URL(_ bytes: [UInt8]) -> String {
 @Suite("securitykey mds", .serialized)
 struct MDSCommandTests {
     @Test func updateFromLoopbackThenShow() throws {
-        let server = try LoopbackServer(directory: mdsVectors.appendingPathComponent("mds3"))
+        let server = try LoopbackHTTPServer(directory: mdsVectors.appendingPathComponent("mds3"))
         let (dir, env) = temporaryCache()
         defer { try? FileManager.default.removeItem(at: dir) }
 
@@ -237,6 +185,19 @@ struct MDSCommandTests {
         #expect(verified?["model"] as? String == "Security Key by Yubico with NFC")
         #expect(verified?["certification"] as? String == "FIDO_CERTIFIED_L1")
         #expect(verified?["trustAnchor"] as? String == "CN=Yubico U2F Root CA Serial 457200631")
+        // The cached BLOB's nextUpdate (2025-01-01, README) has passed: said on standard error and
+        // in the document, never a silent pass.
+        let metadata = try run.object()["metadata"] as? [String: Any]
+        #expect(metadata?["no"] as? Int == 122)
+        #expect(metadata?["nextUpdate"] as? String == "2025-01-01")
+        #expect(metadata?["stale"] as? Bool == true)
+        #expect(run.stderr.contains("past its nextUpdate (2025-01-01)"))
+        // Without --mds the cache still names the model and gives its age.
+        let plain = try CLIRunner.run(["verify", "--registration", file.path, "--rp", "localhost"], environment: env)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stdout.contains("the model is Security Key by Yubico with NFC in the FIDO metadata"))
+        #expect(plain.stdout.contains("Metadata: BLOB no 122, cached "))
+        #expect(plain.stderr.contains("past its nextUpdate (2025-01-01)"))
     }
 
     @Test func infoAndListNameTheModelFromTheCache() throws {
@@ -268,6 +229,12 @@ struct MDSCommandTests {
             let list = try CLIRunner.run(["list", "--json", "--udp", "127.0.0.1:\(port)"], environment: env)
             let keys = try #require(try list.json() as? [[String: Any]])
             #expect(keys.first { $0["uri"] as? String == device }?["model"] as? String == "HYPR FIDO2 Authenticator")
+            // fleet reads the same cache: the table ends with its age, and its nextUpdate
+            // (2025-01-01) having passed is a warning.
+            let fleet = try CLIRunner.run(["fleet", "--udp", "127.0.0.1:\(port)"], environment: env)
+            #expect(fleet.stdout.contains("HYPR FIDO2 Authenticator"), "\(fleet.stdout)")
+            #expect(fleet.stdout.contains("Metadata: BLOB no 122, cached "), "\(fleet.stdout)")
+            #expect(fleet.stderr.contains("past its nextUpdate (2025-01-01)"), "\(fleet.stderr)")
             // Without a cache there is no model, and nothing fails.
             let bare = try CLIRunner.run(
                 ["info", "--device", device, "--json"], environment: ["XDG_CACHE_HOME": dir.path + "-none"])

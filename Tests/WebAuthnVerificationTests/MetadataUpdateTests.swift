@@ -20,7 +20,8 @@ struct MetadataUpdateTests {
         let json = update.json.text()
         #expect(json.hasPrefix(#"{"no":122,"nextUpdate":"2025-01-01","#))
         #expect(json.contains(#""algorithm":"RS256","#))
-        #expect(json.contains(#""previousNo":null,"cache":"\#(cache.blobURL.path)"}"#))
+        // No revocation checker was given: nothing was fetched, and the document says so.
+        #expect(json.contains(#""previousNo":null,"cache":"\#(cache.blobURL.path)","revocation":null}"#))
         // Updating again with the same BLOB names the one it replaced; an older one is refused.
         let again = try await cache.update(
             with: bytes, source: "vectors", previous: try cache.record(), verifyTime: MDSVectors.blobDay)

@@ -238,7 +238,7 @@ extension FuzzTarget {
     ///
     /// The input is also read as issuer length (2, big-endian) ‖ issuer certificate (DER) ‖ CRL,
     /// so that real lists with their real issuers (seeded from the MDS vectors) reach the
-    /// signature check: a list is signed by a certificate only if it names that certificate's
+    /// signature check (and the certificate's CRL distribution points are read): a list is signed by a certificate only if it names that certificate's
     /// subject as its issuer, and the check answers the same twice.
     static let crl = FuzzTarget("crl", "certificate revocation lists (DER, PEM) and their signatures") {
         bytes throws(FuzzPropertyViolation) in
@@ -249,9 +249,14 @@ extension FuzzTarget {
         guard bytes.count > 2 else { return }
         let length = Int(bytes[0]) << 8 | Int(bytes[1])
         guard bytes.count >= 2 + length,
-            let issuer = try? Certificate(derEncoded: Array(bytes[2..<(2 + length)])),
-            let list = try? CertificateRevocationList(bytes: Array(bytes[(2 + length)...]))
+            let issuer = try? Certificate(derEncoded: Array(bytes[2..<(2 + length)]))
         else { return }
+        // The distribution points a revocation check would fetch: http(s) only, at most eight.
+        let urls = issuer.crlDistributionPointURLs
+        try expect(
+            urls.count <= 8 && urls.allSatisfy { $0.lowercased().hasPrefix("http") },
+            "a certificate's CRL distribution points include a non-HTTP URL or too many")
+        guard let list = try? CertificateRevocationList(bytes: Array(bytes[(2 + length)...])) else { return }
         let signed = list.isSigned(by: issuer)
         try expect(signed == list.isSigned(by: issuer), "a CRL's signature checks differently twice")
         try expect(!signed || issuer.subject == list.issuer, "a CRL signed by a certificate it does not name")

@@ -23,7 +23,7 @@ public struct CertificateRevocationList: Sendable, Hashable {
     let signature: [UInt8]
 
     /// The largest CRL accepted; real CA CRLs are kilobytes, a few reach megabytes.
-    static let maximumSize = 16 << 20
+    public static let maximumSize = 16 << 20
 
     /// Parses a CRL from DER, or from PEM with an `X509 CRL` block.
     public init(bytes: [UInt8]) throws(WebAuthnVerificationError) {

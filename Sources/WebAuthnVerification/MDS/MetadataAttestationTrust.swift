@@ -24,14 +24,21 @@ public struct MetadataAttestationTrust: AttestationTrustPolicy {
     /// caller knows it: status reports that concern other firmware are then set aside (see
     /// ``MetadataBLOBPayloadEntry/statusHistory(forFirmware:)``). Nil applies every report.
     public var authenticatorVersion: UInt64?
+    /// Fetches and checks the CRLs the attestation path's certificates name; nil checks none.
+    public var revocation: RevocationChecker?
+    /// Whether a path whose revocation could not be checked is refused.
+    public var requiresRevocation: Bool
 
     /// Creates the policy over verified metadata.
     public init(
         metadata: MetadataBLOBPayload, additionalAnchors: [Certificate] = [],
         refusedStatuses: Set<AuthenticatorStatus> = AuthenticatorStatus.refusedByDefault,
         verifyTime: Date? = nil,
-        requiresMetadataEntry: Bool = false, authenticatorVersion: UInt64? = nil
+        requiresMetadataEntry: Bool = false, authenticatorVersion: UInt64? = nil,
+        revocation: RevocationChecker? = nil, requiresRevocation: Bool = false
     ) {
+        self.revocation = revocation
+        self.requiresRevocation = requiresRevocation
         self.authenticatorVersion = authenticatorVersion
         self.metadata = metadata
         self.additionalAnchors = additionalAnchors
@@ -71,9 +78,10 @@ public struct MetadataAttestationTrust: AttestationTrustPolicy {
             at: verifyTime ?? Date(), policy: FIDOAttestationCertificatePolicy(format: evidence.format))
         switch outcome {
         case .valid(let path):
+            let checked = try await revocation?.check(path, at: verifyTime, required: requiresRevocation)
             return AttestationTrust(
-                type: evidence.statement.type, trustPath: evidence.statement.trustPath, trustAnchor: path.last
-            )
+                type: evidence.statement.type, trustPath: evidence.statement.trustPath, trustAnchor: path.last,
+                certificatePath: path, revocation: checked)
         case .expired(let certificate):
             throw WebAuthnVerificationError(
                 .untrustedAttestation,

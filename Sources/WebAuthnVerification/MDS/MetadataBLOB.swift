@@ -21,6 +21,9 @@ public struct MetadataBLOB: Sendable {
     public var verificationTime: Date
     /// SHA-256 of the BLOB as received: FIDO has republished changed BLOBs under one `no`.
     public var sha256: [UInt8]
+    /// What checking the signing chain against the CRLs it names found; nil when not attempted
+    /// (no ``MetadataBLOBVerifier/revocation`` checker, or a BLOB read back from the cache).
+    public var revocation: RevocationCheck?
 
     /// Whether `nextUpdate` had passed at the verification time: a newer BLOB should exist.
     public var isStale: Bool { payload.nextUpdateDate.map { verificationTime >= $0 } ?? true }
@@ -31,8 +34,9 @@ public struct MetadataBLOB: Sendable {
     init(
         payload: MetadataBLOBPayload, algorithm: String, signingChain: [Certificate],
         trustAnchor: Certificate?,
-        verificationTime: Date, sha256: [UInt8]
+        verificationTime: Date, sha256: [UInt8], revocation: RevocationCheck? = nil
     ) {
+        self.revocation = revocation
         self.payload = payload
         self.algorithm = algorithm
         self.signingChain = signingChain

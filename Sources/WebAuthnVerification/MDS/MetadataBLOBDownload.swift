@@ -16,11 +16,14 @@ public enum MetadataBLOBDownload {
 
     /// The body at `text` (an http or https URL): at most `limit` bytes, within `timeout` seconds.
     /// Redirects are followed (to http or https only); the final answer must be HTTP 200.
-    public static func get(_ text: String, limit: Int, timeout: TimeInterval) async throws -> [UInt8] {
+    /// `subject` names what is fetched in messages ("the BLOB", "the CRL").
+    public static func get(
+        _ text: String, limit: Int, timeout: TimeInterval, subject: String = "the BLOB"
+    ) async throws -> [UInt8] {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
             scheme == "http" || scheme == "https"
         else { throw WebAuthnVerificationError(.metadataURLInvalid, "\(text) is not an http or https URL.") }
-        let transfer = Transfer(limit: limit)
+        let transfer = Transfer(limit: limit, subject: subject)
         let milliseconds = max(1, Int(min(timeout, 86_400) * 1000))
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
@@ -48,12 +51,12 @@ public enum MetadataBLOBDownload {
         guard securitykey_curl_load(api) != 0 else {
             let reason = securitykey_curl_load_error().map { String(cString: $0) } ?? "not found"
             return .failure(
-                WebAuthnVerificationError(.metadataNetwork, "Cannot fetch the BLOB: libcurl cannot be loaded (\(reason))."))
+                WebAuthnVerificationError(.metadataNetwork, "Cannot download: libcurl cannot be loaded (\(reason))."))
         }
         let code = securitykey_curl_global_init(api, Int(CURL_GLOBAL_DEFAULT))
         guard code == CURLE_OK else {
             return .failure(
-                WebAuthnVerificationError(.metadataNetwork, "Cannot fetch the BLOB: libcurl did not start (error \(code.rawValue))."))
+                WebAuthnVerificationError(.metadataNetwork, "Cannot download: libcurl did not start (error \(code.rawValue))."))
         }
         return .success(UnsafePointer(api))
     }()
@@ -61,6 +64,8 @@ public enum MetadataBLOBDownload {
     /// One transfer's state, shared with libcurl's callbacks on the download thread.
     final class Transfer: @unchecked Sendable {
         let limit: Int
+        /// What is fetched, for messages.
+        let subject: String
         /// Set by the calling task's cancellation; the progress callback then aborts the transfer.
         let cancelled = Atomic<Bool>(false)
         // Only on the download thread.
@@ -71,7 +76,13 @@ public enum MetadataBLOBDownload {
         /// The loaded library's functions, from the start of ``perform(url:milliseconds:)``.
         var api: UnsafePointer<securitykey_curl_api>?
 
-        init(limit: Int) { self.limit = limit }
+        /// ``subject`` at the start of a sentence.
+        var capitalizedSubject: String { subject.prefix(1).uppercased() + subject.dropFirst() }
+
+        init(limit: Int, subject: String) {
+            self.limit = limit
+            self.subject = subject
+        }
 
         /// `curl_easy_perform` of a GET of `url`, bounded by `milliseconds` and `limit`.
         func perform(url: String, milliseconds: Int) -> Result<[UInt8], any Error> {
@@ -82,7 +93,7 @@ public enum MetadataBLOBDownload {
             }
             self.api = api
             guard let handle = securitykey_curl_easy_init(api) else {
-                return .failure(WebAuthnVerificationError(.metadataNetwork, "Cannot fetch the BLOB: libcurl did not start."))
+                return .failure(WebAuthnVerificationError(.metadataNetwork, "Cannot fetch \(subject): libcurl did not start."))
             }
             self.handle = handle
             defer {
@@ -108,14 +119,14 @@ public enum MetadataBLOBDownload {
             ]
             if let refused = options.first(where: { $0 != CURLE_OK }) {
                 return .failure(
-                    WebAuthnVerificationError(.metadataNetwork, "Cannot fetch the BLOB: \(message(refused))"))
+                    WebAuthnVerificationError(.metadataNetwork, "Cannot fetch \(subject): \(message(refused))"))
             }
             let code = securitykey_curl_easy_perform(api, handle)
             if let failure { return .failure(failure) }
             if cancelled.load(ordering: .relaxed) { return .failure(CancellationError()) }
             guard code == CURLE_OK else {
                 return .failure(
-                    WebAuthnVerificationError(.metadataNetwork, "Cannot fetch the BLOB: \(message(code))"))
+                    WebAuthnVerificationError(.metadataNetwork, "Cannot fetch \(subject): \(message(code))"))
             }
             // An answer with an empty body never reached the write callback's check.
             if !checkedResponse, let failure = checkResponse() { return .failure(failure) }
@@ -129,15 +140,18 @@ public enum MetadataBLOBDownload {
             var status = 0
             _ = securitykey_curl_getinfo_long(api, handle, CURLINFO_RESPONSE_CODE, &status)
             if status != 200 {
-                return WebAuthnVerificationError(.metadataHTTPStatus, "The server answered HTTP \(status), not the BLOB.")
+                return WebAuthnVerificationError(.metadataHTTPStatus, "The server answered HTTP \(status), not \(subject).")
             }
             var length: curl_off_t = -1
             _ = securitykey_curl_getinfo_offset(api, handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
             if length > curl_off_t(limit) {
-                return WebAuthnVerificationError(.metadataTooLarge, "The BLOB offered is larger than \(limit >> 20) MiB.")
+                return WebAuthnVerificationError(.metadataTooLarge, "\(capitalizedSubject) offered is larger than \(Self.size(limit)).")
             }
             return nil
         }
+
+        /// A size cap in words: MiB from 1 MiB up, else KiB.
+        static func size(_ bytes: Int) -> String { bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB" }
 
         func message(_ code: CURLcode) -> String {
             api.flatMap { securitykey_curl_easy_strerror($0, code) }.map { String(cString: $0) }
@@ -156,7 +170,8 @@ public enum MetadataBLOBDownload {
             }
             guard transfer.body.count + total <= transfer.limit else {
                 transfer.failure = WebAuthnVerificationError(
-                    .metadataTooLarge, "The BLOB is larger than \(transfer.limit >> 20) MiB.")
+                    .metadataTooLarge,
+                    "\(transfer.capitalizedSubject) is larger than \(Transfer.size(transfer.limit)).")
                 return 0
             }
             if let data, total > 0 {

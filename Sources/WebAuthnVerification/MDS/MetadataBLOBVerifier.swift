@@ -15,16 +15,24 @@ public struct MetadataBLOBVerifier: Sendable {
     public var verifyTime: Date?
     /// The serial number of the BLOB trusted before; a lower `no` is refused as a rollback.
     public var minimumSerialNumber: Int?
+    /// Fetches and checks the CRLs the signing chain names (FIDO MDS3 §3.2 step 4); nil
+    /// fetches nothing (``crls`` are still checked).
+    public var revocation: RevocationChecker?
+    /// Whether a BLOB whose chain's revocation could not be checked is refused
+    /// (``WebAuthnVerificationError/Code/revocationNotChecked``) rather than reported.
+    public var requiresRevocation: Bool
 
     /// Creates a verifier; by default it trusts GlobalSign Root CA - R3 and checks as of now.
     public init(
         anchors: [Certificate]? = nil, crls: [CertificateRevocationList] = [], verifyTime: Date? = nil,
-        minimumSerialNumber: Int? = nil
+        minimumSerialNumber: Int? = nil, revocation: RevocationChecker? = nil, requiresRevocation: Bool = false
     ) {
         self.anchors = anchors ?? Self.globalSignRootR3.map { [$0] } ?? []
         self.crls = crls
         self.verifyTime = verifyTime
         self.minimumSerialNumber = minimumSerialNumber
+        self.revocation = revocation
+        self.requiresRevocation = requiresRevocation
     }
 
     /// Verifies a BLOB as received (JWS compact) and returns it with its payload.
@@ -32,7 +40,16 @@ public struct MetadataBLOBVerifier: Sendable {
         let time = verifyTime ?? Date()
         let jws = try JWSCompact(bytes)
         try jws.verifySignature()
-        let anchor = try await verifySigningChain(jws.x5c, at: time)
+        let path = try await validatedPath(jws.x5c, at: time)
+        var revocationCheck: RevocationCheck?
+        if let revocation {
+            do {
+                revocationCheck = try await revocation.check(path, at: time, required: requiresRevocation)
+            } catch where error.code == .certificateRevoked {
+                throw WebAuthnVerificationError(
+                    .metadataSignerRevoked, "The metadata BLOB's signing chain is revoked: \(error.message)")
+            }
+        }
         let payload = try MetadataBLOBPayload(json: jws.payload)
         if let minimumSerialNumber, payload.no < minimumSerialNumber {
             throw WebAuthnVerificationError(
@@ -41,8 +58,8 @@ public struct MetadataBLOBVerifier: Sendable {
             )
         }
         return MetadataBLOB(
-            payload: payload, algorithm: jws.algorithm, signingChain: jws.x5c, trustAnchor: anchor,
-            verificationTime: time, sha256: Array(SHA256.hash(data: bytes)))
+            payload: payload, algorithm: jws.algorithm, signingChain: jws.x5c, trustAnchor: path.last,
+            verificationTime: time, sha256: Array(SHA256.hash(data: bytes)), revocation: revocationCheck)
     }
 
     /// Verifies a signing chain (leaf first, as in x5c) to one of ``anchors`` at `time`, then
@@ -50,6 +67,18 @@ public struct MetadataBLOBVerifier: Sendable {
     public func verifySigningChain(_ chain: [Certificate], at time: Date? = nil)
         async throws(WebAuthnVerificationError)
         -> Certificate
+    {
+        let path = try await validatedPath(chain, at: time)
+        guard let anchor = path.last else {
+            throw WebAuthnVerificationError(
+                .metadataChainInvalid, "The metadata BLOB's signing chain is empty.")
+        }
+        return anchor
+    }
+
+    /// The signing chain's validated path (leaf first, anchor last), checked against ``crls``.
+    func validatedPath(_ chain: [Certificate], at time: Date? = nil) async throws(WebAuthnVerificationError)
+        -> [Certificate]
     {
         guard let leaf = chain.first else {
             throw WebAuthnVerificationError(
@@ -76,11 +105,7 @@ public struct MetadataBLOBVerifier: Sendable {
                 "The metadata BLOB's signing certificates do not chain to a trusted root: \(reason).")
         }
         try checkRevocation(path)
-        guard let anchor = path.last else {
-            throw WebAuthnVerificationError(
-                .metadataChainInvalid, "The metadata BLOB's signing chain is empty.")
-        }
-        return anchor
+        return path
     }
 
     /// Each certificate in the path against the CRLs its issuer (the next one) signed.

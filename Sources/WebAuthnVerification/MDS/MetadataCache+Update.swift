@@ -15,7 +15,8 @@ public struct MetadataUpdate: Sendable {
 
     /// The update as a JSON document (`mds update --json`, Docs/CLI.md): serial number, next
     /// update, entry count, signature algorithm, signer and trust anchor, verification time,
-    /// whether the BLOB is already stale, the serial number it replaced and the cache's path.
+    /// whether the BLOB is already stale, the serial number it replaced, the cache's path, and
+    /// `revocation` (``RevocationCheck/json``, null when CRLs were not fetched).
     public var json: JSONValue {
         .object([
             ("no", .integer(Int64(blob.payload.no))),
@@ -28,21 +29,25 @@ public struct MetadataUpdate: Sendable {
             ("stale", .bool(blob.isStale)),
             ("previousNo", previous.map { .integer(Int64($0.no)) } ?? .null),
             ("cache", .string(cache.blobURL.path)),
+            ("revocation", blob.revocation?.json ?? .null),
         ])
     }
 }
 
 extension MetadataCache {
     /// Verifies `bytes` as a metadata BLOB (signature, and signing chain to `anchors`, the
-    /// GlobalSign root when nil, checked against `crls` at `verifyTime` or now), refusing one
-    /// older than `previous` (this cache's record, read by the caller before it fetched the
-    /// BLOB), and stores it with its `source`.
+    /// GlobalSign root when nil, checked against `crls` at `verifyTime` or now, and against the
+    /// CRLs it names when `revocation` is given, refused when those cannot be checked and
+    /// `requiresRevocation`), refusing one older than `previous` (this cache's record, read by
+    /// the caller before it fetched the BLOB), and stores it with its `source`.
     public func update(
         with bytes: [UInt8], source: String, previous: Record?, anchors: [Certificate]? = nil,
-        crls: [CertificateRevocationList] = [], verifyTime: Date? = nil
+        crls: [CertificateRevocationList] = [], verifyTime: Date? = nil, revocation: RevocationChecker? = nil,
+        requiresRevocation: Bool = false
     ) async throws(WebAuthnVerificationError) -> MetadataUpdate {
         let verifier = MetadataBLOBVerifier(
-            anchors: anchors, crls: crls, verifyTime: verifyTime, minimumSerialNumber: previous?.no)
+            anchors: anchors, crls: crls, verifyTime: verifyTime, minimumSerialNumber: previous?.no,
+            revocation: revocation, requiresRevocation: requiresRevocation)
         let blob = try await verifier.verify(bytes)
         try store(blob, bytes: bytes, source: source)
         return MetadataUpdate(blob: blob, previous: previous, cache: self)

@@ -51,6 +51,9 @@ public struct MetadataCache: Sendable {
         public var verificationTime: Date
         /// Where it came from (URL or file).
         public var source: String?
+        /// How far its signing chain's revocation was checked (``RevocationCheck/Status``'s raw
+        /// value); nil when it was not attempted or for a record written before it was.
+        public var revocation: String?
     }
 
     /// The record of the stored BLOB, if there is one.
@@ -83,7 +86,7 @@ public struct MetadataCache: Sendable {
         let record = Record(
             no: blob.payload.no, nextUpdate: blob.payload.nextUpdate, sha256: Hex.encode(blob.sha256),
             storedAt: Date(),
-            verificationTime: blob.verificationTime, source: source)
+            verificationTime: blob.verificationTime, source: source, revocation: blob.revocation?.status.rawValue)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
