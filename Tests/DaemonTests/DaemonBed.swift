@@ -123,7 +123,9 @@ final class DaemonBed: @unchecked Sendable {
                 refusesUs
                     ? listed.stderr.contains("SecurityError") || listed.stderr.contains("not served")
                         || listed.stderr.contains("session")
-                    : listed.status == 0 && listed.stdout.hasPrefix("aa{sv} \(count) ")
+                    : listed.status == 0
+                        && (listed.stdout.hasPrefix("aa{sv} \(count) ")
+                            || listed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "aa{sv} \(count)")
             {
                 return
             }

@@ -42,8 +42,8 @@ extension DaemonTests {
     }
 
     /// pcscd killed while the daemon's request waits for a touch on a vpcd card: the request
-    /// fails with a typed error; pcscd restarted, the same daemon process sees the card again
-    /// and serves the next ceremony; pcscd restarted between two ceremonies, the next works too.
+    /// fails with a typed error and the card leaves ListDevices; pcscd restarted, the same daemon
+    /// process sees the card again and serves the next ceremony; pcscd restarted between two ceremonies, the next works too.
     @Test(.enabled(if: getuid() == 0, "the private PC/SC bed needs root"))
     func pcscdKilledAndRestartedDuringAndBetweenCeremonies() throws {
         guard let python = pythonInterpreter() else { return }
@@ -63,6 +63,9 @@ extension DaemonTests {
         #expect(name.hasPrefix("org.securitykey.Daemon1.Error."), "\(outcome)")
         #expect(Date().timeIntervalSince(killed) < 10, "the error came \(Date().timeIntervalSince(killed)) s after pcscd died")
 
+        // The card went with pcscd (a daemon that kept listing it would offer a key it cannot
+        // reach, and miss cards put on readers once pcscd is back).
+        try bed.waitUntilListed(0)
         try cards.pcscd(.restart)
         try bed.waitUntilListed(1)
         let after = try bed.client(python, ["ceremonies", "1", "-"])
@@ -74,8 +77,6 @@ extension DaemonTests {
         let between = try bed.client(python, ["ceremonies", "1", "-"])
         #expect(between.status == 0, "\(between.stdout) \(between.stderr)")
         #expect(bed.daemon.processIdentifier == daemon && bed.daemon.isRunning)
-        let log = try String(contentsOf: bed.daemonLog, encoding: .utf8)
-        #expect(log.contains("PC/SC service unavailable"), "\(log.suffix(2000))")
     }
 
     /// A vpcd card killed (SIGKILL, its vpcd socket closed) while the daemon's sign-in waits for
