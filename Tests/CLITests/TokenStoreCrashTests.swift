@@ -15,7 +15,9 @@ extension TokenCommandTests {
         // One save to time, and the first content.
         let started = Date()
         _ = try bench.object(["token", "save", "--pin-stdin"], input: "1234\n")
-        let duration = max(Date().timeIntervalSince(started), 0.2)
+        // How long a save takes here, kept up to date from the rounds a save finished in (the
+        // machine's load changes while the test runs).
+        var duration = max(Date().timeIntervalSince(started), 0.2)
         let directory = URL(fileURLWithPath: bench.storePath).deletingLastPathComponent()
 
         var generator = SystemRandomNumberGenerator()
@@ -36,8 +38,14 @@ extension TokenCommandTests {
             try input.fileHandleForWriting.close()
             // Anywhere from the middle of the run to after its end: some kills land before the
             // write, some during it, some find the process done.
-            Thread.sleep(forTimeInterval: Double.random(in: (0.3 * duration)...(1.5 * duration), using: &generator))
-            kill(save.processIdentifier, SIGKILL)
+            let launched = Date()
+            let killAt = launched.addingTimeInterval(Double.random(in: (0.3 * duration)...(2.0 * duration), using: &generator))
+            while save.isRunning && Date() < killAt { Thread.sleep(forTimeInterval: 0.005) }
+            if save.isRunning {
+                kill(save.processIdentifier, SIGKILL)
+            } else {
+                duration = max(0.2, 0.6 * duration + 0.4 * Date().timeIntervalSince(launched))
+            }
             save.waitUntilExit()
 
             let now = try #require(FileManager.default.contents(atPath: bench.storePath), "round \(round): the file is gone")
@@ -54,6 +62,7 @@ extension TokenCommandTests {
             #expect(Int64(savedAt.timeIntervalSince1970) >= roundStart - 1, "round \(round): an older record: \(records)")
             #expect(records.first?["device"] as? String == bench.device, "round \(round): \(records)")
         }
+        print("token saves killed: \(20 - replaced) left the old file, \(replaced) the new one")
         // Some saves did finish: the test saw replacements, not only unchanged files.
         #expect(replaced >= 1, "no save completed in 20 rounds")
 
