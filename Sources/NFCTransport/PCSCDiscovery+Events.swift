@@ -65,7 +65,8 @@ final class PCSCEventWatch: Sendable {
         // Said once per outage at info; retries in between at debug.
         var outage = false
         while !isStopped {
-            let failure = watch(on: thread, logger: logger, reported: &reported, outage: &outage, yield: yield)
+            let failure = watch(
+                on: thread, logger: logger, reported: &reported, outage: &outage, yield: yield)
             guard let failure, !isStopped else { return }
             // The service went (or never came): the cards it showed are gone with it, and
             // whatever it shows once back arrives anew.

@@ -100,8 +100,11 @@ public struct PrivateFile: Sendable {
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
             guard name.hasPrefix(prefix) else { continue }
-            let fields = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false)
-            guard fields.count == 2, let pid = pid_t(fields[0]), pid > 0, UInt32(fields[1]) != nil else { continue }
+            let fields = name.dropFirst(prefix.count)
+                .split(separator: "-", omittingEmptySubsequences: false)
+            guard fields.count == 2, let pid = pid_t(fields[0]), pid > 0, UInt32(fields[1]) != nil else {
+                continue
+            }
             if kill(pid, 0) != 0 && errno == ESRCH { abandoned.append(name) }
         }
         for name in abandoned { unlink(directory + "/" + name) }

@@ -13,13 +13,17 @@ import Testing
             let arrived = watcher.events(within: 15) { $0.contains { $0["event"] as? String == "arrived" } }
             try #require(arrived.first?["uri"] as? String == bed.device, "\(arrived)")
             try bed.restartPCSCD()
-            let all = watcher.events(within: 20) { $0.filter { $0["event"] as? String == "arrived" }.count == 2 }
+            let all = watcher.events(within: 20) {
+                $0.filter { $0["event"] as? String == "arrived" }.count == 2
+            }
             #expect(all.map { $0["event"] as? String } == ["arrived", "left", "arrived"], "\(all)")
             #expect(all.last?["uri"] as? String == bed.device)
             #expect(all.last?["healthy"] as? Bool == true, "\(all)")
             #expect(watcher.process.isRunning)
             // A ceremony on the card of the new pcscd works too.
-            let registered = try bed.run(["register", "--device", bed.device, "--rp", "example.org", "--user", "u", "--json"])
+            let registered = try bed.run([
+                "register", "--device", bed.device, "--rp", "example.org", "--user", "u", "--json",
+            ])
             #expect(registered.status == 0, "\(registered.stderr)")
         }
     }

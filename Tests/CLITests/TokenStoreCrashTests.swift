@@ -7,11 +7,7 @@ import Testing
 /// gone after the next save.
 extension TokenCommandTests {
     @Test func sigkillDuringTokenSavesLeavesTheOldOrTheNewFile() throws {
-        let bench = try Bench()
-        try bench.serve()
-        _ = try bench.object(["pin", "set", "--pin-stdin"], input: "1234\n")
-        _ = try bench.object(
-            ["register", "--rp", "example.com", "--user", "alice", "--resident", "--pin-stdin"], input: "1234\n")
+        let bench = try Bench.withPINAndCredential()
         // One save to time, and the first content.
         let started = Date()
         _ = try bench.object(["token", "save", "--pin-stdin"], input: "1234\n")
@@ -39,7 +35,8 @@ extension TokenCommandTests {
             // Anywhere from the middle of the run to after its end: some kills land before the
             // write, some during it, some find the process done.
             let launched = Date()
-            let killAt = launched.addingTimeInterval(Double.random(in: (0.3 * duration)...(2.0 * duration), using: &generator))
+            let killAt = launched.addingTimeInterval(
+                Double.random(in: (0.3 * duration)...(2.0 * duration), using: &generator))
             while save.isRunning && Date() < killAt { Thread.sleep(forTimeInterval: 0.005) }
             if save.isRunning {
                 kill(save.processIdentifier, SIGKILL)
@@ -48,18 +45,22 @@ extension TokenCommandTests {
             }
             save.waitUntilExit()
 
-            let now = try #require(FileManager.default.contents(atPath: bench.storePath), "round \(round): the file is gone")
+            let now = try #require(
+                FileManager.default.contents(atPath: bench.storePath), "round \(round): the file is gone")
             if now == old { continue }
             // Not the old bytes: then the whole new record, saved in this round.
             replaced += 1
             let listed = try bench.run(["token", "list", "--json"])
             try #require(listed.status == 0, "round \(round): the file does not parse: \(listed.stderr)")
-            let records = try #require(try listed.json() as? [[String: Any]], "round \(round): \(listed.stdout)")
+            let records = try #require(
+                try listed.json() as? [[String: Any]], "round \(round): \(listed.stdout)")
             #expect(records.count == 1, "round \(round): \(records)")
             let savedAt = try #require(
                 (records.first?["savedAt"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) },
                 "round \(round): \(records)")
-            #expect(Int64(savedAt.timeIntervalSince1970) >= roundStart - 1, "round \(round): an older record: \(records)")
+            #expect(
+                Int64(savedAt.timeIntervalSince1970) >= roundStart - 1,
+                "round \(round): an older record: \(records)")
             #expect(records.first?["device"] as? String == bench.device, "round \(round): \(records)")
         }
         print("token saves killed: \(20 - replaced) left the old file, \(replaced) the new one")
@@ -73,5 +74,18 @@ extension TokenCommandTests {
         #expect(listed.status == 0, "\(listed.stderr)")
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(names == ["tokens.cbor"], "\(names)")
+    }
+}
+
+extension TokenCommandTests.Bench {
+    /// A served key with the PIN 1234 and one discoverable credential for example.com.
+    static func withPINAndCredential() throws -> TokenCommandTests.Bench {
+        let bench = try TokenCommandTests.Bench()
+        try bench.serve()
+        _ = try bench.object(["pin", "set", "--pin-stdin"], input: "1234\n")
+        _ = try bench.object(
+            ["register", "--rp", "example.com", "--user", "alice", "--resident", "--pin-stdin"],
+            input: "1234\n")
+        return bench
     }
 }

@@ -55,13 +55,17 @@ extension DaemonTests {
         let daemon = bed.daemon.processIdentifier
 
         let during = try bed.follow(python, ["register"], name: "during")
-        _ = try during.waitForLine { $0["state"] as? String == "NEEDS_USER_PRESENCE" && $0["device"] as? String == card }
+        _ = try during.waitForLine {
+            $0["state"] as? String == "NEEDS_USER_PRESENCE" && $0["device"] as? String == card
+        }
         try cards.pcscd(.kill)
         let killed = Date()
         let outcome = try during.waitForLine { $0["outcome"] != nil }
         let name = try #require(outcome["outcome"] as? String)
         #expect(name.hasPrefix("org.securitykey.Daemon1.Error."), "\(outcome)")
-        #expect(Date().timeIntervalSince(killed) < 10, "the error came \(Date().timeIntervalSince(killed)) s after pcscd died")
+        #expect(
+            Date().timeIntervalSince(killed) < 10,
+            "the error came \(Date().timeIntervalSince(killed)) s after pcscd died")
 
         // The card went with pcscd (a daemon that kept listing it would offer a key it cannot
         // reach, and miss cards put on readers once pcscd is back).
@@ -89,21 +93,27 @@ extension DaemonTests {
         defer { withExtendedLifetime(cards) {} }
         let card = try cards.servePCSC(extra: ["--presence", "delay:2500"])
         // A credential on the card alone, made directly (not through the daemon).
-        let made = try cards.securitykey(["register", "--device", card, "--rp", "example.org", "--user", "u", "--json"])
+        let made = try cards.securitykey([
+            "register", "--device", card, "--rp", "example.org", "--user", "u", "--json",
+        ])
         try #require(made.status == 0, "\(made.stderrText)")
         let credential = try #require(
-            jsonObject(made.stdoutText)?["credentialId"] as? String ?? jsonObject(made.stdoutText)?["id"] as? String,
+            jsonObject(made.stdoutText)?["credentialId"] as? String ?? jsonObject(made.stdoutText)?["id"]
+                as? String,
             "\(made.stdoutText)")
         let bed = try DaemonBed(keys: 1, pin: nil, pcsc: true, environment: cards.environment)
         defer { bed.stop() }
 
         let signIn = try bed.follow(python, [credential], name: "signin")
-        _ = try signIn.waitForLine { $0["state"] as? String == "NEEDS_USER_PRESENCE" && $0["device"] as? String == card }
+        _ = try signIn.waitForLine {
+            $0["state"] as? String == "NEEDS_USER_PRESENCE" && $0["device"] as? String == card
+        }
         let served = try #require(cards.background.first { $0.out.lastPathComponent == "pcsc-key.out" })
         kill(served.process.processIdentifier, SIGKILL)
         let pulled = Date()
         let outcome = try signIn.waitForLine { $0["outcome"] != nil }
-        #expect(outcome["outcome"] as? String == "org.securitykey.Daemon1.Error.NotAllowedError", "\(outcome)")
+        #expect(
+            outcome["outcome"] as? String == "org.securitykey.Daemon1.Error.NotAllowedError", "\(outcome)")
         // The options' timeout is 30 s: the error comes on that deadline at the latest.
         #expect(Date().timeIntervalSince(pulled) < 30)
 
@@ -121,7 +131,8 @@ extension DaemonBed {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("Python/daemon_client.py").path
         let process = try TestProcess.start(
-            URL(fileURLWithPath: python), [script, address, "follow"] + arguments, name: name, work: directory)
+            URL(fileURLWithPath: python), [script, address, "follow"] + arguments, name: name, work: directory
+        )
         return FollowedRequest(background: process)
     }
 }
@@ -131,7 +142,8 @@ struct FollowedRequest {
     let background: BackgroundProcess
 
     /// The first line (a JSON object) that `matches`, waiting up to `seconds` for it.
-    func waitForLine(within seconds: Double = 60, _ matches: ([String: Any]) -> Bool) throws -> [String: Any] {
+    func waitForLine(within seconds: Double = 60, _ matches: ([String: Any]) -> Bool) throws -> [String: Any]
+    {
         let deadline = Date(timeIntervalSinceNow: seconds)
         while true {
             // Whether it had ended before this read: then the read saw all it wrote.

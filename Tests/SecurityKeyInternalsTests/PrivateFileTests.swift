@@ -6,7 +6,8 @@ import _SecurityKeyInternals
 /// removed by the next write (those of live writers kept).
 @Suite struct PrivateFileTests {
     @Test func aWriteRemovesTheTemporaryFilesOfWritersThatAreGone() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("private-file-\(UUID())")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "private-file-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("tokens.cbor").path
