@@ -7,6 +7,9 @@
 #                                           print the environment to `eval`
 #   scripts/pcsc-testbed.sh stop [DIR]      stop the bed started in DIR
 #   scripts/pcsc-testbed.sh env [DIR]       print the environment of a running bed
+#   scripts/pcsc-testbed.sh kill [DIR]      SIGKILL the bed's pcscd (a crash), keeping its setup
+#   scripts/pcsc-testbed.sh restart [DIR]   SIGKILL the bed's pcscd if it runs and start it again
+#                                           on the same socket, ports and readers
 #
 # pcscd hard-codes /run/pcscd for its socket and pid file, so the bed runs pcscd in a private
 # mount namespace (unshare -m) with the bed's own directory bind-mounted over /run/pcscd: a
@@ -163,6 +166,33 @@ stop_bed() {
     rm -f "$dir/pcscd.pid" "$dir/env"
 }
 
+kill_bed() {
+    local dir="$1"
+    [[ -f "$dir/pcscd.pid" ]] || die "no test bed in $dir"
+    local pid; pid="$(cat "$dir/pcscd.pid")"
+    if is_our_pcscd "$pid" "$dir"; then
+        kill -KILL "$pid" 2>/dev/null || true
+        local i
+        for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    fi
+}
+
+restart_bed() {
+    local dir="$1"
+    [[ -f "$dir/env" ]] || die "no test bed in $dir to restart"
+    dir="$(cd "$dir" && pwd)"
+    local port count
+    port="$(sed -n "s/^export SECURITYKEY_VPCD_PORT='\(.*\)'$/\1/p" "$dir/env")"
+    count="$(sed -n "s/^export SECURITYKEY_VPCD_DEVICES='\(.*\)'$/\1/p" "$dir/env")"
+    devices="${count:-$devices}"
+    kill_bed "$dir"
+    rm -f "$dir/pcscd.pid"
+    # The same ports, so that the cards connected to vpcd find it again.
+    local i
+    for i in $(seq 1 50); do ports_free "$port" && break; sleep 0.1; done
+    PCSC_TESTBED_PORT="$port" start_bed "$dir"
+}
+
 cmd="${1:-}"; shift || true
 case "$cmd" in
     start)
@@ -175,6 +205,14 @@ case "$cmd" in
         ;;
     env)
         print_env "${1:-$repo/.run/pcsc-testbed}"
+        ;;
+    kill)
+        kill_bed "${1:-$repo/.run/pcsc-testbed}"
+        ;;
+    restart)
+        dir="${1:-$repo/.run/pcsc-testbed}"
+        restart_bed "$dir"
+        print_env "$dir"
         ;;
     run)
         [[ "${1:-}" == "--" ]] && shift

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Logging
 import Synchronization
 import Transport
@@ -9,6 +12,9 @@ extension PCSCDiscovery {
     /// the watch thread may then linger.
     static let eventWaitLimit: Duration = .seconds(10)
 
+    /// How often a watch whose pcscd is gone tries to establish a context again.
+    static let serviceRetryInterval: Duration = .seconds(1)
+
     /// The readers with a card in them when iteration starts (a present card that is not mute),
     /// as ``DeviceEvent/arrived(_:)`` with the descriptor ``devices()`` gives the reader; then
     /// each card put on a reader as an arrival, and each card taken away or reader unplugged as
@@ -16,8 +22,11 @@ extension PCSCDiscovery {
     ///
     /// Each stream owns one PC/SC context on its own thread, which waits in
     /// `SCardGetStatusChange` on the readers and pcsc-lite's plug-and-play reader (new readers);
-    /// when the consumer stops iterating, `SCardCancel` ends the wait and the thread. Without
-    /// pcscd, or when pcscd stops, the stream ends (logged at debug).
+    /// when the consumer stops iterating, `SCardCancel` ends the wait and the thread. When
+    /// pcscd stops (or is not running yet) the cards reported are reported removed, and the
+    /// watch establishes a new context every ``serviceRetryInterval`` until pcscd answers again;
+    /// then the cards present arrive again. A long-lived consumer (the daemon, `fleet --watch`)
+    /// thus follows a restarted pcscd without being restarted itself.
     public func events() -> AsyncStream<DeviceEvent> {
         let logger = logger
         return AsyncStream { continuation in
@@ -48,25 +57,56 @@ final class PCSCEventWatch: Sendable {
 
     private var isStopped: Bool { stopped.load(ordering: .acquiring) }
 
-    /// Watches readers and cards until stopped or PC/SC fails. Runs on `thread`, which it holds.
+    /// Watches readers and cards until stopped, on new contexts while pcscd goes and comes back.
+    /// Runs on `thread`, which it holds.
     func run(on thread: BlockingIOThread, logger: Logger, yield: (DeviceEvent) -> Void) {
         BlockingIOThread.nameCurrentThread(Self.threadName)
+        var reported: Set<String> = []
+        // Said once per outage at info; retries in between at debug.
+        var outage = false
+        while !isStopped {
+            let failure = watch(
+                on: thread, logger: logger, reported: &reported, outage: &outage, yield: yield)
+            guard let failure, !isStopped else { return }
+            // The service went (or never came): the cards it showed are gone with it, and
+            // whatever it shows once back arrives anew.
+            for uri in reported.sorted() { yield(.removed(uri: uri)) }
+            reported = []
+            if !outage {
+                logger.info("PC/SC service unavailable; waiting for it", metadata: ["reason": "\(failure)"])
+                outage = true
+            }
+            // A plain sleep: a stop during it ends the watch at most this late, and a machine
+            // without pcscd pays one wake-up per interval.
+            usleep(useconds_t(clamping: PCSCDiscovery.serviceRetryInterval.wholeMilliseconds * 1000))
+        }
+    }
+
+    /// Watches on one context until stopped (nil) or until PC/SC fails (the error); clears
+    /// `outage` once a context is established.
+    private func watch(
+        on thread: BlockingIOThread, logger: Logger, reported: inout Set<String>, outage: inout Bool,
+        yield: (DeviceEvent) -> Void
+    ) -> TransportError? {
         let pcsc: PCSCContext
         do throws(TransportError) {
             pcsc = try PCSCContext.establishOnCurrentThread(thread)
         } catch {
             logger.debug("no PC/SC events", metadata: ["reason": "\(error)"])
-            return
+            return error
         }
+        if outage { logger.info("PC/SC service available again") }
+        outage = false
         context.withLock { $0 = pcsc }
         defer {
             context.withLock { $0 = nil }
             pcsc.releaseOnCurrentThread()
         }
+        // A stop that came before the context was published found nothing to cancel.
+        if isStopped { return nil }
         var watched: [PCSCReaderState] = []
         var pnpState: UInt32 = 0
         var first = true
-        var reported: Set<String> = []
         while !isStopped {
             do throws(TransportError) {
                 let (events, next, pnpNext) = try PCSCReaderMonitor.step(
@@ -89,11 +129,11 @@ final class PCSCEventWatch: Sendable {
                     }
                 }
             } catch {
-                if error.code != .cancelled {
-                    logger.debug("PC/SC events ended", metadata: ["reason": "\(error)"])
-                }
-                return
+                if isStopped { return nil }
+                logger.debug("PC/SC events interrupted", metadata: ["reason": "\(error)"])
+                return error
             }
         }
+        return nil
     }
 }

@@ -9,6 +9,10 @@
 /// A small file only its owner may read (mode 0600 in a 0700 directory): read whole with a size
 /// cap, replaced atomically (a temporary file beside it, fsync, rename, fsync of the directory).
 /// For files that hold secrets, such as stored persistent PIN/UV tokens.
+///
+/// A writer killed before its rename (SIGKILL, power loss) leaves the old file intact and its
+/// temporary file behind; the next write removes the temporary files of writers that are gone,
+/// so secrets do not pile up beside the file.
 public struct PrivateFile: Sendable {
     /// Why a read or write failed: the operation, the path and the C error.
     public struct Failure: Error, Sendable, CustomStringConvertible {
@@ -77,11 +81,35 @@ public struct PrivateFile: Sendable {
         }
         guard rename(temporary, path) == 0 else { throw Failure(operation: "rename", path: path, code: errno) }
         ok = true
+        removeAbandonedTemporaries(in: directory.isEmpty ? "/" : directory)
         let dirfd = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dirfd >= 0 {
             _ = fsync(dirfd)
             close(dirfd)
         }
+    }
+
+    /// Unlinks the temporary files of this file (`NAME.tmp-PID-N`) whose writer process no
+    /// longer exists; a live writer's, and anything not named so, are left alone.
+    func removeAbandonedTemporaries(in directory: String) {
+        let base = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+        let prefix = base + ".tmp-"
+        guard let stream = opendir(directory) else { return }
+        defer { closedir(stream) }
+        var abandoned: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard name.hasPrefix(prefix) else { continue }
+            let fields = name.dropFirst(prefix.count)
+                .split(separator: "-", omittingEmptySubsequences: false)
+            guard fields.count == 2, let pid = pid_t(fields[0]), pid > 0, UInt32(fields[1]) != nil else {
+                continue
+            }
+            if kill(pid, 0) != 0 && errno == ESRCH { abandoned.append(name) }
+        }
+        for name in abandoned { unlink(directory + "/" + name) }
     }
 
     /// Removes the file; a missing file is not an error.

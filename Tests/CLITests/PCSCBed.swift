@@ -107,6 +107,14 @@ final class PCSCBed {
         return (serve.terminationStatus, line)
     }
 
+    /// SIGKILLs the bed's pcscd and starts it again on the same socket and vpcd ports (a
+    /// crashed pcscd restarted by systemd); the served card reconnects by itself.
+    func restartPCSCD() throws {
+        let script = Self.repository.appendingPathComponent("scripts/pcsc-testbed.sh").path
+        let restarted = try Self.shell([script, "restart", directory.appendingPathComponent("bed").path])
+        guard restarted.status == 0 else { throw CLITestError("pcscd did not restart: \(restarted.stderr)") }
+    }
+
     /// A path inside the bed's directory.
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

@@ -50,11 +50,7 @@ import Testing
     }
 
     @Test func aStoredTokenReadsWithoutThePINUntilThePINChangesOrTheKeyIsReset() throws {
-        let bench = try Bench()
-        try bench.serve()
-        _ = try bench.object(["pin", "set", "--pin-stdin"], input: "1234\n")
-        _ = try bench.object(
-            ["register", "--rp", "example.com", "--user", "alice", "--resident", "--pin-stdin"], input: "1234\n")
+        let bench = try Bench.withPINAndCredential()
 
         // Without a stored token, reading the credentials needs the PIN (standard input is empty).
         let noToken = try bench.run(["credentials", "list", "--pin-stdin", "--json"], input: "")

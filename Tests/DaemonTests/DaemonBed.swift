@@ -10,8 +10,12 @@ final class DaemonBed: @unchecked Sendable {
     let address: String
     let ports: [Int]
     private var processes: [Process] = []
-    let daemon: Process
+    /// The running securitykeyd (a new one after ``restartDaemon(killing:)``).
+    private(set) var daemon: Process
     let daemonLog: URL
+    /// securitykeyd's arguments and what its environment adds, for a restart.
+    private let daemonArguments: [String]
+    private let daemonEnvironment: [String: String]
 
     struct BedError: Error, CustomStringConvertible {
         var description: String
@@ -32,10 +36,11 @@ final class DaemonBed: @unchecked Sendable {
 
     /// `arguments` are added to securitykeyd's and `keyArguments` to each virtual key's; a
     /// daemon that refuses the test's own calls (`refusesUs`) is ready once it answers
-    /// ListDevices with SecurityError.
+    /// ListDevices with SecurityError. With `pcsc` the daemon serves PC/SC readers too (of the
+    /// pcscd `environment` names), and is ready once it lists `keys + 1` devices.
     init(
         keys: Int, pin: String?, policy: String? = nil, arguments: [String] = [], keyArguments: [String] = [],
-        refusesUs: Bool = false
+        refusesUs: Bool = false, pcsc: Bool = false, environment: [String: String] = [:]
     )
         throws
     {
@@ -76,16 +81,39 @@ final class DaemonBed: @unchecked Sendable {
         }
         daemonLog = directory.appendingPathComponent("daemon.log")
         _ = FileManager.default.createFile(atPath: daemonLog.path, contents: nil)
+        daemonArguments =
+            ["--address", address, "-vv"] + (pcsc ? [] : ["--udp-only"])
+            + ports.flatMap { ["--udp", "127.0.0.1:\($0)"] } + (policy.map { ["--policy", $0] } ?? []) + arguments
+        daemonEnvironment = environment
         daemon = Process()
+        do {
+            daemon = try launchDaemon()
+            try waitUntilListed(keys + (pcsc ? 1 : 0), refusesUs: refusesUs)
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    /// Starts securitykeyd with the bed's arguments, its output appended to the log.
+    private func launchDaemon() throws -> Process {
+        let daemon = Process()
         daemon.executableURL = Self.binaries.appendingPathComponent("securitykeyd")
-        daemon.arguments =
-            ["--address", address, "--udp-only", "-vv"] + ports.flatMap { ["--udp", "127.0.0.1:\($0)"] }
-            + (policy.map { ["--policy", $0] } ?? []) + arguments
+        daemon.arguments = daemonArguments
+        if !daemonEnvironment.isEmpty {
+            daemon.environment = ProcessInfo.processInfo.environment.merging(daemonEnvironment) { $1 }
+        }
         daemon.standardOutput = FileHandle.nullDevice
-        daemon.standardError = try FileHandle(forWritingTo: daemonLog)
+        let log = try FileHandle(forWritingTo: daemonLog)
+        try log.seekToEnd()
+        daemon.standardError = log
         try daemon.run()
         processes.append(daemon)
-        // Ready once every key is listed.
+        return daemon
+    }
+
+    /// Waits (30 s at most) until the daemon lists `count` keys (or refuses us, when it should).
+    func waitUntilListed(_ count: Int, refusesUs: Bool = false) throws {
         let deadline = Date(timeIntervalSinceNow: 30)
         while Date() < deadline {
             if let listed = try? busctl([
@@ -95,14 +123,28 @@ final class DaemonBed: @unchecked Sendable {
                 refusesUs
                     ? listed.stderr.contains("SecurityError") || listed.stderr.contains("not served")
                         || listed.stderr.contains("session")
-                    : listed.status == 0 && listed.stdout.hasPrefix("aa{sv} \(keys) ")
+                    : listed.status == 0
+                        && (listed.stdout.hasPrefix("aa{sv} \(count) ")
+                            || listed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "aa{sv} \(count)")
             {
                 return
             }
             Thread.sleep(forTimeInterval: 0.2)
         }
-        stop()
-        throw BedError(description: "securitykeyd did not list \(keys) keys in time")
+        throw BedError(description: "securitykeyd did not list \(count) keys in time")
+    }
+
+    /// Ends the daemon (SIGKILL with `killing`, as a crash; SIGTERM otherwise) and starts a new
+    /// one with the same arguments on the same bus; returns the old one's termination status.
+    @discardableResult
+    func restartDaemon(killing: Bool) throws -> Int32 {
+        if daemon.isRunning {
+            if killing { kill(daemon.processIdentifier, SIGKILL) } else { daemon.terminate() }
+        }
+        daemon.waitUntilExit()
+        let status = daemon.terminationStatus
+        daemon = try launchDaemon()
+        return status
     }
 
     /// Stops the daemon alone (SIGTERM), leaving the bus and the keys.

@@ -1,4 +1,5 @@
 import Foundation
+import TestProcesses
 import Testing
 
 /// securitykeyd on a private bus, driven by independent clients: busctl (systemd) and a
@@ -113,8 +114,18 @@ import Testing
         guard let python = pythonInterpreter() else { return }
         let bed = try DaemonBed(keys: 1, pin: Self.pin)
         defer { bed.stop() }
+        // Another caller's ceremonies, meanwhile, on the same key: unaffected.
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Python/daemon_client.py").path
+        let other = try TestProcess.start(
+            URL(fileURLWithPath: python), [script, bed.address, "ceremonies", "3", Self.pin], name: "other",
+            work: bed.directory)
         let left = try #require(jsonObject(try bed.client(python, ["disconnect", Self.pin]).stdout))
         #expect(left["left"] as? String == "NEEDS_PIN")
+        other.process.waitUntilExit()
+        #expect(other.process.terminationStatus == 0, "\(other.stdout) \(other.stderr)")
+        let results = jsonObject(other.stdout)?["results"] as? [[String: Any]]
+        #expect(results?.count == 3 && results?.allSatisfy { $0["verified"] as? Bool == true } == true)
         let log = try String(contentsOf: bed.daemonLog, encoding: .utf8)
         let id = try #require(left["requestId"] as? String)
         // The key is free again: another caller's ceremony finishes long before any deadline.

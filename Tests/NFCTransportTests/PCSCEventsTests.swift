@@ -3,16 +3,30 @@ import NFCTransport
 import Testing
 import Transport
 
-/// `PCSCDiscovery.events()` ending: without pcscd, and when the consumer stops iterating.
+/// `PCSCDiscovery.events()` without pcscd, and ending when the consumer stops iterating.
 @Suite struct PCSCEventsTests {
-    @Test func withoutPCSCDTheStreamEndsEmpty() async {
+    /// Without pcscd the stream stays open and empty (the watch retries, for a pcscd started
+    /// later), and stopping the iteration ends it.
+    @Test func withoutPCSCDTheStreamWaitsEmpty() async throws {
         let env = ProcessInfo.processInfo.environment
         guard env["PCSCLITE_CSOCK_NAME"] == nil,
             !FileManager.default.fileExists(atPath: "/run/pcscd/pcscd.comm")
         else { return }  // a pcscd runs here; the bed tests cover the other case
-        var events: [DeviceEvent] = []
-        for await event in PCSCDiscovery().events() { events.append(event) }
-        #expect(events.isEmpty)
+        let events = try await withThrowingTaskGroup(of: [DeviceEvent]?.self) { group in
+            group.addTask {
+                var events: [DeviceEvent] = []
+                for await event in PCSCDiscovery().events() { events.append(event) }
+                return events
+            }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(1500))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        #expect(events == nil, "the stream ended or yielded without pcscd: \(events ?? [])")
     }
 
     /// The watch thread waits in SCardGetStatusChange; ending the iteration must cancel that

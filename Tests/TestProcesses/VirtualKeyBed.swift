@@ -130,6 +130,21 @@ open class VirtualKeyBed {
         throw BedError("the virtual card did not appear in \(uri)")
     }
 
+    /// SIGKILLs the PC/SC bed's pcscd (a crash; `restart` starts it again), or SIGKILLs it if
+    /// it runs and starts it again on the same socket, ports and readers (`restart`): the cards
+    /// served to vpcd reconnect by themselves.
+    public func pcscd(_ action: PCSCDAction) throws {
+        guard let pcscBed else { throw BedError("no PC/SC bed was started (servePCSC)") }
+        let script = Self.repository.appendingPathComponent("scripts/pcsc-testbed.sh")
+        let done = try detached([script.path, action.rawValue, pcscBed.path], name: "pcsc-\(action.rawValue)", timeout: 60)
+        guard done.status == 0 else { throw BedError("pcsc-testbed.sh \(action.rawValue) failed: \(done.stderr)") }
+    }
+
+    /// What ``pcscd(_:)`` does to the bed's pcscd.
+    public enum PCSCDAction: String, Sendable {
+        case kill, restart
+    }
+
     /// Runs the built `securitykey` with this bed's environment.
     public func securitykey(_ arguments: [String]) throws -> ProcessOutput {
         try TestProcess.run(Self.securitykey, arguments, environment: environment, timeout: .seconds(60))

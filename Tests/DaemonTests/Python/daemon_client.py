@@ -16,6 +16,10 @@ usage: daemon_client.py ADDRESS SCENARIO [ARGS...]
                            --options FILE --pin-stdin --json` (UV required, so the CLI answers
                            NEEDS_PIN), options from Fido2Server, each response verified by it
   raw METHOD ORIGIN JSON   one CreateCredential/GetCredential call with the given JSON (- reads stdin)
+  follow register|ID [PIN] one registration (options from Fido2Server) or a sign-in allowing only the
+                           credential ID (base64url), printing each StateChanged as a JSON line as it
+                           comes (flushed: a test acts on them) and then the outcome; NEEDS_PIN is
+                           answered with PIN when given
 
 Prints one JSON object; exits non-zero when the relying party does not verify.
 """
@@ -254,5 +258,30 @@ elif scenario == "raw":
     conn.send(new_method_call(DAEMON, sys.argv[3], "sss", (sys.argv[4], "", text)), serial=call.serial)
     kind, *rest = call.finish("-")
     print(json.dumps({"kind": kind, "detail": rest}))
+elif scenario == "follow":
+    import time
+
+    if sys.argv[3] == "register":
+        method, options = "CreateCredential", registration_options()
+    else:
+        method = "GetCredential"
+        options = {"challenge": websafe_encode(os.urandom(32)), "rpId": "example.org", "timeout": 30000,
+                   "userVerification": "discouraged",
+                   "allowCredentials": [{"type": "public-key", "id": sys.argv[3]}]}
+    call = Call(conn, method, options)
+    while True:
+        event = call.step()
+        if event[0] == "state":
+            device = event[2].get("device", (None, None))[1]
+            print(json.dumps({"state": event[1], "device": device, "at": time.monotonic()}), flush=True)
+            if event[1] == "NEEDS_PIN" and len(sys.argv) > 4:
+                answer = new_method_call(DAEMON, "EnterClientPin", "ss", (call.request_id, sys.argv[4]))
+                conn.send_and_get_reply(answer, timeout=10)
+            continue
+        outcome = {"outcome": event[1] if event[0] == "error" else "reply", "at": time.monotonic()}
+        if event[0] == "error":
+            outcome["message"] = event[2]
+        print(json.dumps(outcome), flush=True)
+        break
 else:
     sys.exit("unknown scenario " + scenario)
