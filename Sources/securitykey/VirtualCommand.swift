@@ -208,6 +208,13 @@ struct VirtualServeCommand: ReportingCommand {
             valueName: "ms"))
     var latency: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Tests only: misbehave on purpose, silent-after-select (--pcsc) or silent-after-init (--udp, --uhid).",
+            valueName: "name"))
+    var fault: String?
+
     @Flag(name: .shortAndLong, help: "Log commands and statuses on standard error; twice for more.")
     var verbose: Int
 
@@ -232,6 +239,9 @@ struct VirtualServeCommand: ReportingCommand {
             throw ValidationError("--secrets-log goes with one key; leave out --count.")
         }
         _ = try parsePresence()
+        if let fault, !VirtualKeyFault.all.map(\.rawValue).contains(fault) {
+            throw ValidationError("--fault takes silent-after-select or silent-after-init, not \"\(fault)\".")
+        }
         try validateMany()
         if let profile, VirtualKeySettings.Profile(rawValue: profile) == nil {
             throw ValidationError("--profile takes ctap22, ctap21, ctap21-pre or ctap20, not \"\(profile)\".")
@@ -326,7 +336,8 @@ struct VirtualServeCommand: ReportingCommand {
         }
         let server = try VirtualKeyServer(
             settings: try settings(), transport: transport, count: count, stateFile: state,
-            userPresence: try parsePresence(), latency: latency.map { .milliseconds($0) }, logger: logger)
+            userPresence: try parsePresence(), latency: latency.map { .milliseconds($0) },
+            fault: fault.map(VirtualKeyFault.init(rawValue:)), logger: logger)
         for key in server.keys { await key.setUserVerification(ctap22Options.userVerification) }
         if let secretsLog, let key = server.keys.first {
             await key.recordSecrets(to: try VirtualKeySecretsLog(path: secretsLog))
