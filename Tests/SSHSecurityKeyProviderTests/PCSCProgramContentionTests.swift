@@ -48,11 +48,10 @@ import Testing
         let bed = try OpenSSHBed()
         // Each touch takes 0.7 s, so the ceremonies overlap.
         let device = try bed.servePCSC(extra: ["--presence", "delay:700"])
-        let aaguid =
-            try #require(
-                try JSONSerialization.jsonObject(
-                    with: bed.securitykey(["info", "--device", device, "--json"]).stdout)
-                    as? [String: Any])["aaguid"] as? String
+        let info = try bed.securitykey(["info", "--device", device, "--json"])
+        let aaguid = try #require(
+            (try? JSONSerialization.jsonObject(with: info.stdout) as? [String: Any])?["aaguid"] as? String,
+            "\(info.stderrText)")
 
         // A private bus with securitykeyd on it, reaching the bed's pcscd.
         let bus = try TestProcess.start(
@@ -166,10 +165,10 @@ import Testing
             #expect(
                 object?["device"] as? String == device, "\(name): \(results[name]?.output.stdoutText ?? "")")
         }
-        let python =
+        let pythonInfo =
             try? JSONSerialization.jsonObject(with: results["python-fido2"]?.output.stdout ?? Data())
             as? [String: Any]
-        #expect((python?["aaguid"] as? String) == aaguid.replacingOccurrences(of: "-", with: "").lowercased())
+        #expect((pythonInfo?["aaguid"] as? String) == aaguid.replacingOccurrences(of: "-", with: "").lowercased())
         // The enrolled key file signs, through the provider, and OpenSSH checks the signature.
         let publicKey = try bed.publicKey("ssh-key")
         #expect(publicKey.hasPrefix("sk-ecdsa-sha2-nistp256@openssh.com "), "\(publicKey)")

@@ -127,7 +127,13 @@ requested=$(now_ms)
     >"$work/pulled.out" 2>"$work/pulled.err" &
 request=$!
 pids+=("$request")
-sleep 3
+# The request is on the key once the CLI relays the daemon's touch prompt.
+for _ in $(seq 600); do
+    grep -q Touch "$work/pulled.err" 2>/dev/null && break
+    kill -0 "$request" 2>/dev/null || fail "the request on the key ended early: $(cat "$work/pulled.out")"
+    sleep 0.1
+done
+grep -q Touch "$work/pulled.err" || fail "the daemon never asked for a touch on the key"
 serve OTHER --presence auto
 other_pid=$serve_pid other_uri=$serve_uri
 daemon_lists "${other_uri#hid:}"
