@@ -71,9 +71,17 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     /// later calls get. (A given-up `SCardBeginTransaction` does not set it: see
     /// `holdCard(deadline:nesting:)`.)
     private let abandoned = Mutex<TransportError?>(nil)
-    /// How long past the caller's deadline a transaction may take before it is given up on:
-    /// room for the bounded cancel (0.5 s) and the removal check (1 s) that follow a deadline.
-    static let abandonGrace = Duration.seconds(2)
+    /// How long the work that follows the caller's deadline (or cancellation) may take: telling
+    /// a card that is still processing to stop, and checking whether a card that failed an
+    /// exchange has left the reader.
+    static let afterDeadline = Duration.milliseconds(150)
+    /// How long past the caller's deadline a call still inside pcsc-lite is waited for before it
+    /// is given up on: a card that never answers holds `SCardTransmit` for ever (pcsc-lite and
+    /// the reader driver wait without a timeout). Everything this connection does after a
+    /// deadline ends within ``afterDeadline``, so only a stuck C call is given up on.
+    static let abandonGrace = Duration.milliseconds(250)
+    /// How long a clean-up job (ending a transaction nobody used) is waited for.
+    static let cleanupWait = Duration.seconds(2)
     /// How long `open` waits for the answer to SELECT.
     static let selectTimeout = Duration.seconds(5)
     /// False for the short-lived instance `open` uses to SELECT before the real one exists.
@@ -96,10 +104,16 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         self.capabilities = selectResponse == FIDOApplet.fido2Version ? [.cbor, .noU2F] : []
     }
 
-    /// Connects (shared) to the card in `reader` and SELECTs the FIDO applet.
+    /// Connects (shared) to the card in `reader` and SELECTs the FIDO applet, by `deadline`
+    /// when given (waiting at most ``Options/connectTimeout`` for another application to let go
+    /// of the card, and ``selectTimeout`` for the answer to SELECT).
     public static func open(
-        reader: String, options: Options = Options(), logger: Logger = Logger(label: "securitykey.pcsc")
+        reader: String, options: Options = Options(), deadline: Deadline? = nil,
+        logger: Logger = Logger(label: "securitykey.pcsc")
     ) async throws(TransportError) -> PCSCConnection {
+        // A call of ours still waits for this card: another would only queue behind it.
+        try PCSCStuckReaders.check(reader)
+        let connectDeadline = min(deadline ?? .after(options.connectTimeout), .after(options.connectTimeout))
         let context = try await PCSCContext.establish(name: "pcsc:\(reader)")
         // Set once SELECT was given up on and the context's release is already queued.
         var givenUp = false
@@ -107,7 +121,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             let (card, proto): (SCARDHANDLE, DWORD)
             do {
                 (card, proto) = try await waitingForCard(
-                    context: context, reader: reader, logger: logger, giveUp: .now + options.connectTimeout
+                    context: context, reader: reader, logger: logger, giveUp: connectDeadline.instant
                 ) { () throws(TransportError) in try context.connect(reader: reader) }
             } catch where error.code == .busy || error.code == .cancelled {
                 // The thread still waits in SCardConnect: free what it gets once it returns.
@@ -117,7 +131,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             }
             do {
                 try await waitingForCard(
-                    context: context, reader: reader, logger: logger, giveUp: .now + options.connectTimeout
+                    context: context, reader: reader, logger: logger, giveUp: connectDeadline.instant
                 ) { () throws(TransportError) in try context.beginTransaction(card) }
             } catch where error.code == .busy || error.code == .cancelled {
                 // Disconnecting, queued behind the wait, ends the transaction it may still get.
@@ -129,17 +143,28 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
                 context: context, card: card, activeProtocol: proto, readerName: reader, atr: [],
                 selectResponse: [], options: options, logger: logger, ownsResources: false)
             let (atr, select): ([UInt8], ResponseAPDU)
+            let selectDeadline = min(deadline ?? .after(selectTimeout), .after(selectTimeout))
+            let call = PCSCStuckCall(reader: reader, kind: .transmit)
             do {
-                (atr, select) = try await context.thread.run(givingUpAt: .now + selectTimeout) {
+                let giveUp = selectDeadline.instant + abandonGrace
+                (atr, select) = try await context.thread.run(givingUpAt: giveUp) {
                     () throws(TransportError) in
-                    defer { context.endTransaction(card) }
+                    let began = call.begin()
+                    defer {
+                        context.endTransaction(card)
+                        call.end()
+                    }
+                    guard began else { throw selectDeadline.timeoutError("SELECT of the FIDO applet") }
                     let atr = (try? context.status(card).atr) ?? []
                     let response = try partial.exchange(
-                        .select(aid: FIDOApplet.aid), cancel: nil, deadline: .after(selectTimeout))
+                        .select(aid: FIDOApplet.aid), cancel: nil, deadline: selectDeadline)
                     return (atr, response)
                 }
             } catch where error.code == .timeout {
                 // The card may still hold the thread: free everything behind it, wait for nothing.
+                if call.giveUp() {
+                    logger.info("card did not answer SELECT; given up", metadata: ["reader": "\(reader)"])
+                }
                 context.releaseDetached(card: card)
                 givenUp = true
                 throw TransportError(
@@ -170,6 +195,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             throw TransportError(.closed, "The PC/SC connection is closed.")
         }
         if let error = abandoned.withLock({ $0 }) { throw error }
+        try PCSCStuckReaders.check(readerName)
         let signal = CancellationSignal()
         // One PC/SC transaction per CTAP exchange: another process on the same card waits in
         // pcscd rather than slipping its APDUs between ours (a GETRESPONSE poll, a chain).
@@ -200,28 +226,29 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
 
     /// Runs `body` on the context's thread, giving up on it ``abandonGrace`` after `deadline`
     /// (a card that never answers holds `SCardTransmit` for ever); a connection given up on
-    /// refuses every later call. Ends the transaction afterwards when `endsTransaction`.
+    /// refuses every later call, and its reader stays marked stuck (``PCSCStuckReaders``)
+    /// until the call returns. A job given up on before it began does nothing. Ends the
+    /// transaction afterwards when `endsTransaction`.
     private func guarded<T: Sendable>(
         deadline: Deadline, signal: CancellationSignal, endsTransaction: Bool,
         _ body: @escaping @Sendable () throws(TransportError) -> T
     ) async throws(TransportError) -> T {
-        let running = Mutex(false)
+        let call = PCSCStuckCall(reader: readerName, kind: .transmit)
         do {
             return try await context.thread.run(
                 givingUpAt: deadline.instant + Self.abandonGrace,
                 { [context, card] () throws(TransportError) -> T in
-                    running.withLock { $0 = true }
+                    let began = call.begin()
                     defer {
-                        running.withLock { $0 = false }
                         if endsTransaction { context.endTransaction(card) }
+                        call.end()
                     }
+                    guard began else { throw deadline.timeoutError("The exchange with the card") }
                     return try body()
                 }, onCancel: { signal.cancel() })
-        } catch where error.code == .timeout && running.withLock({ $0 }) {
-            abandoned.withLock {
-                $0 = TransportError(
-                    .deviceError, "The card in \(readerName) stopped answering; take it off the reader and put it back.")
-            }
+        } catch where error.code == .timeout {
+            guard call.giveUp() else { throw error }
+            abandoned.withLock { $0 = PCSCStuckReaders.stuckError(readerName) }
             logger.info("card stopped answering; connection given up", metadata: ["reader": "\(readerName)"])
             throw TransportError(
                 .timeout, "The card in \(readerName) stopped answering.", underlying: error)
@@ -279,7 +306,9 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     /// began that no exchange will end.
     private func endTransactionOnThread() async {
         let context = context, card = card
-        _ = try? await context.thread.run(givingUpAt: .now + Self.abandonGrace) { context.endTransaction(card) }
+        _ = try? await context.thread.run(givingUpAt: .now + Self.cleanupWait) {
+            context.endTransaction(card)
+        }
     }
 
     public func beginExclusiveAccess(deadline: Deadline) async throws(TransportError) {
@@ -287,6 +316,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             throw TransportError(.closed, "The PC/SC connection is closed.")
         }
         if let error = abandoned.withLock({ $0 }) { throw error }
+        try PCSCStuckReaders.check(readerName)
         _ = try await holdCard(deadline: deadline, nesting: true)
     }
 
@@ -295,7 +325,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         let context = context, card = card
         // Queued behind any exchange still running; bounded, since a card that stopped answering
         // holds the thread (the job then runs whenever the thread is free again).
-        _ = try? await context.thread.run(givingUpAt: .now + Self.abandonGrace) { [self] in
+        _ = try? await context.thread.run(givingUpAt: .now + Self.cleanupWait) { [self] in
             guard exclusiveDepth > 0 else { return }
             exclusiveDepth -= 1
             if exclusiveDepth == 0 { context.endTransaction(card) }
@@ -309,12 +339,14 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     /// Runs `body` (a pcsc-lite call that waits while another application holds the card) on
     /// the context's thread, says once that the card is busy when it takes longer than
     /// ``busyNotice``, and gives up at `giveUp` with a `busy` error, or at once with a
-    /// `cancelled` error when the calling task is cancelled (Ctrl-C in the CLI).
+    /// `cancelled` error when the calling task is cancelled (Ctrl-C in the CLI). A wait given
+    /// up on counts against the reader (``PCSCStuckReaders``) until its call returns.
     private static func waitingForCard<T: Sendable>(
         context: PCSCContext, reader: String, logger: Logger, giveUp: ContinuousClock.Instant,
         _ body: @escaping @Sendable () throws(TransportError) -> T
     ) async throws(TransportError) -> T {
         let finished = Finished()
+        let call = PCSCStuckCall(reader: reader, kind: .wait)
         let result = await withTaskGroup(of: Void.self, returning: Result<T, TransportError>.self) { group in
             group.addTask {
                 do { try await Task.sleep(for: busyNotice) } catch { return }
@@ -327,8 +359,15 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             }
             let result: Result<T, TransportError>
             do throws(TransportError) {
-                result = .success(try await context.thread.run(givingUpAt: giveUp, cancelGivesUp: true, body))
+                result = .success(
+                    try await context.thread.run(givingUpAt: giveUp, cancelGivesUp: true) {
+                        () throws(TransportError) -> T in
+                        _ = call.begin()
+                        defer { call.end() }
+                        return try body()
+                    })
             } catch {
+                _ = call.giveUp()
                 result = .failure(error)
             }
             finished.value.withLock { $0 = true }
@@ -393,13 +432,13 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             if let ending {
                 logger.debug("cancelling NFCCTAP message", metadata: ["reason": "\(ending.code)"])
                 // python-fido2 cancels through NFCCTAP_GETRESPONSE with P1 0x11; the card then
-                // finishes the message (CTAP2_ERR_KEEPALIVE_CANCEL). Bounded, then give up.
-                var rounds = 0
-                var poll = try? exchange(getResponse(p1: FIDOApplet.cancel), cancel: nil)
-                while poll?.status == .ctapStillProcessing, rounds < 5 {
-                    rounds += 1
-                    _ = CancellationSignal().wait(options.pollInterval)
-                    poll = try? exchange(getResponse(p1: 0), cancel: nil)
+                // finishes the message (CTAP2_ERR_KEEPALIVE_CANCEL). Bounded by afterDeadline,
+                // then give up: the caller's deadline is not extended.
+                let stop = Deadline.after(Self.afterDeadline)
+                var poll = try? exchange(getResponse(p1: FIDOApplet.cancel), cancel: nil, deadline: stop)
+                while poll?.status == .ctapStillProcessing, !stop.hasPassed {
+                    _ = CancellationSignal().wait(stop.slice(atMost: options.pollInterval))
+                    poll = try? exchange(getResponse(p1: 0), cancel: nil, deadline: stop)
                 }
                 throw ending
             }
@@ -430,7 +469,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         if useExtended {
             command.le = command.le ?? CommandAPDU.maxExtendedLe
             last = command
-            response = try transmit(command, form: .extended)
+            response = try transmit(command, form: .extended, deadline: deadline)
             if response.status == .wrongLength, options.apduMode == .automatic {
                 logger.info(
                     "card rejected an extended APDU; chaining from now on",
@@ -450,7 +489,7 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
                 if i > 0, cancel?.isCancelled == true {
                     throw TransportError(.cancelled, "The operation was cancelled.")
                 }
-                response = try transmit(segment, form: .short)
+                response = try transmit(segment, form: .short, deadline: deadline)
                 if i < segments.count - 1, response.status != .success {
                     return response
                 }
@@ -469,13 +508,13 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
                     throw TransportError(.timeout, "The card kept its response going past the deadline.")
                 }
                 if cancel?.isCancelled == true { throw TransportError(.cancelled, "The operation was cancelled.") }
-                response = try transmit(next, form: next.minimumForm)
+                response = try transmit(next, form: next.minimumForm, deadline: deadline)
             }
         }
     }
 
-    private func transmit(_ command: CommandAPDU, form: CommandAPDU.LengthForm) throws(TransportError)
-        -> ResponseAPDU
+    private func transmit(_ command: CommandAPDU, form: CommandAPDU.LengthForm, deadline: Deadline?)
+        throws(TransportError) -> ResponseAPDU
     {
         let bytes: [UInt8]
         do { bytes = try command.encoded(form) } catch {
@@ -486,14 +525,15 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
         }
         let raw: [UInt8]
         do { raw = try context.transmit(card, activeProtocol: activeProtocol, bytes) } catch {
-            throw refine(error)
+            throw refine(error, deadline: deadline)
         }
         if logger.logLevel <= .trace {
             logger.trace("APDU <", metadata: ["apdu": "\(Hex.encode(raw))"])
         }
         let response: ResponseAPDU
         do { response = try ResponseAPDU(bytes: raw) } catch {
-            throw refine(TransportError(.malformedResponse, error.message, underlying: error))
+            let malformed = TransportError(.malformedResponse, error.message, underlying: error)
+            throw refine(malformed, deadline: deadline)
         }
         // A card answers at most Ne bytes (ISO 7816-4 §5.1); more is a card to stop trusting.
         if let ne = command.le, response.data.count > ne {
@@ -504,10 +544,12 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
     }
 
     /// A failed or empty exchange is often a card leaving the field before pcscd's presence poll
-    /// has noticed: watch `SCardStatus` for up to a second and report a removal as such.
-    private func refine(_ error: TransportError) -> TransportError {
+    /// has noticed: watch `SCardStatus` for up to a second, never more than ``afterDeadline``
+    /// past the caller's `deadline`, and report a removal as such.
+    private func refine(_ error: TransportError, deadline callerDeadline: Deadline?) -> TransportError {
         guard error.code == .deviceError || error.code == .malformedResponse else { return error }
-        let deadline = ContinuousClock.now + .seconds(1)
+        var deadline = ContinuousClock.now + .seconds(1)
+        if let callerDeadline { deadline = min(deadline, callerDeadline.instant + Self.afterDeadline) }
         let pause = CancellationSignal()
         repeat {
             do {

@@ -56,9 +56,7 @@ public struct PCSCDiscovery: DeviceDiscovery {
             }
             reader = names[index]
         }
-        var options = options
-        if let deadline { options.connectTimeout = min(options.connectTimeout, deadline.remaining) }
-        return try await PCSCConnection.open(reader: reader, options: options, logger: logger)
+        return try await PCSCConnection.open(reader: reader, options: options, deadline: deadline, logger: logger)
     }
 
     /// The reader names pcscd lists now.

@@ -199,6 +199,13 @@ struct VirtualServeCommand: ReportingCommand {
             valueName: "ms"))
     var latency: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Tests only: misbehave on purpose, silent-after-select (--pcsc) or silent-after-init (--udp, --uhid).",
+            valueName: "name"))
+    var fault: String?
+
     @Flag(name: .shortAndLong, help: "Log commands and statuses on standard error; twice for more.")
     var verbose: Int
 
@@ -227,6 +234,9 @@ struct VirtualServeCommand: ReportingCommand {
 
     func validate() throws {
         do { try options.validate() } catch { throw ValidationError(error.message) }
+        if let fault, !VirtualKeyFault.all.map(\.rawValue).contains(fault) {
+            throw ValidationError("--fault takes silent-after-select or silent-after-init, not \"\(fault)\".")
+        }
     }
 
     func execute() async throws {
@@ -252,7 +262,8 @@ struct VirtualServeCommand: ReportingCommand {
         }
         let server = try VirtualKeyServer(
             settings: settings, transport: transport, count: count, stateFile: state,
-            userPresence: try options.userPresence(), latency: latency.map { .milliseconds($0) }, logger: logger)
+            userPresence: try options.userPresence(), latency: latency.map { .milliseconds($0) },
+            fault: fault.map(VirtualKeyFault.init(rawValue:)), logger: logger)
         for key in server.keys { await key.setUserVerification(options.ctap22.userVerification) }
         if let secretsLog, let key = server.keys.first {
             await key.recordSecrets(to: try VirtualKeySecretsLog(path: secretsLog))

@@ -105,6 +105,20 @@ open class VirtualKeyBed {
     /// Starts a private PC/SC bed (scripts/pcsc-testbed.sh) whose pcscd every later command
     /// reaches, and serves a CTAP 2.1 key to its first vpcd reader; returns the reader's URI.
     public func servePCSC(extra: [String] = []) throws -> String {
+        let uri = try startPCSCBed()
+        try serve(["--pcsc", "--profile", "ctap21"] + extra, name: "pcsc-key")
+        // The card is seen once pcscd has polled the reader.
+        for _ in 0..<100 {
+            let list = try securitykey(["list", "--json"])
+            if list.stdoutText.contains(uri) { return uri }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw BedError("the virtual card did not appear in \(uri)")
+    }
+
+    /// Starts a private PC/SC bed (scripts/pcsc-testbed.sh) whose pcscd every later command
+    /// reaches, with no card served yet; returns the URI of its first vpcd reader.
+    public func startPCSCBed() throws -> String {
         let bed = work.appendingPathComponent("pcsc")
         let script = Self.repository.appendingPathComponent("scripts/pcsc-testbed.sh")
         pcscBed = bed
@@ -119,15 +133,7 @@ open class VirtualKeyBed {
                 .trimmingCharacters(in: CharacterSet(charactersIn: "'"))
         }
         let readers = (environment["SECURITYKEY_VPCD_READERS"] ?? "Virtual PCD 00 00").split(separator: "|")
-        let uri = "pcsc:\(readers.first.map(String.init) ?? "Virtual PCD 00 00")"
-        try serve(["--pcsc", "--profile", "ctap21"] + extra, name: "pcsc-key")
-        // The card is seen once pcscd has polled the reader.
-        for _ in 0..<100 {
-            let list = try securitykey(["list", "--json"])
-            if list.stdoutText.contains(uri) { return uri }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        throw BedError("the virtual card did not appear in \(uri)")
+        return "pcsc:\(readers.first.map(String.init) ?? "Virtual PCD 00 00")"
     }
 
     /// SIGKILLs the PC/SC bed's pcscd (a crash; `restart` starts it again), or SIGKILLs it if

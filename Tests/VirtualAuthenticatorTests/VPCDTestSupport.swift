@@ -78,7 +78,7 @@ func openWhenPresent(
     }
 }
 
-private func attemptOpen(
+func attemptOpen(
     _ reader: String, options: PCSCConnection.Options
 ) async -> Result<PCSCConnection, TransportError> {
     do {

@@ -3,8 +3,10 @@
 # --uhid` in the QEMU guest (scripts/hidvm/run-in-vm.sh), where /dev/uhid and hidraw exist, with
 # three independent hosts on the same /dev/hidrawN: ours (libhidapi-hidraw), libfido2's tools and
 # python-fido2; then Debian's OpenSSH with its built-in provider and ours on one key
-# (scripts/hidvm/test-ssh.sh, in the same guest), and Debian's pam-u2f and our PAM module on one
-# key (scripts/hidvm/test-pam.sh). Fails unless every named test really ran and passed.
+# (scripts/hidvm/test-ssh.sh, in the same guest), Debian's pam-u2f and our PAM module on one
+# key (scripts/hidvm/test-pam.sh), and deadlines, a key destroyed mid-ceremony and six programs
+# on one key at once (scripts/hidvm/test-faults.sh). Fails unless every named test really ran
+# and passed.
 #
 #   scripts/hidvm/test-uhid.sh [--no-build]
 #
@@ -115,3 +117,6 @@ scripts/hidvm/test-ssh.sh --in-guest
 
 echo "== PAM: Debian's pam-u2f and our module on one uhid key"
 scripts/hidvm/test-pam.sh --in-guest
+
+echo "== Faults: a silent key, a key destroyed mid-ceremony, six programs on one key"
+scripts/hidvm/test-faults.sh --in-guest

@@ -23,17 +23,20 @@ final class CTAPHIDServerEngine<Peer: Sendable>: Sendable {
 
     let handler: any CTAPMessageHandler
     let keepaliveInterval: Duration
+    /// With ``VirtualKeyFault/silentAfterInit``, only CTAPHID_INIT is answered.
+    let silentAfterInit: Bool
     private let state: Mutex<State>
     private let send: @Sendable ([UInt8], Peer) -> Void
     private let logger: Logger
 
     init(
         handler: any CTAPMessageHandler, device: CTAPHIDDeviceState, keepaliveInterval: Duration,
-        logger: Logger,
+        fault: VirtualKeyFault? = nil, logger: Logger,
         send: @escaping @Sendable ([UInt8], Peer) -> Void
     ) {
         self.handler = handler
         self.keepaliveInterval = keepaliveInterval
+        self.silentAfterInit = fault == .silentAfterInit
         self.state = Mutex(State(device: device))
         self.logger = logger
         self.send = send
@@ -56,6 +59,16 @@ final class CTAPHIDServerEngine<Peer: Sendable>: Sendable {
             return (actions, state.device.reportSize)
         }
         for action in actions {
+            // The fault: a channel is allocated, then the key says nothing more (the request
+            // stays "in progress" in the device state, as in a key whose firmware hung).
+            if silentAfterInit {
+                if case .send(let message) = action, message.command == .initialize {
+                    transmit(message, size: size, to: peer)
+                } else {
+                    logger.debug("fault silent-after-init: left unanswered")
+                }
+                continue
+            }
             switch action {
             case .send(let message):
                 transmit(message, size: size, to: peer)

@@ -31,6 +31,8 @@ public final class UDPCTAPHIDServer: Sendable {
         public var messageTimeout: Duration
         /// How often KEEPALIVE is sent while a request is processed.
         public var keepaliveInterval: Duration
+        /// A misbehaviour to show on purpose (``VirtualKeyFault/silentAfterInit``); nil for none.
+        public var fault: VirtualKeyFault?
 
         /// The emulator convention: listen on 127.0.0.1:8111, answer to the sender.
         public init(
@@ -91,7 +93,7 @@ public final class UDPCTAPHIDServer: Sendable {
         engine = CTAPHIDServerEngine(
             handler: handler,
             device: CTAPHIDDeviceState(deviceInfo: info, messageTimeout: configuration.messageTimeout),
-            keepaliveInterval: configuration.keepaliveInterval, logger: logger
+            keepaliveInterval: configuration.keepaliveInterval, fault: configuration.fault, logger: logger
         ) { report, peer in
             var destination = peer
             if let replyPort { destination.sin6_port = replyPort.bigEndian }

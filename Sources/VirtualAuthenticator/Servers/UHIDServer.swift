@@ -26,6 +26,8 @@ public final class UHIDServer: Sendable {
         public var capabilities: CTAPHIDCapabilities
         /// How often KEEPALIVE is sent while a request is processed.
         public var keepaliveInterval: Duration
+        /// A misbehaviour to show on purpose (``VirtualKeyFault/silentAfterInit``); nil for none.
+        public var fault: VirtualKeyFault?
 
         /// A virtual key with CBOR and WINK.
         public init(
@@ -107,7 +109,7 @@ public final class UHIDServer: Sendable {
             capabilities: configuration.capabilities)
         let engine = CTAPHIDServerEngine<Void>(
             handler: handler, device: CTAPHIDDeviceState(deviceInfo: info),
-            keepaliveInterval: configuration.keepaliveInterval, logger: logger
+            keepaliveInterval: configuration.keepaliveInterval, fault: configuration.fault, logger: logger
         ) { report, _ in
             _ = UHIDEvent.write(fd, UHIDEvent.input(report))
         }

@@ -138,6 +138,12 @@ final class VPCDCard {
             return .reply(output(configuration.selectAnswer, status: .success, le: le))
         }
         guard selected else { return .reply(StatusWord.conditionsNotSatisfied.bytes) }
+        if configuration.fault == .silentAfterSelect {
+            // The fault: the reader (vpcd, pcscd, SCardTransmit) waits for an answer that never
+            // comes, until the card leaves.
+            logger.debug("fault silent-after-select: APDU left unanswered")
+            return .none
+        }
 
         switch (whole.cla, whole.ins) {
         case (FIDOApplet.ctapClass, Instruction.nfcctapMessage.rawValue) where !configuration.acceptsCTAP2,

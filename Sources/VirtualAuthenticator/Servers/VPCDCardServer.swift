@@ -27,6 +27,8 @@ public struct VPCDCardServer: Sendable {
         public var reconnectDelay: Duration
         /// Whether NFCCTAP_MSG is served; false makes a U2F-only card, which answers it `6D00`.
         public var acceptsCTAP2 = true
+        /// A misbehaviour to show on purpose (``VirtualKeyFault/silentAfterSelect``); nil for none.
+        public var fault: VirtualKeyFault?
 
         /// Creates a configuration.
         public init(

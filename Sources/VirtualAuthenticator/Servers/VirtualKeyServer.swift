@@ -88,15 +88,23 @@ public final class VirtualKeyServer: Sendable {
     /// ``ports`` is known), the other transports open nothing until ``run(onReady:)``.
     ///
     /// `stateFile` (one key only) keeps the key's state across runs; `latency` makes every CTAP2
-    /// and U2F command answer no earlier than that after it arrived (``LatencyHandler``).
+    /// and U2F command answer no earlier than that after it arrived (``LatencyHandler``);
+    /// `fault` makes the servers misbehave on purpose (``VirtualKeyFault``).
     /// Throws ``VirtualKeyError`` (settings, state file; `count` above 1 with another transport
-    /// than UDP or with a state file) or `TransportError` (a UDP port that cannot be bound).
+    /// than UDP or with a state file; a fault the transport cannot show) or `TransportError`
+    /// (a UDP port that cannot be bound).
     public init(
         settings: VirtualKeySettings, transport: VirtualKeyTransport, count: Int = 1,
         stateFile: String? = nil,
-        userPresence: UserPresencePolicy = .approve, latency: Duration? = nil,
+        userPresence: UserPresencePolicy = .approve, latency: Duration? = nil, fault: VirtualKeyFault? = nil,
         logger: Logger = Logger(label: "securitykey.virtual")
     ) throws {
+        if let fault, !fault.applies(to: transport) {
+            throw VirtualKeyError(
+                .invalidConfiguration,
+                "The fault \(fault) cannot be shown over this transport (silent-after-select: --pcsc; silent-after-init: --udp, --uhid)."
+            )
+        }
         guard (1...Self.maximumCount).contains(count) else {
             throw VirtualKeyError(.invalidConfiguration, "A server runs 1 to \(Self.maximumCount) keys.")
         }
@@ -132,28 +140,27 @@ public final class VirtualKeyServer: Sendable {
             }
             var servers: [UDPCTAPHIDServer] = []
             for (index, handler) in handlers.enumerated() {
+                var udpConfiguration = UDPCTAPHIDServer.Configuration(
+                    host: host, port: port == 0 ? 0 : port + UInt16(index),
+                    capabilities: settings.ctaphidCapabilities)
+                udpConfiguration.fault = fault
                 servers.append(
-                    try UDPCTAPHIDServer(
-                        handler: handler,
-                        configuration: .init(
-                            host: host, port: port == 0 ? 0 : port + UInt16(index),
-                            capabilities: settings.ctaphidCapabilities),
-                        logger: logger))
+                    try UDPCTAPHIDServer(handler: handler, configuration: udpConfiguration, logger: logger))
             }
             self.servers = .udp(servers, host: host)
         case .pcsc(let host, let port):
             var cardConfiguration = VPCDCardServer.Configuration(host: host, port: port)
             cardConfiguration.ctap1Only = settings.ctap1Only
+            cardConfiguration.fault = fault
             self.servers = .pcsc(
                 VPCDCardServer(handler: handlers[0], configuration: cardConfiguration, logger: logger),
                 host: host, port: port)
         case .uhid(let serialNumber):
+            var uhidConfiguration = UHIDServer.Configuration(
+                serialNumber: serialNumber, capabilities: settings.ctaphidCapabilities)
+            uhidConfiguration.fault = fault
             self.servers = .uhid(
-                UHIDServer(
-                    handler: handlers[0],
-                    configuration: .init(
-                        serialNumber: serialNumber, capabilities: settings.ctaphidCapabilities),
-                    logger: logger),
+                UHIDServer(handler: handlers[0], configuration: uhidConfiguration, logger: logger),
                 serialNumber: serialNumber)
         }
         self.keys = keys
