@@ -88,6 +88,19 @@ class Sampler(threading.Thread):
                     return
 
 
+def heap_in_use(pid, log_path):
+    """glibc's bytes in use (malloc_stats through gdb, printed on the daemon's stderr), or None."""
+    size = os.path.getsize(log_path)
+    subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "call (void)malloc_stats()"],
+                   capture_output=True, timeout=120)
+    time.sleep(0.3)
+    with open(log_path) as f:
+        f.seek(size)
+        text = f.read()
+    totals = re.findall(r"in use bytes\s*=\s*(\d+)", text)
+    return int(totals[-1]) if totals else None
+
+
 def mib(kib):
     return f"{kib / 1024:.1f} MiB"
 
@@ -171,6 +184,7 @@ class Stats:
         self.outcomes = {}       # label -> count
         self.failures = []       # strings
         self.calls = 0           # calls checked for exactly one reply
+        self.requests = 0        # CreateCredential and GetCredential calls made
 
     def count(self, label):
         self.outcomes[label] = self.outcomes.get(label, 0) + 1
@@ -207,6 +221,7 @@ async def run_client(address, plan, stats, credentials, keys):
         method = "CreateCredential" if kind == "register" else "GetCredential"
         body = json.dumps(options(kind, uv, credentials[-4:]))
         started = time.monotonic()
+        stats.requests += 1
         serial = await conn.send(method, "sss", (ORIGIN, "", body), follow=True)
         queue = conn.queues[serial]
         acted = False
@@ -360,6 +375,7 @@ def main():
     parser.add_argument("--pcsc-keys", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--settle", type=float, default=5.0, help="seconds idle before the last sample")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     securitykey = os.path.join(args.bin, "securitykey")
@@ -414,7 +430,9 @@ def main():
                                                              for a in ("--udp", f"127.0.0.1:{base + i}")]
         if not args.pcsc_keys:
             daemon_args.append("--udp-only")
-        daemon = start(daemon_args, stdout=subprocess.DEVNULL, stderr=log)
+        # SECURITYKEY_LOAD_DAEMON_WRAPPER (e.g. "heaptrack -o FILE") runs the daemon under a tool.
+        wrapper = os.environ.get("SECURITYKEY_LOAD_DAEMON_WRAPPER", "").split()
+        daemon = start(wrapper + daemon_args, stdout=subprocess.DEVNULL, stderr=log)
 
         def listed():
             try:
@@ -439,10 +457,13 @@ def main():
             busy, _ = asyncio.run(busy_keys(address))
             rss, fds = footprint(daemon.pid)
             during = sampler.samples or [(rss, fds)]
+            heap = None
+            if os.environ.get("SECURITYKEY_LOAD_HEAP") == "1":
+                heap = heap_in_use(daemon.pid, os.path.join(directory, "daemon.log"))
             all_latencies = [x for v in stats.latencies.values() for x in v]
-            answered = sum(stats.outcomes.values()) - stats.outcomes.get("FAILED CHECK", 0)
+            answered = stats.requests
             print(f"\nround {round_index + 1}: {answered} requests in {wall:.1f} s: {answered / wall:.1f} requests/s; "
-                  f"{stats.calls} calls each answered exactly once" if not stats.failures else
+                  f"{stats.calls} calls on connections that stayed, each answered exactly once" if not stats.failures else
                   f"\nround {round_index + 1}: {answered} requests in {wall:.1f} s")
             for kind, values in sorted(stats.latencies.items()) + [("all", all_latencies)]:
                 if values:
@@ -455,7 +476,8 @@ def main():
             fds_during = [s[1] for s in during]
             print(f"  daemon during: RSS median {mib(statistics.median(rss_during))} max {mib(max(rss_during))}; "
                   f"fds median {statistics.median(fds_during):.0f} max {max(fds_during)} ({len(during)} samples)")
-            print(f"  daemon after:  RSS {mib(rss)}, {fds} open fds; keys busy: {busy or 'none'}")
+            print(f"  daemon after:  RSS {mib(rss)}, {fds} open fds; keys busy: {busy or 'none'}"
+                  + (f"; malloc in use {heap / 1048576:.2f} MiB" if heap is not None else ""))
             for text in stats.failures:
                 print(f"  CHECK FAILED: {text}")
             if stats.failures:
@@ -471,9 +493,12 @@ def main():
                            "rss_during_max_kib": max(rss_during), "rss_after_kib": rss, "fds_after": fds,
                            "outcomes": stats.outcomes})
         sampler.stopped.set()
-        time.sleep(5.0)
+        time.sleep(args.settle)
         rss_settled, fds_settled = footprint(daemon.pid)
-        print(f"\nafter a 5 s settle: RSS {mib(rss_settled)}, {fds_settled} open fds "
+        if os.environ.get("SECURITYKEY_LOAD_HEAP") == "1":
+            heap = heap_in_use(daemon.pid, os.path.join(directory, "daemon.log"))
+            print(f"\nafter the settle: malloc in use {heap / 1048576:.2f} MiB")
+        print(f"\nafter a {args.settle:.0f} s settle: RSS {mib(rss_settled)}, {fds_settled} open fds "
               f"(before: {mib(rss0)}, {fds0}); RSS after each round: "
               + ", ".join(mib(r["rss_after_kib"]) for r in rounds))
         daemon.send_signal(signal.SIGTERM)
