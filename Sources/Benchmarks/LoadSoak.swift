@@ -64,8 +64,7 @@ enum SoakCommand {
         let authenticator = try await Authenticator.open(
             InProcessConnection(handler: key, uri: "inprocess:soak"), deadline: .after(.seconds(10)))
         let controller = SecurityKeyAuthorizationController(
-            sources: [.authenticator(authenticator)], interaction: Interaction(), publicSuffixes: nil,
-            logger: logger)
+            sources: [.authenticator(authenticator)], interaction: Interaction(), logger: logger)
         let provider = SecurityKeyCredentialProvider(relyingPartyIdentifier: relyingParty)
         let pinRetriesBefore = try await authenticator.pinRetries(deadline: .after(.seconds(10))).retries
 
