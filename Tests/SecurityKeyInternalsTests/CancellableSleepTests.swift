@@ -2,10 +2,6 @@ import Synchronization
 import Testing
 import _SecurityKeyInternals
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// CancellableSleep: ends at its instant or on cancellation, and a cancelled sleeper's memory
 /// comes back without waiting for the instant it slept to.
 struct CancellableSleepTests {
@@ -31,10 +27,10 @@ struct CancellableSleepTests {
     /// request ended, and the runtime keeps a cancelled sleep's timer job until its instant
     /// (swiftlang/swift#60441), so the daemon's heap grew by ~1 KiB per request for the length of
     /// the timeout. 20,000 cancelled sleepers held ~15 MB that way (glibc's mallinfo2 in-use
-    /// bytes); in slices, their memory comes back once the slices end.
+    /// bytes, `HeapStatistics`); in slices, their memory comes back once the slices end.
     @Test func cancelledSleepersGiveTheirMemoryBack() async {
         let count = 20_000
-        let baseline = Self.heapInUse()
+        let baseline = HeapStatistics.bytesInUse()
         let sleeping = Atomic<Int>(0)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<count {
@@ -49,16 +45,11 @@ struct CancellableSleepTests {
             group.cancelAll()
         }
         // The slices' timers end within 50 ms; 10 s is a bound for a loaded machine, not a timing.
-        var retained = Self.heapInUse() - baseline
+        var retained = HeapStatistics.bytesInUse() - baseline
         for _ in 0..<100 where retained > 3_000_000 {
             try? await Task.sleep(for: .milliseconds(100))
-            retained = Self.heapInUse() - baseline
+            retained = HeapStatistics.bytesInUse() - baseline
         }
         #expect(retained < 3_000_000, "\(count) cancelled sleepers still hold \(retained) bytes")
-    }
-
-    /// glibc's bytes in use by malloc (`mallinfo2().uordblks`).
-    static func heapInUse() -> Int {
-        Int(mallinfo2().uordblks)
     }
 }
