@@ -31,16 +31,16 @@ struct CancellableSleepTests {
     @Test func cancelledSleepersGiveTheirMemoryBack() async {
         let count = 20_000
         let baseline = HeapStatistics.bytesInUse()
-        let sleeping = Atomic<Int>(0)
+        let sleeping = Counter()
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<count {
                 group.addTask {
-                    sleeping.add(1, ordering: .relaxed)
+                    sleeping.value.add(1, ordering: .relaxed)
                     try? await CancellableSleep.sleep(until: .now + .seconds(3600), slice: .milliseconds(50))
                 }
             }
             // Every sleeper has asked for its timer before the cancellation.
-            while sleeping.load(ordering: .relaxed) < count { await Task.yield() }
+            while sleeping.value.load(ordering: .relaxed) < count { await Task.yield() }
             try? await Task.sleep(for: .milliseconds(100))
             group.cancelAll()
         }
@@ -51,5 +51,10 @@ struct CancellableSleepTests {
             retained = HeapStatistics.bytesInUse() - baseline
         }
         #expect(retained < 3_000_000, "\(count) cancelled sleepers still hold \(retained) bytes")
+    }
+
+    /// How many sleepers have started.
+    final class Counter: Sendable {
+        let value = Atomic<Int>(0)
     }
 }

@@ -25,16 +25,9 @@ import sys
 import tempfile
 import time
 
+from load_common import footprint, percentile, verdict
+
 PIN = "123456"
-
-
-def footprint(pid):
-    rss = 0
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1])
-    return rss, len(os.listdir(f"/proc/{pid}/fd"))
 
 
 def locks(pids):
@@ -55,11 +48,6 @@ def files_under(root):
         for name in names:
             found.add(os.path.relpath(os.path.join(directory, name), root))
     return found
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def main():
@@ -173,10 +161,7 @@ def main():
         key.send_signal(signal.SIGTERM)
         key.wait(10)
         subprocess.run(["rm", "-rf", directory])
-    for text in failed[:20]:
-        print(f"FAILED: {text}")
-    print("result: " + ("FAILED" if failed else "every check held"))
-    return 1 if failed else 0
+    return verdict(failed)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ import time
 from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
 from jeepney.io.asyncio import open_dbus_connection
 
+from load_common import footprint, percentile
+
 DAEMON = DBusAddress("/org/securitykey/Daemon1", bus_name="org.securitykey.Daemon1",
                      interface="org.securitykey.Daemon1")
 ERROR_PREFIX = "org.securitykey.Daemon1.Error."
@@ -58,15 +60,6 @@ def b64url(data):
 
 
 # MARK: The daemon's footprint
-
-def footprint(pid):
-    """(RSS in KiB, open fds) of `pid`, from /proc."""
-    rss = 0
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1])
-    return rss, len(os.listdir(f"/proc/{pid}/fd"))
 
 
 class Sampler(threading.Thread):
@@ -340,11 +333,6 @@ async def busy_keys(address):
     await conn.close()
     devices = reply.body[0]
     return [d["uri"][1] for d in devices if d.get("busy", ("b", False))[1]], [d["uri"][1] for d in devices]
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 # MARK: The bed

@@ -20,19 +20,7 @@ import sys
 import tempfile
 import time
 
-
-def footprint(pid):
-    rss = 0
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1])
-    return rss, len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+from load_common import footprint, percentile, verdict
 
 
 def free_port():
@@ -157,10 +145,7 @@ LogLevel INFO
         key.send_signal(signal.SIGTERM)
         key.wait(10)
         subprocess.run(["rm", "-rf", work])
-    for text in failed[:20]:
-        print(f"FAILED: {text}")
-    print("result: " + ("FAILED" if failed else "every check held"))
-    return 1 if failed else 0
+    return verdict(failed)
 
 
 if __name__ == "__main__":
