@@ -30,7 +30,7 @@ TEST_PACKAGES := vsmartcard-vpcd dbus-daemon systemd libglib2.0-bin openssl pyth
 	prometheus prometheus-node-exporter curl
 APT_PACKAGES := $(BUILD_PACKAGES) $(RUNTIME_PACKAGES) $(TEST_PACKAGES)
 
-.PHONY: all deps deps-build pydeps build test test-packaging release shared-library ssh-provider pam-module print-pamdir install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw bench-ssh size-report format install clean help
+.PHONY: all deps deps-build pydeps build test test-packaging release shared-library ssh-provider pam-module print-pamdir install-files deb uninstall docs demo fuzz fuzz-coverage bench bench-build bench-report bench-drivers bench-smoke bench-callgrind bench-hidraw bench-ssh bench-load size-report format install clean help
 
 all: build
 
@@ -41,6 +41,7 @@ help:
 	@echo "make bench-report   run the benchmark and write Docs/Performance.md"
 	@echo "make bench-drivers | bench-smoke | bench-callgrind | bench-hidraw   libfido2 host, instructions, hidraw"
 	@echo "make bench-ssh   [SSH_BENCH_RUNS=5] OpenSSH through our provider vs the built-in one (QEMU guest), load time"
+	@echo "make bench-load  [LOAD_REQUESTS=10000 LOAD_CLI=1000 ...] daemon, CLI, ssh under load and a soak; writes Docs/Performance.md"
 	@echo "make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS='cbor tpm']   each libFuzzer target for N seconds"
 	@echo "make fuzz-coverage   line coverage of each target's parser files over its corpus (llvm-cov)"
 	@echo "make docs    DocC documentation of the library products in .build/docs"
@@ -174,6 +175,17 @@ bench-ssh: deps .build/bench/sk-load
 	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey
 	@$(MAKE) --no-print-directory ssh-provider
 	SSH_BENCH_RUNS=$(SSH_BENCH_RUNS) scripts/bench/ssh-report.sh
+
+# Load and soak (issue 32): securitykeyd with many D-Bus clients on UDP and PC/SC virtual keys,
+# `securitykey authenticate` processes in a row, `ssh` logins through the provider, an in-process
+# soak; every count is a LOAD_* variable (scripts/bench/load-report.sh; LOAD_WRITE=0 only prints).
+# Writes its section of Docs/Performance.md. Needs root (pcscd's bed, sshd).
+bench-load: deps pydeps
+	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey
+	$(SWIFT) build $(RELEASE_FLAGS) --product securitykeyd
+	$(SWIFT) build $(RELEASE_FLAGS) --product securitykey-bench
+	@$(MAKE) --no-print-directory ssh-provider
+	scripts/bench/load-report.sh
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift

@@ -244,6 +244,8 @@ let package = Package(
             name: "securitykey-bench",
             dependencies: [
                 "Authenticators", "CBOR", "CTAPHID", "CTAP2", "Transport", "HIDTransport", "NFCTransport",
+                // The in-process soak (LoadSoak.swift): a virtual key behind the provider API.
+                "VirtualAuthenticator", "SecurityKeys",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Benchmarks",

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CTAP2
 import Transport
 
@@ -44,7 +45,8 @@ extension AuthenticatorDirectory {
             // Structured pumps: the discoveries' events, and the deadline.
             group.addTask { await forEachEvent { feed.yield(.event($0)) } }
             group.addTask {
-                try? await Task.sleep(until: deadline.instant, clock: .continuous)
+                // In slices: one Task.sleep kept its memory until the deadline once cancelled.
+                try? await CancellableSleep.sleep(until: deadline.instant)
                 feed.yield(.deadline)
             }
 

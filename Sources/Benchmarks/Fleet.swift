@@ -308,12 +308,6 @@ struct Fleet {
 
     /// The peak resident set of a running process in KiB (`VmHWM` in /proc/PID/status).
     static func peakResidentKilobytes(of pid: Int32) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
-            return nil
-        }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
-        }
-        return nil
+        ProcessFootprint.statusKilobytes("VmHWM", path: "/proc/\(pid)/status")
     }
 }

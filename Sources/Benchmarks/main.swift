@@ -5,6 +5,9 @@
 //   securitykey-bench --list       list the sections
 //   securitykey-bench fleet-probe --repeat R [--warmup W] (--pcsc | URI...)
 //                                  our host's side of the fleet benchmark (FleetProbe.swift)
+//   securitykey-bench soak [--ceremonies N] [--samples S]
+//                                  N ceremonies in-process on one virtual key, RSS and fds sampled
+//                                  (LoadSoak.swift; make bench-load)
 //   securitykey-bench drive --device URI
 //                                  our host as a driver of the line protocol (Docs/Performance.md)
 //   securitykey-bench --device URI [--ops getinfo,mc,ga] [-n N] [--json]
@@ -62,6 +65,9 @@ enum BenchMain {
         }
         if arguments.first == "fleet-probe" {
             return await FleetProbeCommand.run(Array(arguments.dropFirst()))
+        }
+        if arguments.first == "soak" {
+            return await SoakCommand.run(Array(arguments.dropFirst()))
         }
         if arguments.first == "drive" {
             guard arguments.count == 3, arguments[1] == "--device" else {

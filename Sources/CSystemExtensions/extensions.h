@@ -25,4 +25,7 @@ typedef struct {
 
 int securitykey_dladdr(const void *address, securitykey_dl_info *info) __asm__("dladdr");
 
+/* mallinfo2(3): malloc's statistics over every arena (HeapStatistics). */
+#include <malloc.h>
+
 #endif

@@ -213,8 +213,9 @@ extension BlockingIOThread {
         let outcome = ResumeOnce<Result<T, TransportError>>()
         let result = await withTaskGroup(of: Void.self, returning: Result<T, TransportError>.self) { group in
             // The watchdog: a child task, so the caller's task owns it and it ends with the call.
+            // In slices: a cancelled Task.sleep keeps ~1 KiB until giveUp (CancellableSleep), per call.
             group.addTask {
-                do { try await Task.sleep(until: giveUp, clock: .continuous) } catch { return }
+                do { try await CancellableSleep.sleep(until: giveUp) } catch { return }
                 outcome.resume(
                     with: .failure(
                         TransportError(.timeout, "The device did not answer in time and stopped responding.")))

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import FoundationEssentials
 import SDBus
 import SecurityKeyDaemonClient
@@ -32,7 +33,8 @@ struct RequestRun: Sendable {
             }
             group.addTask {
                 // The claim wait is bounded too; the ceremony's own deadline starts once keys are held.
-                try? await Task.sleep(for: ceremony.timeout + .seconds(2))
+                // In slices: one Task.sleep kept ~1 KiB per ended request until its timeout.
+                try? await CancellableSleep.sleep(until: .now + ceremony.timeout + .seconds(2))
                 return Task.isCancelled ? nil : .interrupted(.timedOut)
             }
             var first: Step?

@@ -24,6 +24,9 @@ out="$repo/Docs/Performance.md"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
+# The load and soak section (make bench-load, minutes to run) is kept as it is.
+awk '$0 == "## Load and soak" { keep = 1; print; next } keep && /^## / { keep = 0 } keep { print }' \
+    "$out" >"$tmp/load-section.md" 2>/dev/null || true
 python_shown="${SECURITYKEY_PYTHON#"$repo"/}"
 command_line="SECURITYKEY_PYTHON=$python_shown $bench${*:+ $*}"
 echo "report: running $command_line (a few minutes)" >&2
@@ -139,5 +142,6 @@ commit="${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown
     cat "$here/reading-the-numbers.md"
 } > "$out"
 echo "report: wrote $out" >&2
+[[ -s "$tmp/load-section.md" ]] && "$here/put-section.sh" "## Load and soak" "$tmp/load-section.md"
 # OpenSSH through our provider against the built-in one (a QEMU guest): its own section.
 BENCH_COMMIT="$commit" "$here/ssh-report.sh" || echo "report: the OpenSSH benchmark failed; its section was not written" >&2

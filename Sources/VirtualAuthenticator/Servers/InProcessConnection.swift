@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import Transport
 
 /// A connection to a ``CTAPMessageHandler`` (usually a ``VirtualKey``) in the same process:
@@ -55,8 +56,9 @@ public actor InProcessConnection: AuthenticatorConnection {
                 return .reply(await handler.handleCBOR(payload, keepalive: keepalive))
             }
             group.addTask {
-                // Ends early, without a reply, only when the whole request is cancelled.
-                try? await Task.sleep(until: deadline.instant, clock: .continuous)
+                // Ends early, without a reply, only when the whole request is cancelled. In slices:
+                // one Task.sleep kept ~1 KiB per transaction until the deadline (CancellableSleep).
+                try? await CancellableSleep.sleep(until: deadline.instant)
                 return .deadline
             }
             group.addTask {
