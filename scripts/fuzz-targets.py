@@ -873,7 +873,11 @@ def seeds(root):
     for r in credential_json_seeds(entries): yield "credential-json", r
     ders = [bytes.fromhex(e["hex"]) for e in entries if e["kind"] == "x509-der"]
     for r in trust_anchor_seeds(ders): yield "trust-anchors", r
-    for r in mds_payload_seeds(): yield "mds-payload", r
+    for r in mds_payload_seeds():
+        yield "mds-payload", r
+        # Payload JSON is signed by the mds-blob harness (Sources/FuzzTargets/Targets/MetadataBLOBSigning.swift).
+        yield "mds-blob", r
+    yield "mds-blob", json.dumps({"no": 3, "entries": []}).encode()
     for info in ({1: ["FIDO_2_0"], 3: b"\x00" * 15}, {1: ["FIDO_2_1"], 3: b"\x00" * 16, 0x13: {"FIDO": "one"}},
                  {1: ["FIDO_2_1"], 3: b"\x00" * 16, 0x13: {"FIDO": 1, "FIPS-CMVP-2": 2}, 4: {"rk": True, "uv": False}}):
         yield "getinfo", cbor(info)

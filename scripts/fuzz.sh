@@ -6,7 +6,8 @@
 # Builds Fuzz/ (one executable, securitykey-fuzz, over the FuzzTargets module) with
 # `swift build --sanitize fuzzer --sanitize address` into .build-fuzz/fuzzer, apart from .build;
 # extracts seeds from the vector files (scripts/fuzz-targets.py); keeps each target's corpus in
-# .build-fuzz/corpus/TARGET. A crashing input is saved under
+# .build-fuzz/corpus/TARGET (libFuzzer adds to the first folder only: the committed corpus,
+# Fuzz/Corpus/TARGET, is read, never written; `make fuzz-corpus` rewrites it). A crashing input is saved under
 # Tests/FuzzTargetsTests/Regressions/TARGET/, which `make test` replays; the script then fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,7 +54,7 @@ for target in "${targets[@]}"; do
     # Swift's own backtracer would delay libFuzzer's crash handler; leaks in the Swift runtime's
     # caches are not parser bugs.
     FUZZ_TARGET="$target" SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 nice "$binary" \
-        "$scratch/corpus/$target" "$regressions/$target" "$scratch/seeds/$target" \
+        "$scratch/corpus/$target" "$regressions/$target" "$scratch/seeds/$target" $(ls -d "Fuzz/Corpus/$target" 2>/dev/null) \
         -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
         -artifact_prefix="$regressions/$target/" -print_final_stats=1 >"$log" 2>&1 || status=$?
     executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)

@@ -6,10 +6,13 @@ import Transport
 
 /// CTAPHID reports carried one per UDP datagram, as firmware emulators do.
 ///
-/// One dual-stack IPv6 socket (IPv4 peers as v4-mapped addresses). Every socket call runs on
-/// the process's one UDP I/O thread (``UDPIOLoop``), which waits on all pipes' sockets at once,
-/// so a fleet of UDP keys costs one thread, not one per key; a host name is looked up on a
-/// thread of its own first. Datagrams from any address but the device's are dropped.
+/// One dual-stack IPv6 socket (IPv4 peers as v4-mapped addresses). Socket calls run on the
+/// process's one UDP I/O thread (``UDPIOLoop``), which waits on all pipes' sockets at once, so a
+/// fleet of UDP keys costs one thread, not one per key; a host name is looked up on a thread of
+/// its own first. A caller that works with one key can instead run its operations on the pipe's
+/// own thread (``preferredTaskExecutor``, made when first asked for): there an exchange is sent,
+/// waited for (`poll` on this socket alone) and received in place, on the calling thread, with
+/// no trip to the loop thread and no wake-up of a pool thread on the way back. Datagrams from any address but the device's are dropped.
 /// A name with several addresses (`localhost`: ::1 and 127.0.0.1) is sent the first reports on
 /// each; the first address that answers becomes the only peer. With one peer the socket is
 /// connected, so the kernel drops foreign datagrams too, and a closed device port (an ICMP port
@@ -34,6 +37,8 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     /// exclusivity check and a uniqueness check per datagram.
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
     private let loop: UDPIOLoop
+    // The pipe's own thread, once a caller asked for it (``preferredTaskExecutor``).
+    private let ownThread = Mutex<BlockingIOThread?>(nil)
     // The wait every transfer uses unless another transfer holds it (then it makes its own).
     private lazy var ownWait = UDPTransferWait(pipe: self)
     private let ownWaitInUse = Atomic<Bool>(false)
@@ -82,6 +87,23 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     deinit {
         socket?.close()
         scratch.deallocate()
+        ownThread.withLock { $0 }?.shutdown()
+    }
+
+    /// The pipe's own thread, started the first time a caller asks: a task that runs there
+    /// (`withTaskExecutorPreference`) has every exchange of this pipe done in place (send, `poll`
+    /// on this socket alone, receive) instead of through the shared loop thread. Blocking calls
+    /// then block only this thread, never the cooperative pool. Pipes nobody asks this of (a
+    /// fleet) start no thread.
+    public var preferredTaskExecutor: (any TaskExecutor)? {
+        ownThread.withLock { thread in
+            if let thread { return thread }
+            let started = BlockingIOThread(
+                name: "udp \(endpoint.uriHost):\(endpoint.port)",
+                closedMessage: "The UDP device connection was closed.")
+            thread = started
+            return started
+        }
     }
 
     /// Sends one report as one datagram (`sendto`).
@@ -127,6 +149,9 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
         sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
         accepting accept: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
     ) async throws(TransportError) -> Int {
+        if let thread = ownThread.withLock({ $0 }), thread.isCurrent {
+            return try transferInPlace(sending: reports, readingFor: timeout, limit: limit, accepting: accept)
+        }
         let owned = ownWaitInUse.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
         let wait = owned ? ownWait : UDPTransferWait(pipe: self)
         defer { if owned { ownWaitInUse.store(false, ordering: .releasing) } }
@@ -144,8 +169,39 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
         return try wait.takeResult().get()
     }
 
+    /// ``transfer(sending:readingFor:limit:accepting:)`` on the pipe's own thread, where its
+    /// caller runs: sends, then receives what is queued and waits in `poll` on this socket alone,
+    /// until `accept` says the message is whole, `limit`, `timeout` or cancellation (seen before
+    /// each wait; the CTAPHID connection asks for slices of at most 100 ms). The connection runs
+    /// one exchange at a time and closes the pipe only between them, so nothing runs on the
+    /// socket on the loop thread meanwhile.
+    private func transferInPlace(
+        sending reports: [[UInt8]], readingFor timeout: Duration, limit: Int,
+        accepting accept: (UnsafeRawBufferPointer) -> Bool
+    ) throws(TransportError) -> Int {
+        if Task.isCancelled { throw TransportError(.cancelled, "The operation was cancelled.") }
+        try send(reports)
+        let deadline = ContinuousClock.now + timeout
+        var count = 0
+        while count < limit {
+            if let report = try receive() {
+                count += 1
+                if accept(report) { break }
+                continue
+            }
+            guard let descriptor = socket?.descriptor else { break }
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero, !Task.isCancelled else { break }
+            var watched = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            // Rounded up, as the loop does, so the wait does not wake just before the deadline.
+            let ready = poll(&watched, 1, Int32(clamping: (remaining + .microseconds(999)).wholeMilliseconds))
+            if ready == 0 || (ready < 0 && errno != EINTR) { break }
+        }
+        return count
+    }
+
     /// Sends each report as one datagram to the device (to each of its addresses until one
-    /// answered). Runs on the I/O thread.
+    /// answered). Runs on the I/O thread, or on the pipe's own thread in place.
     fileprivate func send(_ reports: [[UInt8]]) throws(TransportError) {
         guard let socket else { throw TransportError(.closed, "The UDP device connection was closed.") }
         for report in reports {
@@ -166,7 +222,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
 
     /// One datagram from the device if the socket holds one, without waiting, in the receive
     /// buffer (valid until the next call); nil when it holds none. Datagrams from other
-    /// addresses are dropped. Runs on the I/O thread.
+    /// addresses are dropped. Runs on the I/O thread, or on the pipe's own thread in place.
     fileprivate func receive() throws(TransportError) -> UnsafeRawBufferPointer? {
         guard let socket else { throw TransportError(.closed, "The UDP device connection was closed.") }
         // Read once: each read of a class property is a run-time exclusivity check.
@@ -206,7 +262,8 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
     /// How many datagrams from other addresses one wake-up of a wait drops before it waits again.
     static let foreignDatagramsPerWake = 64
 
-    /// Closes the socket, on the I/O thread, after ending any wait on it.
+    /// Closes the socket, on the I/O thread, after ending any wait on it; then lets the pipe's
+    /// own thread, if it has one, end once its queued jobs are done.
     public func close() async {
         _ = try? await loop.run { () throws(TransportError) in
             if let socket = self.socket {
@@ -215,6 +272,7 @@ public final class UDPReportPipe: CTAPHIDReportPipe, @unchecked Sendable {
                 self.socket = nil
             }
         }
+        ownThread.withLock { $0 }?.shutdown()
     }
 }
 

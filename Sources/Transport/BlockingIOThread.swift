@@ -87,7 +87,7 @@ public final class BlockingIOThread: TaskExecutor, @unchecked Sendable {
     }
 
     /// Whether the caller runs on this thread (a task that prefers it as its executor does).
-    @usableFromInline var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
+    public var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
 
     @usableFromInline func enqueue(_ job: @escaping () -> Void) -> Bool {
         pthread_mutex_lock(mutex)

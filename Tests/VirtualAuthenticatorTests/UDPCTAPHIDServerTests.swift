@@ -58,6 +58,12 @@ func withUDPServer<T: Sendable>(
     }
 }
 
+/// The calling thread's name as Linux keeps it (`/proc/thread-self/comm`, at most 15 bytes).
+private func threadName() -> String {
+    (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
+        .trimmingCharacters(in: .newlines) ?? ""
+}
+
 func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
     let endpoint = UDPEndpoint(host: "127.0.0.1", port: server.port, localPort: 0)
     return try await UDPDiscovery().open(endpoint: endpoint, timeout: .seconds(10))
@@ -65,12 +71,62 @@ func openUDP(_ server: UDPCTAPHIDServer) async throws -> CTAPHIDConnection {
 
 @Suite struct UDPCTAPHIDServerTests {
     /// UDP pipes share one I/O loop that waits on every socket at once (a fleet of keys costs
-    /// one thread), so they offer no thread of their own for a caller to run on.
-    @Test func udpConnectionsPreferNoExecutor() async throws {
-        try await withUDPServer(CTAPHIDTestHandler()) { server in
+    /// one thread); a caller that asks for the connection's executor gets a thread of the pipe's
+    /// own, and there its exchanges run in place: the same answers, keepalives and cancellation,
+    /// with the caller's code on that thread before and after each one.
+    @Test func udpConnectionsRunInPlaceOnTheirOwnThread() async throws {
+        let handler = CTAPHIDTestHandler(delay: .milliseconds(300))
+        let statuses = Mutex<[KeepaliveStatus]>([])
+        try await withUDPServer(handler) { server in
             let connection = try await openUDP(server)
-            #expect(connection.preferredTaskExecutor == nil)
+            // Asked from the pool first: the pipe works through the shared loop as before.
             #expect(try await connection.ping([1, 2, 3]) == [1, 2, 3])
+            let executor = try #require(connection.preferredTaskExecutor)
+            let payload = (0..<7000).map { UInt8(truncatingIfNeeded: $0 &* 29) }
+            let (reply, ping, names) = try await withTaskExecutorPreference(executor) {
+                let before = threadName()
+                let reply = try await connection.transact(
+                    .cbor, payload: payload, deadline: .after(.seconds(10)),
+                    keepalive: { status in statuses.withLock { $0.append(status) } })
+                let middle = threadName()
+                let ping = try await connection.ping([4, 5])
+                return (reply, ping, [before, middle, threadName()])
+            }
+            #expect(reply == [0] + payload)
+            #expect(ping == [4, 5])
+            // Linux keeps 15 bytes of a thread's name: "udp 127.0.0.1:P".
+            #expect(names.allSatisfy { $0.hasPrefix("udp 127.0.0.1") }, "\(names)")
+            #expect(!statuses.withLock { $0 }.isEmpty)
+            // And from the pool again, on the same connection.
+            #expect(try await connection.ping([6]) == [6])
+            await connection.close()
+        }
+    }
+
+    @Test func cancellingAnExchangeInPlaceStopsIt() async throws {
+        let handler = CTAPHIDTestHandler(delay: .seconds(20))
+        try await withUDPServer(handler) { server in
+            let connection = try await openUDP(server)
+            let executor = try #require(connection.preferredTaskExecutor)
+            let (started, continuation) = AsyncStream.makeStream(of: Void.self)
+            let request = Task(executorPreference: executor) {
+                try await connection.transact(
+                    .cbor, payload: [0x02], deadline: .after(.seconds(30)),
+                    keepalive: { _ in continuation.yield() })
+            }
+            for await _ in started { break }
+            let clock = ContinuousClock()
+            let cancelledAt = clock.now
+            request.cancel()
+            await #expect { try await request.value } throws: { ($0 as? TransportError)?.code == .cancelled }
+            // A wait in place ends at its read slice (CTAPHIDConnection.readSlice, 100 ms).
+            #expect(cancelledAt.duration(to: clock.now) < .seconds(5))
+            let next = try await withTaskExecutorPreference(executor) { try await connection.ping([7]) }
+            #expect(next == [7])
+            for _ in 0..<250 where handler.cancelled.withLock({ $0 }) == 0 {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(handler.cancelled.withLock { $0 } == 1)
             await connection.close()
         }
     }

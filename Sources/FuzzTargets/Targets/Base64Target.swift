@@ -28,6 +28,21 @@ extension FuzzTarget {
         if let value = Base64URL.decode(String(decoding: bytes, as: UTF8.self)) {
             try expect(Base64URL.decode(Base64URL.encode(value)) == value, "base64url does not round-trip")
         }
+        // A collection without contiguous storage decodes as its bytes do.
+        try expect(
+            Base64.decode(bytes.lazy.map { $0 }, alphabet: .url, padding: .optional)
+                == Base64.decode(bytes, alphabet: .url, padding: .optional),
+            "a non-contiguous collection decodes differently")
+        // What users paste: either alphabet, white space around it ignored; base64url first.
+        let pasted = String(decoding: bytes, as: UTF8.self)
+        let either = Base64.decodeEitherAlphabet(pasted)
+        try expect(Base64.decodeEitherAlphabet(" \n\(pasted)\t ") == either, "surrounding white space changed the value")
+        if pasted.allSatisfy({ !$0.isWhitespace }) {
+            let url = Base64.decode(pasted, alphabet: .url, padding: .optional)
+            try expect(
+                either == (url ?? Base64.decode(pasted, alphabet: .standard, padding: .optional)),
+                "text in either alphabet decodes to something else")
+        }
         // The encoder on arbitrary bytes: the output decodes back under the strictest rules.
         try expect(
             Base64.decode(Base64.encode(bytes), alphabet: .standard, padding: .required) == bytes,

@@ -26,6 +26,27 @@ extension FuzzTarget {
         }
         try expect(
             (try? AuthenticatorData(bytes: data.bytes)) == data, "authenticatorData parses differently twice")
+        // WebAuthn §6.1: UP is bit 0 of the flags byte (offset 32), UV bit 2.
+        try expect(
+            data.userPresent == (bytes[32] & 0x01 != 0) && data.userVerified == (bytes[32] & 0x04 != 0),
+            "the UP/UV flags do not match the flags byte")
+        // Replacing the AAGUID (bytes 37..<53, WebAuthn §6.5.2) changes those bytes only, and
+        // the result parses to the same data with the new AAGUID.
+        guard let aaguid = AAGUID(bytes: [UInt8](repeating: 0xA5, count: 16)) else {
+            throw FuzzPropertyViolation(description: "a 16-byte AAGUID is refused")
+        }
+        guard let replaced = data.replacingAAGUID(with: aaguid) else {
+            try expect(data.attestedCredentialData == nil, "an attested credential's AAGUID cannot be replaced")
+            return
+        }
+        var expected = bytes
+        expected.replaceSubrange(37..<53, with: aaguid.bytes)
+        try expect(replaced.bytes == expected, "replacing the AAGUID changed other bytes")
+        try expect(
+            (try? AuthenticatorData(bytes: replaced.bytes)) == replaced
+                && replaced.attestedCredentialData?.aaguid == aaguid
+                && replaced.attestedCredentialData?.credentialID == data.attestedCredentialData?.credentialID,
+            "authenticatorData with a replaced AAGUID does not parse to itself")
     }
 
     /// COSE keys: a key that parses re-encodes canonically to a key that parses the same, and

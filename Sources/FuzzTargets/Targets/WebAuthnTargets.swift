@@ -175,15 +175,39 @@ extension FuzzTarget {
     /// the default anchor: what verifies is the BLOB that was given, with a signing chain.
     static let mdsBLOB = FuzzTarget("mds-blob", "MDS3 BLOB JWS verification and payload") {
         bytes throws(FuzzPropertyViolation) in
-        let verifier = MetadataBLOBVerifier(verifyTime: Date(timeIntervalSince1970: 1_725_148_800))
+        let verifyTime = Date(timeIntervalSince1970: 1_725_148_800)
+        let verifier = MetadataBLOBVerifier(verifyTime: verifyTime)
         let result = try runBlocking { () async -> MetadataBLOB? in try? await verifier.verify(bytes) }
-        guard let blob = result else { return }
+        if let blob = result { try FuzzTarget.checkVerifiedBLOB(blob) }
+        // Payload JSON (MetadataBLOBSigning): signed by the harness under its own root, it
+        // verifies exactly when the payload parses, with the harness's certificate as the chain.
+        guard bytes.first == UInt8(ascii: "{"), let chain = MetadataBLOBSigning.chain,
+            let signed = MetadataBLOBSigning.signed(payload: bytes)
+        else { return }
+        let harness = MetadataBLOBVerifier(anchors: [chain.root], verifyTime: verifyTime)
+        let verified = try runBlocking { () async -> MetadataBLOB? in try? await harness.verify(signed) }
+        try expect(
+            (verified != nil) == ((try? MetadataBLOBPayload(json: bytes)) != nil),
+            "a harness-signed BLOB verifies differently from its payload's parse")
+        guard let verified else { return }
+        try expect(
+            verified.signingChain == [chain.leaf] && verified.trustAnchor == chain.root
+                && verified.verificationTime == verifyTime,
+            "a harness-signed BLOB reports another chain, anchor or time")
+        try expect(verified.sha256 == Array(SHA256.hash(data: signed)), "a harness-signed BLOB's digest is wrong")
+        try FuzzTarget.checkVerifiedBLOB(verified)
+    }
+
+    /// What holds for every BLOB that verified: a signing chain, and staleness that does not
+    /// depend on how it is asked.
+    private static func checkVerifiedBLOB(_ blob: MetadataBLOB) throws(FuzzPropertyViolation) {
         try expect(!blob.signingChain.isEmpty, "a BLOB verified without a signing chain")
         try expect(
             blob.isStale == blob.isStale(at: blob.verificationTime), "staleness depends on how it is asked")
         try expect(
             blob.isStale(at: .distantPast) == (blob.payload.nextUpdateDate == nil),
             "a BLOB stale before its nextUpdate, or fresh without one")
+        try expect(blob.isStale(at: .distantFuture), "a BLOB that is never stale")
     }
 
     /// The MDS3 BLOB payload (JSON metadata statements and status reports).

@@ -24,10 +24,6 @@ struct BoundedReader {
         return Array(bytes[offset..<(offset + count)])
     }
 
-    mutating func uint8(_ field: String) throws(WebAuthnVerificationError) -> UInt8 {
-        try take(1, field)[0]
-    }
-
     mutating func uint16(_ field: String) throws(WebAuthnVerificationError) -> UInt16 {
         let b = try take(2, field)
         return UInt16(b[0]) << 8 | UInt16(b[1])
