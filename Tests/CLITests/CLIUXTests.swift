@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
     import Glibc
 #endif
+import TestProcesses
 import Testing
 
 /// What a key owner expects of the command line (issue 34): the account choice, --appid,
@@ -330,7 +331,7 @@ import Testing
     // MARK: virtual serve --pcsc
 
     @Test func servePCSCSaysItWaitsForVPCD() throws {
-        let port = Self.freeTCPPort()
+        let port = try VirtualKeyBed.freePort(type: SOCK_STREAM)
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("vpcd-\(UUID())")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
@@ -366,27 +367,6 @@ import Testing
             Thread.sleep(forTimeInterval: 0.05)
         }
         return condition()
-    }
-
-    /// A TCP port on 127.0.0.1 nothing listens on now.
-    static func freeTCPPort() -> Int {
-        for _ in 0..<100 {
-            let port = Int.random(in: 20000...60000)
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { continue }
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
-            }
-            if bound { return port }
-        }
-        return Int.random(in: 20000...60000)
     }
 
     /// The per-key members the fleet section of Docs/CLI.md lists, as CSV columns: `error`,

@@ -31,23 +31,6 @@ import Testing
         deinit { stop() }
     }
 
-    /// A TCP port on 127.0.0.1 nothing listens on now (the kernel's pick for port 0).
-    static func freeTCPPort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return 0 }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        return bound ? Int(UInt16(bigEndian: address.sin_port)) : 0
-    }
-
     /// GET `url` with curl (2 s at most); nil when it does not answer 2xx.
     static func get(_ url: String) -> String? {
         guard
@@ -157,7 +140,7 @@ import Testing
         var exporters: [Child] = []
         var exporterPorts: [Int] = []
         for (index, host) in hosts.enumerated() {
-            let port = Self.freeTCPPort()
+            let port = try VirtualKeyBed.freePort(type: SOCK_STREAM)
             exporterPorts.append(port)
             exporters.append(
                 try Child(
@@ -169,7 +152,7 @@ import Testing
                     ],
                     name: "node-exporter-\(index)", work: work))
         }
-        let prometheusPort = Self.freeTCPPort()
+        let prometheusPort = try VirtualKeyBed.freePort(type: SOCK_STREAM)
         let config = work.appendingPathComponent("prometheus.yml")
         try Data(
             """
