@@ -1,4 +1,4 @@
-import CSystemExtensions
+internal import CSystemExtensions
 
 /// glibc's malloc statistics, for memory regression tests and benchmarks: RSS alone cannot
 /// tell freed memory that malloc keeps from memory still in use.

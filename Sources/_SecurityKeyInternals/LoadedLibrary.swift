@@ -1,4 +1,4 @@
-import CSystemExtensions
+internal import CSystemExtensions
 import Glibc
 
 /// The shared library code of ours runs in, when a host program dlopen()ed it (OpenSSH's
