@@ -314,16 +314,16 @@ let package = Package(
         // `swift build --build-tests` builds it).
         .testTarget(name: "CLITests", dependencies: ["securitykey", "TestProcesses"], exclude: ["Python"], swiftSettings: strict),
         // Runs the built `securitykey-bench` and `securitykey` binaries as subprocesses.
-        .testTarget(name: "BenchmarkTests", dependencies: ["securitykey-bench", "securitykey"], swiftSettings: strict),
+        .testTarget(name: "BenchmarkTests", dependencies: ["securitykey-bench", "securitykey", "TestProcesses"], swiftSettings: strict),
         .testTarget(name: "AuthenticatorsTests", dependencies: [
-            "Authenticators", "CTAP2", "Transport", "VirtualAuthenticator",
+            "Authenticators", "CTAP2", "Transport", "VirtualAuthenticator", "TestProcesses",
         ], swiftSettings: strict),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Authenticators", "Transport"], swiftSettings: strict),
         // Runs the built `securitykeyd` and `securitykey` binaries against a private dbus-daemon.
         .testTarget(name: "DaemonTests", dependencies: ["securitykeyd", "securitykey", "TestProcesses"], exclude: ["Python"],
                     swiftSettings: strict),
         // Docs/Architecture.md's module table against the targets above.
-        .testTarget(name: "ArchitectureTests", swiftSettings: strict),
+        .testTarget(name: "ArchitectureTests", dependencies: ["TestProcesses"], swiftSettings: strict),
         // Debian's OpenSSH (ssh-keygen, ssh, sshd, ssh-agent) with libsecuritykey-sk.so against
         // virtual keys served by the built `securitykey` over UDP and vpcd.
         .testTarget(name: "SSHSecurityKeyProviderTests", dependencies: [

@@ -1,4 +1,5 @@
 import Foundation
+import TestProcesses
 import Testing
 
 /// Docs/Architecture.md's table of allowed imports (`| module | may import |`) against the
@@ -9,11 +10,11 @@ import Testing
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    @Test func architectureTableMatchesPackageSwift() throws {
+    @Test func architectureTableMatchesPackageSwift() async throws {
         let documented = try ModuleTable.parse(
             markdown: String(
                 contentsOf: Self.packageRoot.appendingPathComponent("Docs/Architecture.md"), encoding: .utf8))
-        let declared = try ModuleTable.declared(manifestJSON: try Self.dumpPackage())
+        let declared = try ModuleTable.declared(manifestJSON: try await Self.dumpPackage())
         let differences = ModuleTable.differences(documented: documented, declared: declared)
         let report =
             "Docs/Architecture.md's module table and Package.swift disagree; these rows should read:\n"
@@ -53,27 +54,20 @@ import Testing
     }
 
     /// `swift package dump-package` in a scratch folder of its own, so that it neither waits
-    /// for the lock of the build running these tests nor touches its products.
-    static func dumpPackage() throws -> Data {
+    /// for the lock of the build running these tests nor touches its products. It compiles the
+    /// manifest first (seconds on a busy machine), so it is waited for off the cooperative pool.
+    static func dumpPackage() async throws -> Data {
         let scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("securitykey-dump-package-\(getpid())")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "swift", "package", "--package-path", packageRoot.path, "--scratch-path", scratch.path,
-            "dump-package",
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ModuleTable.Failure("swift package dump-package exited with \(process.terminationStatus)")
+        let output = try await TestProcess.run(
+            "/usr/bin/env",
+            ["swift", "package", "--package-path", packageRoot.path, "--scratch-path", scratch.path, "dump-package"],
+            timeout: .seconds(600))
+        guard output.status == 0 else {
+            throw ModuleTable.Failure("swift package dump-package exited with \(output.status): \(output.stderrText.suffix(1000))")
         }
-        return data
+        return output.stdout
     }
 }
 

@@ -14,7 +14,7 @@ struct AuthenticatorChoiceTests {
     @Test func theOnlyKeyPresentIsUsedWithoutATouch() async throws {
         // A key that is never touched: choosing it must not wait for a touch.
         let discovery = ScriptedDiscovery([("only", try VirtualKey(userPresence: .never))])
-        let chosen = try await directory(discovery).chooseAuthenticator(deadline: .after(.seconds(5)))
+        let chosen = try await directory(discovery).chooseAuthenticator(deadline: .after(.seconds(60)))
         #expect(chosen.uri == "test:only")
         #expect(discovery.subscriptions.withLock { $0 } == 0, "one key present: no need to watch for others")
         await chosen.close()
@@ -26,7 +26,7 @@ struct AuthenticatorChoiceTests {
         let clock = ContinuousClock()
         let inserted = Mutex<ContinuousClock.Instant?>(nil)
         async let chosen = directory(discovery).chooseAuthenticator(
-            deadline: .after(.seconds(10)), interaction: interaction)
+            deadline: .after(.seconds(60)), interaction: interaction)
         // Plug the key in once the choice is waiting on events.
         while discovery.subscriptions.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(10)) }
         try await Task.sleep(for: .milliseconds(300))
@@ -43,11 +43,11 @@ struct AuthenticatorChoiceTests {
     @Test func theFirstKeyTouchedWinsAndTheOthersAreCancelled() async throws {
         let idle = CountingKey(try VirtualKey(userPresence: .never))
         let discovery = ScriptedDiscovery([
-            ("idle", idle), ("touched", try VirtualKey(userPresence: .approveAfter(.milliseconds(300)))),
+            ("idle", idle), ("touched", try VirtualKey(userPresence: .approveAfter(.seconds(1)))),
         ])
         let interaction = RecordingInteraction()
         let key = try await directory(discovery).chooseAuthenticator(
-            deadline: .after(.seconds(10)), interaction: interaction)
+            deadline: .after(.seconds(60)), interaction: interaction)
         #expect(key.uri == "test:touched")
         #expect(idle.cancelled.withLock { $0 } == 1, "the idle key's touch wait was cancelled on the key")
         #expect(interaction.activities.withLock { $0 }.contains(.selectingByTouch(count: 2)))
@@ -61,7 +61,7 @@ struct AuthenticatorChoiceTests {
         ])
         let interaction = RecordingInteraction()
         async let chosen = directory(discovery).chooseAuthenticator(
-            deadline: .after(.seconds(10)), interaction: interaction)
+            deadline: .after(.seconds(60)), interaction: interaction)
         while discovery.subscriptions.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(10)) }
         try await Task.sleep(for: .milliseconds(100))
         discovery.remove("pulled")
@@ -80,7 +80,7 @@ struct AuthenticatorChoiceTests {
         ])
         let interaction = RecordingInteraction()
         async let chosen = directory(discovery).chooseAuthenticator(
-            deadline: .after(.seconds(10)), interaction: interaction)
+            deadline: .after(.seconds(60)), interaction: interaction)
         while discovery.subscriptions.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(10)) }
         discovery.insert("c", try VirtualKey(userPresence: .approveAfter(.milliseconds(200))))
         let key = try await chosen

@@ -1,4 +1,5 @@
 import Foundation
+import TestProcesses
 import Testing
 import Transport
 
@@ -90,16 +91,9 @@ struct FleetConcurrencyTests {
         #expect(run.order.count == 500)
     }
 
-    @Test func theSystemBoundIsTheShellsOpenFileLimit() throws {
+    @Test func theSystemBoundIsTheShellsOpenFileLimit() async throws {
         // The soft limit as the shell's `ulimit -n` reports it for a child of this process.
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", "ulimit -n"]
-        let out = Pipe()
-        shell.standardOutput = out
-        try shell.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        shell.waitUntilExit()
+        let text = try await TestProcess.run("/bin/sh", ["-c", "ulimit -n"]).stdoutText
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let expected = trimmed == "unlimited" ? 1024 : try #require(Int(trimmed))
         #expect(FleetConcurrency.openFileLimit() == expected)

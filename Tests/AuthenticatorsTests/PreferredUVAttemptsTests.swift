@@ -15,7 +15,7 @@ struct PreferredUVAttemptsTests {
     }
 
     func open(_ key: VirtualKey) async throws -> Authenticator {
-        try await Authenticator.open(InProcessConnection(handler: key, uri: "test:key"), deadline: .after(.seconds(5)))
+        try await Authenticator.open(InProcessConnection(handler: key, uri: "test:key"), deadline: .after(.seconds(60)))
     }
 
     @Test(arguments: [1, 2, 3])
@@ -26,7 +26,7 @@ struct PreferredUVAttemptsTests {
         #expect(await authenticator.info.preferredPlatformUVAttempts == UInt64(preferred))
         let interaction = RecordingInteraction(pins: ["24681357"])
         let verification = try await authenticator.verifyUser(
-            permissions: [.getAssertion], rpID: "example.org", interaction: interaction, deadline: .after(.seconds(5)))
+            permissions: [.getAssertion], rpID: "example.org", interaction: interaction, deadline: .after(.seconds(60)))
         #expect(verification.token != nil)
         verification.wipe()
         let activities = interaction.activities.withLock { $0 }
@@ -51,7 +51,7 @@ struct PreferredUVAttemptsTests {
         #expect(try await pin.uvRetries() == 0)
         let interaction = RecordingInteraction(pins: ["24681357"])
         let verification = try await authenticator.verifyUser(
-            permissions: [.getAssertion], rpID: "example.org", interaction: interaction, deadline: .after(.seconds(5)))
+            permissions: [.getAssertion], rpID: "example.org", interaction: interaction, deadline: .after(.seconds(60)))
         #expect(verification.token != nil)
         verification.wipe()
         #expect(interaction.activities.withLock { $0.contains(.fallingBackToPIN(deviceURI: "test:key")) })
@@ -65,11 +65,11 @@ struct PreferredUVAttemptsTests {
         for _ in 0..<2 {
             let verification = try await authenticator.verifyUser(
                 permissions: [.getAssertion], rpID: "example.org", interaction: interaction,
-                deadline: .after(.seconds(5)))
+                deadline: .after(.seconds(60)))
             verification.wipe()
         }
         #expect(interaction.prompts.withLock { $0.isEmpty })
-        _ = try await authenticator.refreshInfo(deadline: .after(.seconds(5)))
+        _ = try await authenticator.refreshInfo(deadline: .after(.seconds(60)))
         #expect(await authenticator.info.uvCountSinceLastPINEntry == 2)
     }
 }

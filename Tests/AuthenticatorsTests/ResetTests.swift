@@ -72,11 +72,11 @@ final class FakeResetKey: AuthenticatorConnection {
             userPresence: .approveAfter(.milliseconds(200)))
         let discovery = ScriptedDiscovery([("key", key)])
         let directory = AuthenticatorDirectory(discoveries: [discovery])
-        let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(5)))
+        let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(60)))
         #expect(await authenticator.info.options[.clientPIN] == true)
         let interaction = RecordingInteraction()
         let result = try await directory.reset(
-            authenticator, interaction: interaction, deadline: .after(.seconds(10)))
+            authenticator, interaction: interaction, deadline: .after(.seconds(60)))
         #expect(result === authenticator)
         // The key itself, asked again, has no PIN any more (CTAP 2.1 §6.6 erases it).
         #expect(await result.info.options[.clientPIN] == false)
@@ -88,11 +88,11 @@ final class FakeResetKey: AuthenticatorConnection {
         let key = try Self.pinKey(aaguid: Self.aaguidA)
         let discovery = ScriptedDiscovery([("key", key)])
         let directory = AuthenticatorDirectory(discoveries: [discovery])
-        let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(5)))
+        let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(60)))
         try await Task.sleep(for: Self.window + .milliseconds(200))
         let interaction = RecordingInteraction()
         async let reset = directory.reset(
-            authenticator, interaction: interaction, deadline: .after(.seconds(10)))
+            authenticator, interaction: interaction, deadline: .after(.seconds(60)))
         try await Self.waitForReinsertInstruction(interaction)
         discovery.remove("key")
         try await Task.sleep(for: .milliseconds(50))
@@ -110,11 +110,11 @@ final class FakeResetKey: AuthenticatorConnection {
         let other = try Self.pinKey(aaguid: Self.aaguidB)
         let discovery = ScriptedDiscovery([("key", key)])
         let directory = AuthenticatorDirectory(discoveries: [discovery])
-        let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(5)))
+        let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(60)))
         try await Task.sleep(for: Self.window + .milliseconds(200))
         let interaction = RecordingInteraction()
         async let reset = directory.reset(
-            authenticator, interaction: interaction, deadline: .after(.seconds(10)))
+            authenticator, interaction: interaction, deadline: .after(.seconds(60)))
         try await Self.waitForReinsertInstruction(interaction)
         discovery.remove("key")
         await other.powerCycle()
@@ -128,7 +128,7 @@ final class FakeResetKey: AuthenticatorConnection {
         }
         #expect(error?.code == .differentDevice)
         // The other key still has its PIN: nothing was sent to it but getInfo.
-        let check = try await directory.open(uri: "test:key", deadline: .after(.seconds(5)))
+        let check = try await directory.open(uri: "test:key", deadline: .after(.seconds(60)))
         #expect(await check.info.options[.clientPIN] == true)
         #expect(await check.info.aaguid.bytes == Self.aaguidB)
         await check.close()
@@ -138,10 +138,10 @@ final class FakeResetKey: AuthenticatorConnection {
         let key = try Self.pinKey(aaguid: Self.aaguidA)
         let discovery = ScriptedDiscovery([("key", key)])
         let directory = AuthenticatorDirectory(discoveries: [discovery])
-        let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(5)))
+        let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(60)))
         try await Task.sleep(for: Self.window + .milliseconds(200))
         let error = await #expect(throws: AuthenticatorError.self) {
-            _ = try await directory.reset(authenticator, interaction: nil, deadline: .after(.seconds(5)))
+            _ = try await directory.reset(authenticator, interaction: nil, deadline: .after(.seconds(60)))
         }
         #expect(error?.code == .notAllowed)
         #expect(error?.ctap2Error?.status == .notAllowed)
@@ -152,7 +152,7 @@ final class FakeResetKey: AuthenticatorConnection {
         let key = try Self.pinKey(aaguid: Self.aaguidA)
         let discovery = ScriptedDiscovery([("key", key)])
         let directory = AuthenticatorDirectory(discoveries: [discovery])
-        let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(5)))
+        let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(60)))
         try await Task.sleep(for: Self.window + .milliseconds(200))
         let error = await #expect(throws: AuthenticatorError.self) {
             _ = try await directory.reset(
@@ -165,9 +165,9 @@ final class FakeResetKey: AuthenticatorConnection {
         // getInfo transportsForReset (0x1A): ["usb"]; the key is reached over NFC.
         let fake = FakeResetKey(
             transport: .nfc, extra: [0x18, 0x1A, 0x81, 0x63] + Array("usb".utf8), extraCount: 1)
-        let authenticator = try await Authenticator.open(fake, deadline: .after(.seconds(5)))
+        let authenticator = try await Authenticator.open(fake, deadline: .after(.seconds(60)))
         let error = await #expect(throws: AuthenticatorError.self) {
-            try await authenticator.reset(interaction: nil, deadline: .after(.seconds(5)))
+            try await authenticator.reset(interaction: nil, deadline: .after(.seconds(60)))
         }
         #expect(error?.code == .notSupported)
         #expect(fake.commands.withLock { $0 } == [0x04], "no reset was sent")
@@ -176,9 +176,9 @@ final class FakeResetKey: AuthenticatorConnection {
     @Test func longTouchForResetTellsTheUserToHoldTheTouch() async throws {
         // getInfo longTouchForReset (0x18): true.
         let fake = FakeResetKey(transport: .usb, extra: [0x18, 0x18, 0xF5], extraCount: 1)
-        let authenticator = try await Authenticator.open(fake, deadline: .after(.seconds(5)))
+        let authenticator = try await Authenticator.open(fake, deadline: .after(.seconds(60)))
         let interaction = RecordingInteraction()
-        try await authenticator.reset(interaction: interaction, deadline: .after(.seconds(5)))
+        try await authenticator.reset(interaction: interaction, deadline: .after(.seconds(60)))
         #expect(interaction.instructionKinds == [.holdTouchToReset])
         #expect(fake.commands.withLock { $0 } == [0x04, 0x07, 0x04])
     }
@@ -186,9 +186,9 @@ final class FakeResetKey: AuthenticatorConnection {
     @Test(arguments: [(UInt8(0x27), AuthenticatorError.Code.operationDenied), (0x2F, .userActionTimeout)])
     func refusalsOnTheKeyKeepTheirCodes(status: UInt8, code: AuthenticatorError.Code) async throws {
         let fake = FakeResetKey(transport: .usb, extra: [], extraCount: 0, resetStatus: status)
-        let authenticator = try await Authenticator.open(fake, deadline: .after(.seconds(5)))
+        let authenticator = try await Authenticator.open(fake, deadline: .after(.seconds(60)))
         let error = await #expect(throws: AuthenticatorError.self) {
-            try await authenticator.reset(interaction: nil, deadline: .after(.seconds(5)))
+            try await authenticator.reset(interaction: nil, deadline: .after(.seconds(60)))
         }
         #expect(error?.code == code)
         #expect(error?.message.contains("nothing was erased") == true)

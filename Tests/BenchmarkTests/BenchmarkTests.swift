@@ -1,4 +1,5 @@
 import Foundation
+import TestProcesses
 import Testing
 
 #if canImport(Glibc)
@@ -79,7 +80,7 @@ import Testing
     }
 
     static func checkFleetHost(executable: URL, arguments: [String]) async throws {
-        let transcript = try await Subprocess.onThread { () throws -> [String] in
+        let transcript = try await TestProcess.onThread { () throws -> [String] in
             let keys = try Subprocess(
                 Binaries.securityKey,
                 ["virtual", "serve", "--udp", "127.0.0.1:0", "--count", "2", "--latency", "5", "--json"])
@@ -110,7 +111,7 @@ import Testing
     }
 
     static func checkDriver(executable: URL, arguments: [String], localSuffix: String) async throws {
-        let transcript = try await Subprocess.onThread { () throws -> [String] in
+        let transcript = try await TestProcess.onThread { () throws -> [String] in
             let port = try freeUDPPort()
             let key = try Subprocess(
                 Binaries.securityKey,
@@ -191,7 +192,7 @@ struct SubprocessError: Error, CustomStringConvertible {
 }
 
 /// A child process spoken to in lines; every blocking call has a deadline and runs on a thread
-/// of its own (``onThread(_:)``), never on the cooperative pool.
+/// of its own (`TestProcess.onThread`), never on the cooperative pool.
 final class Subprocess {
     private let process = Process()
     private let input = Pipe()
@@ -248,17 +249,9 @@ final class Subprocess {
         _ = waitForExit()
     }
 
-    /// Runs `body` on a new thread and returns its result.
-    static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try body() }) }
-            thread.start()
-        }
-    }
-
     /// Runs `executable` to the end and returns its standard output.
     static func runToEnd(_ executable: URL, _ arguments: [String]) async throws -> String {
-        try await onThread {
+        try await TestProcess.onThread {
             let child = try Subprocess(executable, arguments)
             var lines: [String] = []
             while let line = try? child.readLine(timeout: 30) { lines.append(line) }
@@ -269,6 +262,6 @@ final class Subprocess {
 
     /// Runs `executable` to the end and returns its exit status.
     static func status(_ executable: URL, _ arguments: [String]) async throws -> Int32 {
-        try await onThread { try Subprocess(executable, arguments).waitForExit() }
+        try await TestProcess.onThread { try Subprocess(executable, arguments).waitForExit() }
     }
 }

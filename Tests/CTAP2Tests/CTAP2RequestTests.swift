@@ -27,7 +27,7 @@ import Transport
         let (sent, info) = try await Self.sendOnce(GetInfoRequest(), reply: Self.info)
         #expect(
             sent
-                == (try PythonFIDO2CrossCheckTests.pythonBytes(
+                == (try await PythonFIDO2CrossCheckTests.pythonBytes(
                     method: "get_info", args: [], reply: "test_ctap2/module/_INFO")))
         #expect(info.aaguid.bytes == Vectors.python("test_ctap2/module/_AAGUID")?.bytes)
     }
@@ -47,7 +47,7 @@ import Transport
             pubKeyCredParams: [.init(algorithm: .es256)],
             options: CommandOptions(residentKey: true))
         let (sent, response) = try await Self.sendOnce(request, reply: Self.makeCredentialReply)
-        let expected = try PythonFIDO2CrossCheckTests.pythonBytes(
+        let expected = try await PythonFIDO2CrossCheckTests.pythonBytes(
             method: "make_credential",
             args: [
                 "hex:" + hexString(hash), ["id": "example.com", "name": "Example"],
@@ -65,7 +65,7 @@ import Transport
         let (sent, response) = try await Self.sendOnce(request, reply: Self.getAssertionReply)
         #expect(
             sent
-                == (try PythonFIDO2CrossCheckTests.pythonBytes(
+                == (try await PythonFIDO2CrossCheckTests.pythonBytes(
                     method: "get_assertion", args: ["example.com", "hex:" + hexString(hash)],
                     reply: "test_ctap2/module/_GA_RESP")))
         #expect(response.signature == Vectors.python("test_ctap2/module/_SIGNATURE")?.bytes)
@@ -74,7 +74,7 @@ import Transport
             GetNextAssertionRequest(), reply: Self.getAssertionReply)
         #expect(
             nextSent
-                == (try PythonFIDO2CrossCheckTests.pythonBytes(
+                == (try await PythonFIDO2CrossCheckTests.pythonBytes(
                     method: "get_next_assertion", args: [], reply: "test_ctap2/module/_GA_RESP")))
         #expect(next.authData.bytes == Vectors.python("test_ctap2/module/_AUTH_DATA_GA")?.bytes)
     }
@@ -88,7 +88,7 @@ import Transport
         let reply: [UInt8] = [0xA2, 0x03, 0x08, 0x04, 0xF4]
         let (sent, response) = try await Self.sendOnce(request, reply: reply)
         // permissions 0x03 = mc (0x01) | ga (0x02), CTAP 2.1 §6.5.5.7.
-        let expected = try PythonFIDO2CrossCheckTests.pythonBytes(
+        let expected = try await PythonFIDO2CrossCheckTests.pythonBytes(
             method: "client_pin",
             args: [2, 9, NSNull(), NSNull(), NSNull(), "hex:" + hexString(pinHashEnc), 3, "example.com"],
             reply: "test_ctap2/module/_GA_RESP")
@@ -102,12 +102,12 @@ import Transport
         let (reset, _) = try await Self.sendOnce(ResetRequest(), reply: [])
         #expect(
             reset
-                == (try PythonFIDO2CrossCheckTests.pythonBytes(
+                == (try await PythonFIDO2CrossCheckTests.pythonBytes(
                     method: "reset", args: [], reply: "test_ctap2/module/_GA_RESP")))
         let (selection, _) = try await Self.sendOnce(SelectionRequest(), reply: [])
         #expect(
             selection
-                == (try PythonFIDO2CrossCheckTests.pythonBytes(
+                == (try await PythonFIDO2CrossCheckTests.pythonBytes(
                     method: "selection", args: [], reply: "test_ctap2/module/_GA_RESP")))
     }
 

@@ -73,7 +73,7 @@ import Testing
     }
 
     /// python-fido2's view of every scenario, computed once.
-    static let python: Result<[String: Expected], PythonUnavailable> = {
+    static let python = Task<Result<[String: Expected], PythonUnavailable>, Never> {
         let config: [String: Any] = [
             "platform": platformScalar, "device": hexString(ClientPINTestsAuthenticator.deviceScalar),
             "iv": hexString(iv), "token": hexString(ClientPINTestsAuthenticator.token),
@@ -81,7 +81,7 @@ import Testing
         ]
         do {
             let data = try JSONSerialization.data(withJSONObject: config)
-            let output = try runPython(harness, [String(decoding: data, as: UTF8.self)])
+            let output = try await runPython(harness, [String(decoding: data, as: UTF8.self)])
             guard
                 let decoded = try JSONSerialization.jsonObject(with: Data(output.utf8))
                     as? [String: [String: Any]]
@@ -99,7 +99,7 @@ import Testing
         } catch {
             return .failure(PythonUnavailable("\(error)"))
         }
-    }()
+    }
 
     /// Protocol two with the IV python-fido2 is made to use.
     struct FixedIVProtocolTwo: PINUVAuthProtocol {
@@ -120,7 +120,7 @@ import Testing
     @Test(arguments: scenarios)
     func requestBytesMatchPythonFIDO2(_ scenario: Scenario) async throws {
         let expected = try #require(
-            try Self.python.get()[scenario.name], "python-fido2 ran no \(scenario.name)")
+            try await Self.python.value.get()[scenario.name], "python-fido2 ran no \(scenario.name)")
         let fake = try ClientPINTestsAuthenticator(pin: scenario.devicePIN) { $0.uvSucceeds = true }
         var options = CBORMap()
         for (key, value) in scenario.options { options[key] = .boolean(value) }
@@ -230,8 +230,8 @@ import Testing
     /// bioEnrollment requests that python-fido2 builds with the same token: each command's own
     /// message layout (CTAP 2.1 §6.7, §6.8, §6.10.2, §6.11).
     @Test(arguments: [1, 2])
-    func commandParamsMatchPythonFIDO2(version: Int) throws {
-        let output = try runPython(
+    func commandParamsMatchPythonFIDO2(version: Int) async throws {
+        let output = try await runPython(
             Self.commandHarness, [#"{"token": ""# + hexString(ClientPINTestsAuthenticator.token) + #""}"#])
         let decoded = try #require(
             try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: [String]])

@@ -133,7 +133,7 @@ enum CredentialManagementScript {
                 credentialID: CredentialManagementScript.credentialIDs[1], user: Self.user)
         }
 
-        let output = try runPython(Self.credmanHarness, [try Self.arguments(info: info, c)])
+        let output = try await runPython(Self.credmanHarness, [try Self.arguments(info: info, c)])
         let python = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
         let theirs = try #require(python["requests"] as? [String])
         #expect(connection.requests.map(hexString) == theirs)
@@ -223,7 +223,7 @@ enum CredentialManagementScript {
             "info": hexString(CBOREncoder.encode(.map(info.fields))),
             "token": hexString(ClientPINTestsAuthenticator.token), "protocol": version,
         ]
-        let output = try runPython(
+        let output = try await runPython(
             Self.configHarness,
             [String(decoding: try JSONSerialization.data(withJSONObject: arguments), as: UTF8.self)])
         let theirs = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String])

@@ -73,7 +73,7 @@ import VectorFiles
         print(json.dumps(out))
         """#
 
-    static let python: Result<[String: [String: String]], PythonUnavailable> = {
+    static let python = Task<Result<[String: [String: String]], PythonUnavailable>, Never> {
         let config: [String: String] = [
             "platform": ClientPINPythonTests.platformScalar,
             "device": hexString(ClientPINTestsAuthenticator.deviceScalar),
@@ -81,7 +81,7 @@ import VectorFiles
         ]
         do {
             let data = try JSONSerialization.data(withJSONObject: config)
-            let output = try runPython(harness, [String(decoding: data, as: UTF8.self)])
+            let output = try await runPython(harness, [String(decoding: data, as: UTF8.self)])
             guard let decoded = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: [String: String]]
             else { return .failure(PythonUnavailable("python-fido2 printed no JSON object")) }
             return .success(decoded)
@@ -90,7 +90,7 @@ import VectorFiles
         } catch {
             return .failure(PythonUnavailable("\(error)"))
         }
-    }()
+    }
 
     /// The shared secret this library derives with the same fixed keys python-fido2 uses.
     static func sharedSecret(version: Int) throws -> PINUVSharedSecret {
@@ -108,8 +108,8 @@ import VectorFiles
     }
 
     @Test(arguments: scenarios)
-    func saltsAndOutputsMatchPythonFIDO2(_ scenario: Scenario) throws {
-        let expected = try #require(try Self.python.get()["\(scenario.version)-\(scenario.salts)"])
+    func saltsAndOutputsMatchPythonFIDO2(_ scenario: Scenario) async throws {
+        let expected = try #require(try await Self.python.value.get()["\(scenario.version)-\(scenario.salts)"])
         let secret = try Self.sharedSecret(version: scenario.version)
         let input = try HMACSecretInput(
             salt1: Self.salt1, salt2: scenario.salts == 2 ? Self.salt2 : nil, sharedSecret: secret)

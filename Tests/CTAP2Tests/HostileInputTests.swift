@@ -74,7 +74,7 @@ import Testing
             print(key.public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo).hex())
         """
 
-    @Test func spkiMatchesPythonCryptography() throws {
+    @Test func spkiMatchesPythonCryptography() async throws {
         var keys: [COSEKey] = []
         for group in Vectors.w3cGroups {
             let vector = try #require(Vectors.w3c(group, "registration/attestationObject"))
@@ -87,7 +87,7 @@ import Testing
             keys.append(try COSEKey(cbor: try #require(Vectors.python("test_cose/module/\(name)")).bytes))
         }
         let input = keys.map { hexString($0.cborEncoded) }.joined(separator: "\n")
-        let output = try runPythonWithInput(Self.script, input)
+        let output = try await runPythonWithInput(Self.script, input)
         let expected = output.split(separator: "\n").map(String.init)
         #expect(expected.count == keys.count)
         for (key, spki) in zip(keys, expected) {
@@ -96,12 +96,12 @@ import Testing
     }
 }
 
-func runPythonWithInput(_ script: String, _ input: String) throws -> String {
+func runPythonWithInput(_ script: String, _ input: String) async throws -> String {
     guard let python = TestProcess.pythonFIDO2 else {
         throw PythonUnavailable(
             "SECURITYKEY_PYTHON is not set; point it at a Python with python-fido2 (e.g. .venv/bin/python3).")
     }
-    let output = try TestProcess.run(python, ["-c", script], input: Data(input.utf8))
+    let output = try await TestProcess.run(python, ["-c", script], input: Data(input.utf8))
     guard output.status == 0 else { throw PythonUnavailable("Python failed: " + output.stderrText) }
     return output.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
 }

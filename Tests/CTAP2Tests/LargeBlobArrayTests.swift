@@ -54,8 +54,8 @@ import Testing
                           "a": data_a.hex(), "b": data_b.hex()}))
         """
 
-    @Test func weOpenWhatPythonFIDO2Sealed() throws {
-        let out = try runPython(Self.pythonSeal, [hexString(Self.keyA), hexString(Self.keyB)])
+    @Test func weOpenWhatPythonFIDO2Sealed() async throws {
+        let out = try await runPython(Self.pythonSeal, [hexString(Self.keyA), hexString(Self.keyB)])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         let serializedHex = try #require(object["serialized"] as? String)
         let serialized = try #require(Hex.decode(serializedHex))
@@ -103,7 +103,7 @@ import Testing
         print(json.dumps(out))
         """
 
-    @Test func pythonFIDO2OpensWhatWeSealed() throws {
+    @Test func pythonFIDO2OpensWhatWeSealed() async throws {
         var array = LargeBlobArray(elements: [.textString("kept"), .unsigned(7)])
         let dataA = Array(repeating: Array("compressible ".utf8), count: 50).flatMap { $0 }
         let dataB = Array("b".utf8)
@@ -111,7 +111,7 @@ import Testing
         try array.setBlob(dataB, key: Self.keyB)
         // Replacing keyA's blob leaves one entry for it.
         try array.setBlob(dataA + [0], key: Self.keyA)
-        let out = try runPython(
+        let out = try await runPython(
             Self.pythonOpen, [hexString(array.serialized()), hexString(Self.keyA), hexString(Self.keyB)])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         #expect(object["count"] as? Int == 4)

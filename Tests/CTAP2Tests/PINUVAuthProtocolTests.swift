@@ -107,7 +107,7 @@ struct PINUVAuthProtocolTests {
 
     /// Protocol two has no recorded vectors, so python-fido2's PinProtocolV2 computes the
     /// expected values from the same inputs in a separate process.
-    @Test func protocolTwoAgreesWithPythonFIDO2() throws {
+    @Test func protocolTwoAgreesWithPythonFIDO2() async throws {
         let z = (0..<32).map { UInt8($0 &* 7 &+ 3) }
         let message = Array("pinUvAuthParam message".utf8)
         let token = (0..<32).map { UInt8(255 - $0) }
@@ -126,7 +126,7 @@ struct PINUVAuthProtocolTests {
             print(p.decrypt(s, bytes.fromhex("\(hex(ours))")).hex())
             print(p.encrypt(s, bytes.fromhex("\(hex(plaintext))")).hex())
             """
-        let output = try runPython(script)
+        let output = try await runPython(script)
         let lines = output.split(separator: "\n").map { Self.hexBytes(String($0)) }
         try #require(lines.count == 5)
         #expect(lines[0] == shared)

@@ -46,8 +46,8 @@ import VectorFiles
         return try AuthenticatorInfo(map: map)
     }
 
-    @Test func decryptsWhatPythonFIDO2Decrypts() throws {
-        let output = try runPython(
+    @Test func decryptsWhatPythonFIDO2Decrypts() async throws {
+        let output = try await runPython(
             Self.harness, [hexString(Self.token), hexString(Self.identifier), hexString(Self.storeState)])
         let members = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: String])
         let info = try Self.info(

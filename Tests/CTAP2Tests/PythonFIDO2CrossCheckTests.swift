@@ -36,16 +36,16 @@ import Testing
         print(dev.sent[-1].hex())
         """
 
-    static func pythonBytes(method: String, args: [Any], reply: String) throws -> [UInt8] {
+    static func pythonBytes(method: String, args: [Any], reply: String) async throws -> [UInt8] {
         let spec = try JSONSerialization.data(withJSONObject: ["method": method, "args": args])
         let info = try #require(Vectors.python("test_ctap2/module/_INFO")).bytes
         let replyBytes = try #require(Vectors.python(reply)).bytes
-        let out = try runPython(
+        let out = try await runPython(
             captureScript, [String(decoding: spec, as: UTF8.self), hexString(info), hexString(replyBytes)])
         return try #require(hexBytes(out))
     }
 
-    @Test func makeCredentialEncodesLikePythonFIDO2() throws {
+    @Test func makeCredentialEncodesLikePythonFIDO2() async throws {
         let hash = try #require(
             Vectors.python("test_attestation/TestAttestationObject.test_packed_attestation/client_param")
         ).bytes
@@ -70,12 +70,12 @@ import Testing
             ["hmac-secret": true, "credProtect": 2], ["rk": true, "uv": false],
             "hex:" + String(repeating: "a5", count: 32), 2, 1,
         ]
-        let expected = try Self.pythonBytes(
+        let expected = try await Self.pythonBytes(
             method: "make_credential", args: args, reply: "test_ctap2/module/_MC_RESP")
         #expect(try request.encoded() == expected)
     }
 
-    @Test func minimalMakeCredentialEncodesLikePythonFIDO2() throws {
+    @Test func minimalMakeCredentialEncodesLikePythonFIDO2() async throws {
         let hash = [UInt8](repeating: 0x11, count: 32)
         let request = MakeCredentialRequest(
             clientDataHash: hash, rp: RelyingPartyEntity(id: "a.example"), user: UserEntity(id: [0]),
@@ -84,12 +84,12 @@ import Testing
             "hex:" + hexString(hash), ["id": "a.example"], ["id": "hex:00"],
             [["type": "public-key", "alg": -7]],
         ]
-        let expected = try Self.pythonBytes(
+        let expected = try await Self.pythonBytes(
             method: "make_credential", args: args, reply: "test_ctap2/module/_MC_RESP")
         #expect(try request.encoded() == expected)
     }
 
-    @Test func getAssertionEncodesLikePythonFIDO2() throws {
+    @Test func getAssertionEncodesLikePythonFIDO2() async throws {
         let hash = try #require(
             Vectors.python("test_attestation/TestAttestationObject.test_fido_u2f_attestation/client_param")
         ).bytes
@@ -110,13 +110,13 @@ import Testing
             ],
             ["largeBlobKey": true], ["up": false, "uv": true], "hex:" + String(repeating: "5a", count: 16), 1,
         ]
-        let expected = try Self.pythonBytes(
+        let expected = try await Self.pythonBytes(
             method: "get_assertion", args: args, reply: "test_ctap2/module/_GA_RESP")
         #expect(try request.encoded() == expected)
     }
 
-    @Test func statusCodesMatchPythonFIDO2() throws {
-        let out = try runPython(
+    @Test func statusCodesMatchPythonFIDO2() async throws {
+        let out = try await runPython(
             """
             from fido2.ctap import CtapError
             for e in CtapError.ERR: print(e.value, e.name)

@@ -197,7 +197,7 @@ final class U2FScriptConnection: AuthenticatorConnection {
     }
 
     /// The APDUs python-fido2's Ctap1 sends for the same requests (run live; needs SECURITYKEY_PYTHON).
-    @Test func apdusMatchPythonFIDO2Ctap1() throws {
+    @Test func apdusMatchPythonFIDO2Ctap1() async throws {
         let script = """
             import sys
             from fido2.ctap1 import Ctap1
@@ -218,7 +218,7 @@ final class U2FScriptConnection: AuthenticatorConnection {
                 pass
             print(" ".join(x.hex() for x in d.sent))
             """
-        let out = try runPython(script, [hexString(try Self.registerData), hexString(try Self.authenticateData)])
+        let out = try await runPython(script, [hexString(try Self.registerData), hexString(try Self.authenticateData)])
         let sent = out.split(separator: " ").map { hexBytes(String($0)) ?? [] }
         let challenge = Array(UInt8(0)..<32), application = Array(UInt8(32)..<64)
         let handle = [UInt8](repeating: 7, count: 70)

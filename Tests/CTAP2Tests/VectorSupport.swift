@@ -108,12 +108,12 @@ func flipped(_ bytes: [UInt8], at index: Int? = nil) -> [UInt8] {
 }
 
 /// Runs python-fido2 (SECURITYKEY_PYTHON) with `script`; `arguments` are passed as sys.argv[1:].
-func runPython(_ script: String, _ arguments: [String] = []) throws -> String {
+func runPython(_ script: String, _ arguments: [String] = []) async throws -> String {
     guard let python = TestProcess.pythonFIDO2 else {
         throw PythonUnavailable(
             "SECURITYKEY_PYTHON is not set; point it at a Python with python-fido2 (e.g. .venv/bin/python3).")
     }
-    let output = try TestProcess.run(python, ["-c", script] + arguments)
+    let output = try await TestProcess.run(python, ["-c", script] + arguments)
     guard output.status == 0 else { throw PythonUnavailable("python-fido2 failed: " + output.stderrText) }
     return output.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
 }

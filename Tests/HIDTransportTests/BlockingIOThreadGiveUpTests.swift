@@ -30,9 +30,9 @@ struct BlockingIOThreadGiveUpTests {
     }
 
     @Test func cancellingGivesUpAtOnceWhenAsked() async {
-        let result = await cancelWhileBlocked(cancelGivesUp: true, blockFor: .seconds(2))
+        let result = await cancelWhileBlocked(cancelGivesUp: true, blockFor: .seconds(20))
         #expect(result.code == .cancelled)
-        #expect(result.after < .milliseconds(500))
+        #expect(result.after < .seconds(5), "gave up \(result.after) after the cancel, not at once")
     }
 
     @Test func withoutItTheCallerWaitsForTheJob() async {

@@ -213,7 +213,7 @@ struct ProviderExtensionTests {
         let key = try VirtualKey(configuration: .ctap21(pin: Self.pin))
         let controller = controller(key)
         let authenticator = try await Authenticator.open(
-            InProcessConnection(handler: key), deadline: .after(.seconds(5)))
+            InProcessConnection(handler: key), deadline: .after(.seconds(60)))
         let maximum = Int(try #require(await authenticator.info.maxCredBlobLength))
         #expect(maximum >= 32)
         // credBlob is kept with discoverable credentials (CTAP 2.1 §12.2).

@@ -22,7 +22,7 @@ struct UDPRoundTripTests {
             defer { group.cancelAll() }
             let connection = try await UDPDiscovery().open(
                 endpoint: UDPEndpoint(host: "127.0.0.1", port: server.port, localPort: 0),
-                timeout: .seconds(10))
+                timeout: .seconds(60))
             defer { Task { await connection.close() } }
             return try await body(connection)
         }

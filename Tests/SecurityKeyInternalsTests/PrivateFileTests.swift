@@ -1,11 +1,12 @@
 import Foundation
+import TestProcesses
 import Testing
 import _SecurityKeyInternals
 
 /// `PrivateFile`'s replacement: mode 0600, and the temporary files a killed writer left behind
 /// removed by the next write (those of live writers kept).
 @Suite struct PrivateFileTests {
-    @Test func aWriteRemovesTheTemporaryFilesOfWritersThatAreGone() throws {
+    @Test func aWriteRemovesTheTemporaryFilesOfWritersThatAreGone() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "private-file-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -13,10 +14,13 @@ import _SecurityKeyInternals
         let path = directory.appendingPathComponent("tokens.cbor").path
 
         // A process that has exited: its pid names no process (unless reused within this test).
-        let gone = Process()
-        gone.executableURL = URL(fileURLWithPath: "/bin/true")
-        try gone.run()
-        gone.waitUntilExit()
+        let gone = try await TestProcess.onThread { () throws -> Process in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/true")
+            try process.run()
+            process.waitUntilExit()
+            return process
+        }
         let names = [
             "tokens.cbor.tmp-\(gone.processIdentifier)-12345",  // a writer that is gone
             "tokens.cbor.tmp-\(getpid())-777",  // this process: a live writer

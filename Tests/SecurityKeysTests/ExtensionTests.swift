@@ -13,7 +13,7 @@ struct ExtensionTests {
 
     /// python-fido2's `_prf_salt` (SHA-256 of "WebAuthn PRF" ‖ 0x00 ‖ input, WebAuthn L3
     /// §10.1.4) for the same inputs.
-    static func pythonSalts(_ inputs: [[UInt8]]) throws -> [String] {
+    static func pythonSalts(_ inputs: [[UInt8]]) async throws -> [String] {
         guard let python = TestProcess.pythonFIDO2 else { throw PythonMissing() }
         let script = """
             import sys
@@ -22,7 +22,7 @@ struct ExtensionTests {
                 print(_prf_salt(bytes.fromhex(arg[1:])).hex())
             """
         // A leading "x" keeps empty inputs as arguments.
-        let output = try TestProcess.run(
+        let output = try await TestProcess.run(
             python, ["-c", script] + inputs.map { "x" + $0.map { String(format: "%02x", $0) }.joined() })
         guard output.status == 0 else { throw PythonMissing() }
         return output.stdoutText.split(separator: "\n").map(String.init)
@@ -30,8 +30,8 @@ struct ExtensionTests {
 
     struct PythonMissing: Error {}
 
-    @Test func prfSaltsMatchPythonFIDO2() throws {
-        let expected = try Self.pythonSalts(Self.inputs)
+    @Test func prfSaltsMatchPythonFIDO2() async throws {
+        let expected = try await Self.pythonSalts(Self.inputs)
         try #require(expected.count == Self.inputs.count)
         for (input, salt) in zip(Self.inputs, expected) {
             let values = SecurityKeyPRFAssertionInput.InputValues(saltInput1: input, saltInput2: input + [1])

@@ -106,6 +106,35 @@ public enum TestProcess {
         return collected.output(status: process.terminationStatus)
     }
 
+    /// Runs `body` on a thread of its own and returns its result, so that a test that waits
+    /// (a child process, a pipe, `swift package`) does not hold one of the cooperative pool's
+    /// threads: on a 2-core machine the pool has two, and two tests waiting on them at once
+    /// stall every in-process server and deadline of the other suites in the run.
+    public static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// `run` from an asynchronous test: the same, waited for on a thread of its own
+    /// (``onThread(_:)``) instead of a cooperative one.
+    public static func run(
+        _ executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
+        timeout: Duration = .seconds(300)
+    ) async throws -> ProcessOutput {
+        try await onThread {
+            try run(executable, arguments, input: input, environment: environment, timeout: timeout)
+        }
+    }
+
+    /// `run` with the executable given by its path, from an asynchronous test.
+    public static func run(
+        _ path: String, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
+        timeout: Duration = .seconds(300)
+    ) async throws -> ProcessOutput {
+        try await run(URL(fileURLWithPath: path), arguments, input: input, environment: environment, timeout: timeout)
+    }
+
     /// `run` with the executable given by its path.
     public static func run(
         _ path: String, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],

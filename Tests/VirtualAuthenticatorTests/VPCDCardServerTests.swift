@@ -1,4 +1,5 @@
 import Foundation
+import TestProcesses
 import Testing
 import Transport
 import VirtualAuthenticator
@@ -48,9 +49,9 @@ final class FakeVPCD: @unchecked Sendable {
     /// Waits (up to 5 s) for the card to connect.
     func accept() async throws {
         let listener = listener
-        let fd = try await onThread { () -> Int32 in
+        let fd = try await TestProcess.onThread { () -> Int32 in
             var pfd = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 5000) == 1 else { throw POSIXError(.ETIMEDOUT) }
+            guard poll(&pfd, 1, 30_000) == 1 else { throw POSIXError(.ETIMEDOUT) }
             return Glibc.accept(listener, nil, nil)
         }
         guard fd >= 0 else { throw POSIXError(.ECONNABORTED) }
@@ -66,7 +67,7 @@ final class FakeVPCD: @unchecked Sendable {
     /// Sends one message and, if `expectReply`, returns the card's answer (within 5 s).
     func send(_ payload: [UInt8], expectReply: Bool = true) async throws -> [UInt8]? {
         let fd = client
-        return try await onThread { () -> [UInt8]? in
+        return try await TestProcess.onThread { () -> [UInt8]? in
             let frame = [UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload
             guard Glibc.send(fd, frame, frame.count, Int32(MSG_NOSIGNAL)) == frame.count else {
                 throw POSIXError(.EPIPE)
@@ -82,7 +83,7 @@ final class FakeVPCD: @unchecked Sendable {
         var got = 0
         while got < count {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 5000) == 1 else { throw POSIXError(.ETIMEDOUT) }
+            guard poll(&pfd, 1, 30_000) == 1 else { throw POSIXError(.ETIMEDOUT) }
             let n = buffer.withUnsafeMutableBytes { raw in
                 recv(fd, raw.baseAddress.map { $0 + got }, count - got, 0)
             }
@@ -90,13 +91,6 @@ final class FakeVPCD: @unchecked Sendable {
             got += n
         }
         return buffer
-    }
-}
-
-/// Runs `body` on a new thread and returns its result.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
 

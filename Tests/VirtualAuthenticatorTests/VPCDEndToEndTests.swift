@@ -1,5 +1,6 @@
 import Foundation
 import NFCTransport
+import TestProcesses
 import Testing
 import Transport
 import VirtualAuthenticator
@@ -260,7 +261,7 @@ extension VPCDEndToEndTests {
             holder.standardOutput = output
             try holder.run()
             let reader = output.fileHandleForReading
-            let line = try await onThread { () -> String in
+            let line = try await TestProcess.onThread { () -> String in
                 var bytes: [UInt8] = []
                 while let byte = try reader.read(upToCount: 1)?.first, byte != 0x0A { bytes.append(byte) }
                 return String(decoding: bytes, as: UTF8.self)
@@ -272,7 +273,7 @@ extension VPCDEndToEndTests {
                 ($0 as? TransportError)?.code == .busy
             }
             try input.fileHandleForWriting.close()
-            _ = try await onThread { holder.waitUntilExit() }
+            _ = try await TestProcess.onThread { holder.waitUntilExit() }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestProcesses
 import Testing
 import VirtualAuthenticator
 
@@ -135,11 +136,11 @@ struct VirtualKeyPINPythonTests {
         process.standardError = errors
         try process.run()
         defer { if process.isRunning { process.terminate() } }
-        var lines = LineReader(handle: fromPython.fileHandleForReading)
+        let lines = LineReader(handle: fromPython.fileHandleForReading)
         var result: [String: Any]?
         // Each line is one CTAPHID_CBOR request; a bounded number keeps a confused script from looping.
         for _ in 0..<64 {
-            guard let line = lines.next() else { break }
+            guard let line = try await lines.next() else { break }
             if line.hasPrefix("DONE ") {
                 result =
                     try JSONSerialization.jsonObject(with: Data(line.dropFirst(5).utf8)) as? [String: Any]
@@ -151,19 +152,30 @@ struct VirtualKeyPINPythonTests {
             toPython.fileHandleForWriting.write(Data((VirtualKeyPythonTests.hex(reply) + "\n").utf8))
         }
         try toPython.fileHandleForWriting.close()
-        process.waitUntilExit()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = try await TestProcess.onThread { () -> String in
+            process.waitUntilExit()
+            return String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
         let view: [String: Any] = try #require(result, "python-fido2 did not finish: \(stderr)")
         return view
     }
 }
 
 /// Reads newline-terminated lines from a pipe (blocking; for the test's own child process).
-struct LineReader {
+/// Lines of a child's output, each read on a thread of its own (`TestProcess.onThread`): Python
+/// starting up takes a second or more, and the cooperative pool must not wait for it.
+final class LineReader: @unchecked Sendable {
+    // One read at a time: `next()` is awaited before the next call.
     let handle: FileHandle
-    var buffer: [UInt8] = []
+    private var buffer: [UInt8] = []
 
-    mutating func next() -> String? {
+    init(handle: FileHandle) { self.handle = handle }
+
+    func next() async throws -> String? {
+        try await TestProcess.onThread { self.nextBlocking() }
+    }
+
+    private func nextBlocking() -> String? {
         while true {
             if let end = buffer.firstIndex(of: 0x0A) {
                 let line = String(decoding: buffer[..<end], as: UTF8.self)

@@ -76,7 +76,7 @@ struct VirtualKeyPythonTests {
             "u2f": Self.hex(Array(u2f.dropLast(2))), "appParam": Self.hex(appParam),
             "u2fChallenge": Self.hex(challenge),
         ]
-        let output = try runPython(python, script: Self.script, input: try JSONEncoder().encode(input))
+        let output = try await runPython(python, script: Self.script, input: try JSONEncoder().encode(input))
         let view = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
         #expect(view["versions"] as? [String] == ["U2F_V2", "FIDO_2_0"])
         #expect(view["aaguid"] as? String == Self.hex(aaguid))
@@ -97,8 +97,8 @@ struct VirtualKeyPythonTests {
 }
 
 /// Runs `script` with `python`, feeding `input` on stdin; fails with Python's stderr on error.
-func runPython(_ python: String, script: String, input: Data) throws -> Data {
-    let output = try TestProcess.run(python, ["-c", script], input: input)
+func runPython(_ python: String, script: String, input: Data) async throws -> Data {
+    let output = try await TestProcess.run(python, ["-c", script], input: input)
     if output.status != 0 {
         Issue.record("python-fido2 rejected the exchange: \(output.stderrText)")
     }

@@ -16,7 +16,7 @@ from fido2.hid.base import CtapHidConnection, HidDescriptor
 class UdpConnection(CtapHidConnection):
     """CTAPHID reports as UDP datagrams, as firmware emulators serve them."""
 
-    def __init__(self, port, host="127.0.0.1", timeout=10):
+    def __init__(self, port, host="127.0.0.1", timeout=30):
         self.target = (host, port)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
@@ -32,7 +32,7 @@ class UdpConnection(CtapHidConnection):
         self.sock.close()
 
 
-def udp_device(port, timeout=10):
+def udp_device(port, timeout=30):
     """A python-fido2 CTAPHID device for the key on UDP `port` of 127.0.0.1; each read waits at
     most `timeout` seconds."""
     return CtapHidDevice(HidDescriptor("udp", 0, 0, 64, 64, None, None), UdpConnection(port, timeout=timeout))
