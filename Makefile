@@ -85,17 +85,12 @@ build: deps
 # The tests that need pcscd run inside a private PC/SC test bed (scripts/pcsc-testbed.sh);
 # python-fido2 in .venv is the independent implementation they check against. The packaging
 # checks (make test-packaging) run after the suite, whether it passed or not, unless
-# SECURITYKEY_SKIP_PACKAGING=1; the status is the suite's failure, else theirs.
+# SECURITYKEY_SKIP_PACKAGING=1; their builds run beside the suite at the lowest priority
+# (scripts/test.sh). The status is the suite's failure, else theirs.
 test: deps pydeps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --build-tests
 	$(SWIFT) build --product generate-manual
-	@status=0; SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/run-tests.sh || status=$$?; \
-	if [ "$${SECURITYKEY_SKIP_PACKAGING:-0}" = 1 ]; then \
-	  echo "test: packaging checks skipped (SECURITYKEY_SKIP_PACKAGING=1)"; \
-	else \
-	  scripts/test-packaging.sh || { rc=$$?; [ "$$status" != 0 ] || status=$$rc; }; \
-	fi; \
-	exit $$status
+	SECURITYKEY_PYTHON=$(CURDIR)/$(VENV)/bin/python3 scripts/test.sh
 
 # Builds the CLI, serves a virtual key in a private PC/SC bed (over UDP for a user without root,
 # saying why), registers, signs in, verifies,

@@ -11,6 +11,8 @@
 # The uhid tests need a kernel with uhid; this host may have none, so scripts/hidvm/test-uhid.sh
 # runs them in a QEMU guest (skipping, with a message, only where no guest can start). A failure
 # there does not stop the host suites; the script's status is the first failure's.
+# Every `swift test` passes --ignore-lock: it builds nothing (--skip-build), and make test's
+# release build may hold SwiftPM's lock on .build meanwhile (scripts/test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
@@ -44,14 +46,14 @@ scripts/pcsc-testbed.sh run -- bash -c '
     set -uo pipefail
     failed=0
     echo "== the suites that only compute: '"${compute_group[*]}"'"
-    swift test --skip-build --disable-xctest --filter "'"$compute"'" || failed=$?
+    swift test --skip-build --ignore-lock --disable-xctest --filter "'"$compute"'" || failed=$?
     echo "== the other suites, with in-process servers (not the groups below), 12 tests at a time"
     SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=12 \
-        swift test --skip-build --disable-xctest --skip "'"$skip|$compute"'" || failed=$?
+        swift test --skip-build --ignore-lock --disable-xctest --skip "'"$skip|$compute"'" || failed=$?
     # Every group runs even when one before it failed, so one run shows every failure.
     for group in '"${card_groups[*]}"'; do
         echo "== $group (on the PC/SC bed alone)"
-        swift test --skip-build --disable-xctest --filter "$group" || failed=$?
+        swift test --skip-build --ignore-lock --disable-xctest --filter "$group" || failed=$?
     done
     exit $failed' || { rc=$?; [[ $status != 0 ]] || status=$rc; }
 

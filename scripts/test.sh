@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# What `make test` runs once the debug build is done: the suite (scripts/run-tests.sh), then the
+# packaging checks (scripts/test-packaging.sh) unless SECURITYKEY_SKIP_PACKAGING=1. The status is
+# the suite's failure, else the packaging's.
+#
+# The packaging's builds (the release build and the package that depends on this one, about
+# 10 minutes of both cores) start beside the suite at the lowest priority (nice 19): the suite
+# spends most of its time waiting on servers, child processes, touches and deadlines, and the
+# builds take the CPU it leaves idle, while a test that wants the CPU gets it first. The suite's
+# `swift test --skip-build` runs pass --ignore-lock, since the release build holds SwiftPM's lock
+# on .build meanwhile (it writes only .build's release directories). With
+# SECURITYKEY_PREBUILD_FUZZ_COVERAGE=1 (CI, .ci/run), make fuzz-coverage's instrumented build
+# (.build-fuzz) is made the same way after them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+status=0
+if [ "${SECURITYKEY_SKIP_PACKAGING:-0}" = 1 ]; then
+    scripts/run-tests.sh || status=$?
+    echo "test: packaging checks skipped (SECURITYKEY_SKIP_PACKAGING=1)"
+    exit "$status"
+fi
+
+mkdir -p .build
+log=.build/prebuild.log
+set -m
+(
+    nice -n 19 scripts/test-packaging.sh --build-only
+    if [ "${SECURITYKEY_PREBUILD_FUZZ_COVERAGE:-0}" = 1 ]; then nice -n 19 scripts/fuzz-coverage.sh --build-only; fi
+) </dev/null >"$log" 2>&1 &
+prebuild=$!
+set +m
+trap 'kill -TERM -- "-$prebuild" 2>/dev/null || true' EXIT
+began=$SECONDS
+echo "== test: the packaging's builds started beside the suite at the lowest priority (log: $log)"
+
+scripts/run-tests.sh || status=$?
+
+echo "== test: the suite ended after $((SECONDS - began)) s; waiting for the packaging's builds"
+waited=$SECONDS
+# A failed build is not fatal here: the packaging checks build again and report the failure.
+wait "$prebuild" || echo "test: the builds beside the suite failed (the packaging checks build again): $(tail -n 5 "$log")"
+trap - EXIT
+echo "== test: the builds ended $((SECONDS - waited)) s after the suite"
+
+scripts/test-packaging.sh || { rc=$?; [ "$status" != 0 ] || status=$rc; }
+exit "$status"
