@@ -11,12 +11,16 @@
 # The uhid tests need a kernel with uhid; this host may have none, so scripts/hidvm/test-uhid.sh
 # runs them in a QEMU guest (skipping, with a message, only where no guest can start). A failure
 # there does not stop the host suites; the script's status is the first failure's.
-# Every `swift test` passes --ignore-lock: it builds nothing (--skip-build), and make test's
-# release build may hold SwiftPM's lock on .build meanwhile (scripts/test.sh).
+# The groups run the built test bundle itself (as `swift test --skip-build` would, and as the
+# guest does), not `swift test`: make test's release build holds SwiftPM's lock and build
+# database on .build meanwhile (scripts/test.sh), and `swift test` waits for both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
-scripts/hidvm/test-uhid.sh --no-build || status=$?
+# --host-only leaves the guest out (scripts/test.sh runs it first, on its own).
+if [[ ${1:-} != --host-only ]]; then
+    scripts/hidvm/test-uhid.sh --no-build || status=$?
+fi
 # WebAuthnVerificationTests is CPU-bound (certificate paths, 4 MB metadata BLOBs): beside the
 # I/O suites on a 2-core machine it starves their servers' deadlines, so it runs on its own too.
 # DaemonTests, like CLITests, drive processes from synchronous tests that wait (sleep, read
@@ -41,19 +45,21 @@ compute_group=(CBORTests CTAP2Tests ISO7816Tests CTAPHIDTests FuzzTargetsTests A
     SecurityKeyInternalsTests FleetTests SecurityKeysTests)
 # UHIDServerTests ran in the guest above.
 skip=$(IFS='|'; echo "${card_groups[*]}|UHIDServerTests")
+bundle=$(ls -d .build/debug/*PackageTests.xctest | head -1)
+[[ -x $bundle ]] || { echo "run-tests: no test bundle in .build/debug (swift build --build-tests)" >&2; exit 1; }
 compute=$(IFS='|'; echo "${compute_group[*]}")
 scripts/pcsc-testbed.sh run -- bash -c '
     set -uo pipefail
     failed=0
     echo "== the suites that only compute: '"${compute_group[*]}"'"
-    swift test --skip-build --ignore-lock --disable-xctest --filter "'"$compute"'" || failed=$?
+    "'"$bundle"'" --testing-library swift-testing --filter "'"$compute"'" || failed=$?
     echo "== the other suites, with in-process servers (not the groups below), 12 tests at a time"
     SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=12 \
-        swift test --skip-build --ignore-lock --disable-xctest --skip "'"$skip|$compute"'" || failed=$?
+        "'"$bundle"'" --testing-library swift-testing --skip "'"$skip|$compute"'" || failed=$?
     # Every group runs even when one before it failed, so one run shows every failure.
     for group in '"${card_groups[*]}"'; do
         echo "== $group (on the PC/SC bed alone)"
-        swift test --skip-build --ignore-lock --disable-xctest --filter "$group" || failed=$?
+        "'"$bundle"'" --testing-library swift-testing --filter "$group" || failed=$?
     done
     exit $failed' || { rc=$?; [[ $status != 0 ]] || status=$rc; }
 
