@@ -21,6 +21,9 @@ public struct FleetAttestationVerdict: Sendable {
     public var anchor: String?
     /// Why the key is not proven genuine; nil when it is.
     public var problem: String?
+    /// The stable code of the verification error behind ``problem`` (`certificate-revoked`,
+    /// `revocation-not-checked`, `untrusted-attestation`, ...), when one was.
+    public var problemCode: String?
     /// What checking the path against the CRLs its certificates name found; nil when no path
     /// was checked.
     public var revocation: RevocationCheck?
@@ -51,6 +54,7 @@ public struct FleetAttestationVerdict: Sendable {
             statement = try object.verify(clientDataHash: sample.clientDataHash)
         } catch {
             verdict.problem = "The attestation statement does not verify: \(error.message)"
+            verdict.problemCode = error.code.rawValue
             return verdict
         }
         verdict.statementVerified = true
@@ -88,6 +92,7 @@ public struct FleetAttestationVerdict: Sendable {
         } catch {
             verdict.trusted = false
             verdict.problem = error.message
+            verdict.problemCode = error.code.rawValue
         }
         return verdict
     }
@@ -102,6 +107,7 @@ public struct FleetAttestationVerdict: Sendable {
             ("trusted", trusted.map(JSONValue.bool) ?? .null),
             ("anchor", anchor.map(JSONValue.string) ?? .null),
             ("problem", problem.map(JSONValue.string) ?? .null),
+            ("problemCode", problemCode.map(JSONValue.string) ?? .null),
             ("revocation", revocation?.json),
         ])
     }

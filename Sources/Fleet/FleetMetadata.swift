@@ -12,6 +12,9 @@ public struct FleetMetadata: Sendable {
     public var nextUpdate: Date?
     /// Why the cache could not be read, when it exists but could not.
     public var problem: String?
+    /// The cache's record (the BLOB's number, nextUpdate, when it was stored, how far its
+    /// signing chain's revocation was checked); nil without a cache.
+    public var record: MetadataCache.Record?
 
     /// No metadata.
     public init() {}
@@ -23,7 +26,8 @@ public struct FleetMetadata: Sendable {
             guard let blob = try cache.load() else { return metadata }
             metadata.payload = blob.payload
             metadata.nextUpdate = blob.payload.nextUpdateDate
-            metadata.storedAt = try cache.record()?.storedAt
+            metadata.record = try cache.record()
+            metadata.storedAt = metadata.record?.storedAt
         } catch {
             metadata.problem = error.message
         }
@@ -33,6 +37,13 @@ public struct FleetMetadata: Sendable {
     /// How long ago the cached BLOB was stored, at `now`; nil without a cache.
     public func age(at now: Date) -> TimeInterval? {
         storedAt.map { max(0, now.timeIntervalSince($0)) }
+    }
+
+    /// How current the cache is at `now` (its age, and whether its nextUpdate has passed): each
+    /// row's `metadata` member; nil without a readable cache.
+    public func status(at now: Date) -> MetadataCacheStatus? {
+        guard payload != nil else { return nil }
+        return record.map { MetadataCacheStatus(record: $0, now: now) }
     }
 
     /// Whether the BLOB's `nextUpdate` has passed at `now` (a newer BLOB should exist); nil

@@ -21,16 +21,21 @@ public struct FleetRow: Sendable {
     public var violations: [String]? { ruleViolations?.map(\.message) }
     /// The attestation verdict; nil when attestation was not checked.
     public var attestation: FleetAttestationVerdict?
+    /// How current the metadata (MDS) cache the key was judged by was: its age and whether its
+    /// nextUpdate had passed (stale); nil without a cache.
+    public var metadataCache: MetadataCacheStatus?
     /// The key's device identifier in hex (its decrypted encIdentifier), when a stored
     /// persistent token fits the key: the same key gives the same identifier in every run.
     public var identifier: String? { report.identifierHex }
 
-    /// Looks the key's model up in `metadata` and judges the report against `policy`.
+    /// Looks the key's model up in `metadata` and judges the report against `policy`;
+    /// `metadataCache` says how current that metadata is.
     public init(
         report: FleetKeyReport, metadata: MetadataBLOBPayload?, policy: FleetPolicy?,
-        attestation: FleetAttestationVerdict? = nil
+        attestation: FleetAttestationVerdict? = nil, metadataCache: MetadataCacheStatus? = nil
     ) {
         self.attestation = attestation
+        self.metadataCache = metadataCache
         self.report = report
         let entry = report.info.flatMap { metadata?.entry(aaguid: $0.aaguid) }
         model = entry?.description
@@ -98,6 +103,8 @@ public struct FleetRow: Sendable {
                     ?? .null
             ),
         ]
+        // Stale trust data is said in the document itself, never only on standard error.
+        members.append(("metadata", metadataCache?.json ?? .null))
         if let attestation { members.append(("attestation", attestation.json)) }
         if let violations {
             members.append(
@@ -119,6 +126,7 @@ public struct FleetRow: Sendable {
         "healthy", "getInfoMs", "assertionMs", "assertionStatus", "elapsedMs", "errorCode", "errorMessage",
         "policyPass", "policyReasons", "attestationGenuine", "attestationFormat", "attestationType",
         "attestationStatementVerified", "attestationTrusted", "attestationAnchor", "attestationProblem",
+        "metadataAgeSeconds", "metadataStale",
     ]
 
     /// The CSV row, in ``csvHeader`` order: lists joined with spaces, options as name=value.
@@ -144,7 +152,7 @@ public struct FleetRow: Sendable {
             text(violations.map { $0.isEmpty }), text(violations?.joined(separator: " ")),
             text(attestation?.isGenuine), text(attestation?.format), text(attestation?.type),
             text(attestation?.statementVerified), text(attestation?.trusted), text(attestation?.anchor),
-            text(attestation?.problem),
+            text(attestation?.problem), text(metadataCache.map { Int($0.age) }), text(metadataCache?.isStale),
         ]
     }
 }

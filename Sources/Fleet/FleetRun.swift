@@ -69,7 +69,7 @@ public struct FleetRun: Sendable {
         var rowsByURI: [String: FleetRow] = [:]
         let reports = await inventory.inspect(devices, overall: overall) { report in
             let row = await FleetRow.judging(
-                report, metadata: metadata.payload, policy: policy, anchors: anchors, attest: attest,
+                report, metadata: metadata, policy: policy, anchors: anchors, attest: attest,
                 requiresRevocation: requiresRevocation)
             rowsByURI[report.descriptor.uri] = row
             await each(row)
@@ -82,17 +82,20 @@ public struct FleetRun: Sendable {
 
 extension FleetRow {
     /// `report` judged: its model looked up in `metadata`, its attestation verified (when
-    /// `attest`) against `anchors` or the metadata's roots, then the policy applied.
+    /// `attest`) against `anchors` or the metadata's roots, then the policy applied; the row
+    /// says how current the metadata was when it was judged.
     public static func judging(
-        _ report: FleetKeyReport, metadata: MetadataBLOBPayload?, policy: FleetPolicy?,
+        _ report: FleetKeyReport, metadata: FleetMetadata, policy: FleetPolicy?,
         anchors: AttestationTrustAnchors?, attest: Bool, requiresRevocation: Bool = false
     ) async -> FleetRow {
         // The CRLs the attestation path names are fetched and checked (Docs/Metadata.md).
         let verdict =
             attest
             ? await FleetAttestationVerdict.judge(
-                report, metadata: metadata, anchors: anchors, revocation: RevocationChecker(),
+                report, metadata: metadata.payload, anchors: anchors, revocation: RevocationChecker(),
                 requiresRevocation: requiresRevocation) : nil
-        return FleetRow(report: report, metadata: metadata, policy: policy, attestation: verdict)
+        return FleetRow(
+            report: report, metadata: metadata.payload, policy: policy, attestation: verdict,
+            metadataCache: metadata.status(at: Date()))
     }
 }

@@ -18,9 +18,14 @@ public actor VirtualKey: CTAPMessageHandler {
     /// The AAGUID (from the state, so stable across runs with one state file).
     public nonisolated let aaguid: [UInt8]
     /// The root CA certificate (DER) that issued the attestation certificate; verifiers trust it.
+    /// With an imported identity (``Configuration/attestationIdentity``), the last certificate
+    /// of its chain.
     public nonisolated let attestationRootCertificateDER: [UInt8]
     /// The attestation certificate (DER), as sent in `x5c` by packed attestation.
     public nonisolated let attestationCertificateDER: [UInt8]
+    /// What packed attestation sends in `x5c`: the attestation certificate, then, with an
+    /// imported identity, the CAs its chain names.
+    public nonisolated let attestationCertificateChainDER: [[UInt8]]
 
     /// The enterprise attestation certificate (DER) of an enterprise-attestation-capable key
     /// (configuration option `ep` present), sent in `x5c` when enterprise attestation is given.
@@ -101,12 +106,26 @@ public actor VirtualKey: CTAPMessageHandler {
         self.enterpriseAttestationCertificateDER = enterpriseIdentity?.certificate
         self.enterpriseAttestationRootCertificateDER = enterpriseIdentity?.rootCertificate
         self.enterpriseAttestationKey = loaded.enterpriseAttestationKey
-        self.attestationRootCertificateDER = loaded.state.rootCertificate
-        self.attestationCertificateDER = loaded.state.attestationCertificate
+        if let imported = configuration.attestationIdentity, let leaf = imported.certificates.first,
+            let top = imported.certificates.last
+        {
+            do {
+                self.attestationKey = try P256.Signing.PrivateKey(rawRepresentation: imported.key)
+            } catch {
+                throw VirtualKeyError(.invalidConfiguration, "The imported attestation key is not a P-256 key.")
+            }
+            self.attestationRootCertificateDER = top
+            self.attestationCertificateDER = leaf
+            self.attestationCertificateChainDER = imported.certificates
+        } else {
+            self.attestationKey = loaded.attestationKey
+            self.attestationRootCertificateDER = loaded.state.rootCertificate
+            self.attestationCertificateDER = loaded.state.attestationCertificate
+            self.attestationCertificateChainDER = [loaded.state.attestationCertificate]
+        }
         self.state = loaded.state
         self.stateFile = stateFileAccess == .readWrite ? loaded.file : nil
         self.stateLock = loaded.lock
-        self.attestationKey = loaded.attestationKey
         self.userPresence = userPresence
         self.userVerification = userVerification
         self.logger = logger

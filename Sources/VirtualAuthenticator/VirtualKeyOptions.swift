@@ -28,6 +28,12 @@ public struct VirtualKeyOptions: Sendable, Hashable {
     public var attestation = "packed"
     /// Where the attestation root certificate is written.
     public var attestationRoot: String?
+    /// A PEM P-256 private key to attest with instead of the state's (with
+    /// ``attestationCertificate``).
+    public var attestationKey: String?
+    /// A PEM file of the certificates that go with ``attestationKey``: the attestation
+    /// certificate first, then the CAs above it.
+    public var attestationCertificate: String?
     /// The profile's name (``VirtualKeySettings/Profile``).
     public var profile: String?
     /// Start with enterprise attestation enabled.
@@ -167,6 +173,12 @@ public struct VirtualKeyOptions: Sendable, Hashable {
             throw refusal(
                 "--enterprise-attestation, --enterprise-attestation-rp and --always-uv need --profile ctap22 or ctap21.")
         }
+        if (attestationKey == nil) != (attestationCertificate == nil) {
+            throw refusal("--attestation-key and --attestation-certificate go together.")
+        }
+        if attestationKey != nil, attestation != "packed" {
+            throw refusal("--attestation-key and --attestation-certificate need --attestation packed.")
+        }
         if let maxLargeBlob {
             guard isCTAP21 else { throw refusal("--max-large-blob needs --profile ctap22 or ctap21.") }
             guard (1024...(1 << 20)).contains(maxLargeBlob) else {
@@ -184,8 +196,9 @@ public struct VirtualKeyOptions: Sendable, Hashable {
         guard count > 1 else { return }
         guard udp else { throw refusal("--count goes with --udp.") }
         // Each key has its own identity; options naming one key's would be ambiguous.
-        if state != nil || aaguid != nil || attestationRoot != nil {
-            throw refusal("--state, --aaguid and --attestation-root name one key; not with --count.")
+        if state != nil || aaguid != nil || attestationRoot != nil || attestationKey != nil {
+            throw refusal(
+                "--state, --aaguid, --attestation-root and --attestation-key name one key; not with --count.")
         }
         if let parsed = try? Self.parseManyAddress(address), parsed.port != 0,
             Int(parsed.port) + count - 1 > Int(UInt16.max)
@@ -250,6 +263,11 @@ public struct VirtualKeyOptions: Sendable, Hashable {
         case "none": settings.attestation = .none
         default: throw refusal("--attestation takes packed, self or none.")
         }
+        if let attestationKey, let attestationCertificate {
+            settings.attestationIdentity = try VirtualKey.ImportedAttestationIdentity(
+                privateKeyPEM: try Self.readPEM(attestationKey, "--attestation-key"),
+                certificatesPEM: try Self.readPEM(attestationCertificate, "--attestation-certificate"))
+        }
         settings.pin = pin
         settings.extensions = extensions.map { $0.split(separator: ",").map { $0.trimmingWhitespace(newlines: false) } }
         settings.maxCredBlobLength = maxCredBlobLength
@@ -275,6 +293,15 @@ public struct VirtualKeyOptions: Sendable, Hashable {
             list.append(algorithm)
         }
         return list
+    }
+
+    /// The text of the PEM file at `path` (at most 1 MiB), given with `flag`.
+    static func readPEM(_ path: String, _ flag: String) throws(VirtualKeyError) -> String {
+        guard let bytes = FileIO.read(path: path, upTo: (1 << 20) + 1) else {
+            throw refusal("\(flag): cannot read \(path).")
+        }
+        guard bytes.count <= 1 << 20 else { throw refusal("\(flag): \(path) is larger than 1 MiB.") }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// `HOST:PORT` with a non-empty host and a port from 1 to 65535.

@@ -48,6 +48,9 @@ public struct VirtualKeySettings: Sendable, Hashable {
     public var maxCredBlobLength = 32
     /// A simulated fingerprint sensor (ctap21, ctap22 and ctap21-pre only); nil for none.
     public var fingerprintSensor: VirtualKey.FingerprintSensor?
+    /// An attestation key and chain from outside, instead of the state's; nil for the state's.
+    /// The key's maxMsgSize grows to carry the chain in its makeCredential replies.
+    public var attestationIdentity: VirtualKey.ImportedAttestationIdentity?
 
     /// The defaults: a ctap22 key with packed attestation and no PIN.
     public init() {}
@@ -74,6 +77,14 @@ public struct VirtualKeySettings: Sendable, Hashable {
         }
         if let aaguid { configuration.aaguid = aaguid }
         configuration.attestation = attestation
+        configuration.attestationIdentity = attestationIdentity
+        if let attestationIdentity {
+            // Hosts refuse a reply longer than the key's maxMsgSize: leave room for the chain in
+            // x5c beside authData, the signature and the extensions.
+            let chain = attestationIdentity.certificates.reduce(0) { $0 + $1.count }
+            configuration.maxMsgSize = max(
+                configuration.maxMsgSize, min(chain + 1024, COSEAlgorithm.largeMessageSize))
+        }
         configuration.pin = pin
         if let extensions { configuration.extensions = extensions }
         if let algorithms {

@@ -18,7 +18,7 @@ extension FleetCommand {
             switch event {
             case .arrived(let report):
                 let row = await FleetRow.judging(
-                    report, metadata: metadata.payload, policy: rules, anchors: anchors, attest: attest)
+                    report, metadata: metadata, policy: rules, anchors: anchors, attest: attest)
                 if json {
                     guard case .object(let members) = row.json else { return }
                     Console.out(JSONValue.object([("event", "arrived")] + members).text())

@@ -191,6 +191,10 @@ struct FleetCommand: ReportingCommand {
             for line in FleetRow.table(run.rows, withPolicy: run.policy != nil, withAttestation: attest) { Console.out(line) }
             if let cacheStatus { Console.out(cacheStatus.summary) }
         }
+        // A key whose attestation CRLs could not be used is said so, as `verify` says it.
+        for row in run.rows {
+            MDSCLI.warnUnlessRevocationChecked(row.attestation?.revocation, of: row.report.descriptor.uri)
+        }
         if !run.failing.isEmpty {
             Console.err("securitykey: \(run.failing.count) of \(run.rows.count) key(s) fail the policy.")
             throw ExitCode(CLIExitStatus.policyFailed.rawValue)

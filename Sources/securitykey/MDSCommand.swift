@@ -230,10 +230,11 @@ enum MDSCLI {
         return status
     }
 
-    /// The "revocation not checked" warning, when CRLs were named but could not be used.
-    static func warnUnlessRevocationChecked(_ check: RevocationCheck?) {
+    /// The "revocation not checked" warning, when CRLs were named but could not be used; with
+    /// `subject`, naming what was checked (a fleet's key).
+    static func warnUnlessRevocationChecked(_ check: RevocationCheck?, of subject: String? = nil) {
         guard let check, check.status == .notChecked else { return }
-        Console.err("securitykey: warning: \(check.summary).")
+        Console.err("securitykey: warning: \(subject.map { "\($0): " } ?? "")\(check.summary).")
     }
 
     /// The model name the cache gives an AAGUID; nil without a cache or an entry. The hook for

@@ -113,6 +113,20 @@ struct VirtualServeCommand: ReportingCommand {
 
     @Option(
         name: .long,
+        help: ArgumentHelp(
+            "Attest with this P-256 private key (PEM) instead of the key's own; with --attestation-certificate.",
+            valueName: "file"))
+    var attestationKey: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The certificates (PEM) of --attestation-key: its attestation certificate first, then the CAs sent with it in x5c.",
+            valueName: "file"))
+    var attestationCertificate: String?
+
+    @Option(
+        name: .long,
         help: ArgumentHelp("What the key implements: ctap22 (the default), ctap21, ctap21-pre or ctap20.", valueName: "profile"))
     var profile: String?
 
@@ -225,6 +239,7 @@ struct VirtualServeCommand: ReportingCommand {
         var o = VirtualKeyOptions()
         (o.pcsc, o.udp, o.uhid, o.address, o.serial, o.state) = (pcsc, udp, uhid, address, serial, state)
         (o.presence, o.pin, o.aaguid, o.attestation, o.attestationRoot) = (presence, pin, aaguid, attestation, attestationRoot)
+        (o.attestationKey, o.attestationCertificate) = (attestationKey, attestationCertificate)
         (o.profile, o.enterpriseAttestation, o.enterpriseAttestationRPs) = (profile, enterpriseAttestation, enterpriseAttestationRP)
         (o.alwaysUV, o.extensions, o.maxCredBlobLength, o.ctap1Only, o.maxLargeBlob) = (alwaysUV, extensions, maxCredBlobLength, ctap1Only, maxLargeBlob)
         (o.bio, o.bioSamples, o.bioSamplesRequired, o.algorithms) = (bio, bioSamples, bioSamplesRequired, algorithms)

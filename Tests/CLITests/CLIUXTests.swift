@@ -382,7 +382,9 @@ import Testing
         var names: [String] = []
         for (index, piece) in paragraph.components(separatedBy: "`").enumerated() where index % 2 == 1 {
             guard piece.allSatisfy({ $0.isLetter || $0.isNumber }), !piece.isEmpty else { continue }
-            if ["error", "policy", "attestation", "pass", "reasons", "code", "message"].contains(piece) { continue }
+            if ["error", "policy", "attestation", "metadata", "pass", "reasons", "code", "message"].contains(piece) {
+                continue
+            }
             if !names.contains(piece) { names.append(piece) }
         }
         return names

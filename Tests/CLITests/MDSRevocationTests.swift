@@ -4,8 +4,9 @@ import Testing
 
 /// A metadata BLOB signed under a test PKI made with openssl: root (the anchor, no CRL named)
 /// → CA (naming `rootCRL`) → signer (RSA, naming `caCRL`), all in `pki.directory`, which
-/// `server` serves with the CRLs and the BLOBs written there.
-private struct SignedBLOBBed {
+/// `server` serves with the CRLs and the BLOBs written there (and whatever else a test puts in
+/// `pki`: AttestationRevocationTests adds an attestation PKI).
+struct SignedBLOBBed {
     let pki: TestPKI
     let server: LoopbackHTTPServer
 
@@ -25,12 +26,13 @@ private struct SignedBLOBBed {
         try pki.crl(of: "ca")
     }
 
-    /// Writes `name`: a BLOB (RS256 JWS, x5c signer and CA) numbered `no`, with `nextUpdate`.
-    func writeBLOB(_ name: String, no: Int, nextUpdate: String) throws {
+    /// Writes `name`: a BLOB (RS256 JWS, x5c signer and CA) numbered `no`, with `nextUpdate`
+    /// and `entries`.
+    func writeBLOB(_ name: String, no: Int, nextUpdate: String, entries: [[String: Any]] = []) throws {
         let x5c = try ["signer", "ca"].map { Data(try pki.bytes("\($0).der")).base64EncodedString() }
         let header = try JSONSerialization.data(withJSONObject: ["alg": "RS256", "typ": "JWT", "x5c": x5c])
         let payload = try JSONSerialization.data(withJSONObject: [
-            "legalHeader": "test data", "no": no, "nextUpdate": nextUpdate, "entries": [Any](),
+            "legalHeader": "test data", "no": no, "nextUpdate": nextUpdate, "entries": entries,
         ])
         let input = base64URL([UInt8](header)) + "." + base64URL([UInt8](payload))
         let signature = try pki.sign(Array(input.utf8), with: "signer")
@@ -48,7 +50,7 @@ private struct SignedBLOBBed {
 }
 
 /// A UTC day `days` from today, as MDS3 writes nextUpdate.
-private func day(_ days: Int) -> String {
+func day(_ days: Int) -> String {
     let formatter = DateFormatter()
     formatter.locale = Locale(identifier: "en_US_POSIX")
     formatter.timeZone = TimeZone(identifier: "UTC")

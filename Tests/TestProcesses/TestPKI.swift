@@ -4,7 +4,7 @@ import Foundation
 /// with CRL distribution points, revocations and CRLs, in a directory a test may serve over HTTP
 /// (``LoopbackHTTPServer``). Every certificate is `NAME.pem` (and `NAME.der`), its key
 /// `NAME.key`; a CA's CRL is `NAME.crl` (DER). Nothing here is produced by the code under test.
-public final class TestPKI {
+public final class TestPKI: Sendable {
     /// The directory holding the files.
     public let directory: URL
 

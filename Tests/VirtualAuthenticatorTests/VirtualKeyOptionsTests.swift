@@ -1,3 +1,5 @@
+import Foundation
+import TestProcesses
 import Testing
 import VirtualAuthenticator
 
@@ -102,5 +104,49 @@ import VirtualAuthenticator
             #expect(error.code == .invalidConfiguration)
             #expect(error.message.contains(named), "\(error.message)")
         }
+    }
+
+    /// `--attestation-key` and `--attestation-certificate`: an openssl-made key and chain become
+    /// the key's attestation identity (the whole chain in x5c, room for it in maxMsgSize); a
+    /// certificate that does not hold the key, half of the pair, or another attestation kind
+    /// are refused.
+    @Test func importedAttestationIdentity() async throws {
+        let pki = try await TestProcess.onThread { () throws -> TestPKI in
+            let pki = try TestPKI()
+            try pki.certificate("ca", subject: "/CN=Test CA", issuer: nil, isCA: true, serial: "10")
+            try pki.certificate(
+                "leaf", subject: "/C=US/O=Test/OU=Authenticator Attestation/CN=Test Key", issuer: "ca",
+                isCA: false, serial: "11")
+            return pki
+        }
+        let chain = pki.directory.appendingPathComponent("chain.pem")
+        try Data(try pki.bytes("leaf.pem") + pki.bytes("ca.pem")).write(to: chain)
+        var options = VirtualKeyOptions()
+        options.udp = true
+        options.profile = "ctap21"
+        options.attestationKey = pki.path("leaf.key")
+        options.attestationCertificate = chain.path
+        try options.validate()
+        let settings = try options.settings()
+        let identity = try #require(settings.attestationIdentity)
+        #expect(identity.certificates == [try pki.bytes("leaf.der"), try pki.bytes("ca.der")])
+        let chainBytes = identity.certificates.reduce(0) { $0 + $1.count }
+        #expect(settings.configuration.maxMsgSize >= chainBytes + 1024)
+        let key = try VirtualKey(configuration: settings.configuration)
+        #expect(key.attestationCertificateChainDER == identity.certificates)
+        #expect(key.attestationCertificateDER == (try pki.bytes("leaf.der")))
+        #expect(key.attestationRootCertificateDER == (try pki.bytes("ca.der")))
+
+        var mismatched = options
+        mismatched.attestationKey = pki.path("ca.key")
+        #expect { try mismatched.settings() } throws: { error in
+            (error as? VirtualKeyError)?.message.contains("does not hold the attestation key") == true
+        }
+        var half = options
+        half.attestationCertificate = nil
+        #expect(throws: VirtualKeyError.self) { try half.validate() }
+        var other = options
+        other.attestation = "self"
+        #expect(throws: VirtualKeyError.self) { try other.validate() }
     }
 }

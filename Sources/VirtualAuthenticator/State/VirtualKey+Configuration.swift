@@ -110,6 +110,10 @@ extension VirtualKey {
         /// The CTAP 2.2 members of getInfo and the behaviour behind them (reported when
         /// ``versions`` lists FIDO_2_2 or FIDO_2_3); see ``CTAP22Features``.
         public var ctap22 = CTAP22Features()
+        /// An attestation key and certificate chain from outside, used by packed attestation
+        /// instead of the state's identity; nil uses the state's. ``maxMsgSize`` must leave room
+        /// for the chain in makeCredential's reply (``VirtualKeySettings`` sees to it).
+        public var attestationIdentity: ImportedAttestationIdentity? = nil
 
         /// Creates a configuration; every parameter has a YubiKey-5-like default.
         public init(

@@ -304,7 +304,7 @@ extension VirtualKey {
                 "packed",
                 [
                     "alg": .int(COSEAlgorithm.es256.rawValue), "sig": .byteString(signature),
-                    "x5c": [.byteString(attestationCertificateDER)],
+                    "x5c": .array(attestationCertificateChainDER.map { .byteString($0) }),
                 ]
             )
         }
