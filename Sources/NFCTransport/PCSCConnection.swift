@@ -122,7 +122,11 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             do {
                 (card, proto) = try await waitingForCard(
                     context: context, reader: reader, logger: logger, giveUp: connectDeadline.instant
-                ) { () throws(TransportError) in try context.connect(reader: reader) }
+                ) { () throws(TransportError) in
+                    try poweredUp(by: connectDeadline.instant) { () throws(TransportError) in
+                        try context.connect(reader: reader)
+                    }
+                }
             } catch where error.code == .busy || error.code == .cancelled {
                 // The thread still waits in SCardConnect: free what it gets once it returns.
                 context.releaseDetached(card: nil)
@@ -132,7 +136,17 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             do {
                 try await waitingForCard(
                     context: context, reader: reader, logger: logger, giveUp: connectDeadline.instant
-                ) { () throws(TransportError) in try context.beginTransaction(card) }
+                ) { () throws(TransportError) in
+                    // Reset between our SCardConnect and now: SELECT comes next anyway.
+                    do throws(TransportError) {
+                        try context.beginTransaction(card)
+                    } catch where error.isCardReset {
+                        _ = try poweredUp(by: connectDeadline.instant) { () throws(TransportError) in
+                            try context.reconnect(card)
+                        }
+                        try context.beginTransaction(card)
+                    }
+                }
             } catch where error.code == .busy || error.code == .cancelled {
                 // Disconnecting, queued behind the wait, ends the transaction it may still get.
                 context.releaseDetached(card: card)
@@ -273,7 +287,9 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
             ) { [self] () throws(TransportError) -> Bool in
                 var began = false
                 if exclusiveDepth == 0 {
-                    do throws(TransportError) { try context.beginTransaction(card) } catch {
+                    do throws(TransportError) {
+                        try beginTransactionAfterAnyReset(deadline: deadline)
+                    } catch {
                         if wait.fail() { leftoverWaits.withLock { $0 -= 1 } }
                         throw error
                     }
@@ -298,6 +314,68 @@ public final class PCSCConnection: AuthenticatorConnection, @unchecked Sendable 
                 throw error
             case .failed, .gaveUp:
                 throw error
+            }
+        }
+    }
+
+    /// `SCardBeginTransaction`; when another application reset the card since this connection's
+    /// last transaction (python-fido2, through pyscard, unpowers the card whenever it lets go of
+    /// it, and every other handle then gets `SCARD_W_RESET_CARD`), reconnects, begins again and
+    /// SELECTs the FIDO applet anew before going on. Nothing of ours was in flight: pcsc-lite
+    /// resets a card only between other handles' transactions, and what a ceremony keeps on the
+    /// card (key agreement, pinUvAuthToken) is used inside one hold (`CeremonyHold`). A card
+    /// that no longer selects as before is a device error. On the context's thread.
+    private func beginTransactionAfterAnyReset(deadline: Deadline) throws(TransportError) {
+        do throws(TransportError) {
+            try context.beginTransaction(card)
+            return
+        } catch where error.isCardReset {
+            logger.info(
+                "another application reset the card; reconnecting", metadata: ["reader": "\(readerName)"])
+        }
+        let active = try Self.poweredUp(by: deadline.instant) { () throws(TransportError) in
+            try context.reconnect(card)
+        }
+        try context.beginTransaction(card)
+        let select: ResponseAPDU
+        do throws(TransportError) {
+            guard active == activeProtocol else {
+                throw TransportError(
+                    .deviceError, "The card in \(readerName) came back with another protocol after a reset.")
+            }
+            select = try exchange(.select(aid: FIDOApplet.aid), cancel: nil, deadline: deadline)
+        } catch {
+            context.endTransaction(card)
+            throw error
+        }
+        guard select.status == .success, select.data == selectResponse else {
+            context.endTransaction(card)
+            throw TransportError(
+                .deviceError,
+                "The card in \(readerName) answered SELECT of the FIDO applet with \(select.status) after "
+                    + "another program reset it.")
+        }
+    }
+
+    /// How long a card another application has just unpowered may take to be powered again:
+    /// meanwhile pcscd answers `SCardConnect` and `SCardReconnect` with `SCARD_W_UNPOWERED_CARD`
+    /// (python-fido2, through pyscard, unpowers the card whenever it lets go of it; pcscd powers
+    /// it again within a second, with pcsc-lite 1.9.9 and vpcd).
+    static let powerUpWait = Duration.seconds(2)
+
+    /// Runs `call` (`SCardConnect` or `SCardReconnect`) again every 100 ms while it says the card
+    /// is unpowered, for at most ``powerUpWait`` and never past `deadline`; a card still
+    /// unpowered then is a device error. On the context's thread.
+    private static func poweredUp<T>(
+        by deadline: ContinuousClock.Instant, _ call: () throws(TransportError) -> T
+    ) throws(TransportError) -> T {
+        let end = min(deadline, .now + powerUpWait)
+        let pause = CancellationSignal()
+        while true {
+            do throws(TransportError) {
+                return try call()
+            } catch where error.isCardUnpowered && ContinuousClock.now < end {
+                _ = pause.wait(.milliseconds(100))
             }
         }
     }
@@ -613,6 +691,13 @@ private final class CardWait: Sendable {
             return before
         }
     }
+}
+
+extension TransportError {
+    /// Whether pcsc-lite said another application reset the card (`SCARD_W_RESET_CARD`).
+    fileprivate var isCardReset: Bool { (underlying as? PCSCCallError)?.returnCode == .resetCard }
+    /// Whether pcsc-lite said the card is not powered (`SCARD_W_UNPOWERED_CARD`).
+    fileprivate var isCardUnpowered: Bool { (underlying as? PCSCCallError)?.returnCode == .unpoweredCard }
 }
 
 extension CommandAPDU {

@@ -171,6 +171,19 @@ final class PCSCContext: @unchecked Sendable {
         guard rc == .success else { throw rc.transportError("SCardBeginTransaction") }
     }
 
+    /// `SCardReconnect` in shared mode with T=0 or T=1, leaving the card as it is: makes a
+    /// handle usable again after another application reset the card (`SCARD_W_RESET_CARD`).
+    /// Returns the active protocol.
+    func reconnect(_ card: SCARDHANDLE) throws(TransportError) -> DWORD {
+        var active: DWORD = 0
+        let rc = PCSCReturnCode(
+            SCardReconnect(
+                card, DWORD(SCARD_SHARE_SHARED), DWORD(SCARD_PROTOCOL_T0 | SCARD_PROTOCOL_T1),
+                DWORD(SCARD_LEAVE_CARD), &active))
+        guard rc == .success else { throw rc.transportError("SCardReconnect") }
+        return active
+    }
+
     /// `SCardEndTransaction`, leaving the card as it is (the FIDO applet stays selected).
     func endTransaction(_ card: SCARDHANDLE) {
         _ = SCardEndTransaction(card, DWORD(SCARD_LEAVE_CARD))

@@ -78,7 +78,7 @@ public enum TestProcess {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = inp
-        try process.run()
+        try launch(process)
 
         let collected = Collected()
         let done = DispatchGroup()
@@ -161,8 +161,43 @@ public enum TestProcess {
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try launch(process)
         return BackgroundProcess(process: process, out: out, err: err)
+    }
+
+    /// Starts `process` with no signal blocked, as a shell would. `posix_spawn` hands the child
+    /// the calling thread's signal mask, and the threads tests run on (the cooperative pool's,
+    /// libdispatch's, and the threads they start) block SIGTERM, SIGINT, SIGHUP and most other
+    /// signals: a child that handles SIGTERM with a signal handler (dbus-daemon) would never see
+    /// it, and whoever ended it with SIGTERM would wait for ever.
+    private static func launch(_ process: Process) throws {
+        var none = sigset_t(), saved = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &saved)
+        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+        try process.run()
+    }
+
+    /// Ends `process`: SIGTERM, then SIGKILL when it has not exited within `grace`; returns once
+    /// it has exited, or after a further 5 s (a child that SIGKILL does not end is stuck in the
+    /// kernel, and waiting for it would hang the suite). Never waits without a bound.
+    public static func stop(_ process: Process, grace: Duration = .seconds(5)) {
+        guard process.isRunning else { return }
+        let pid = process.processIdentifier
+        kill(pid, SIGTERM)
+        if waitForExit(process, within: grace) { return }
+        kill(pid, SIGKILL)
+        _ = waitForExit(process, within: .seconds(5))
+    }
+
+    /// Polls until `process` has exited or `limit` has passed; returns whether it exited.
+    private static func waitForExit(_ process: Process, within limit: Duration) -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else { return false }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return true
     }
 
     /// A child that exits without reading its input makes the write fail with EPIPE; without

@@ -42,15 +42,19 @@ open class VirtualKeyBed {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
     }
 
-    deinit {
-        for process in background.reversed() where process.process.isRunning {
-            process.process.terminate()
-            process.process.waitUntilExit()
-        }
+    deinit { stop() }
+
+    /// Ends what the bed started (its processes, then its PC/SC bed) and removes its work
+    /// directory; `deinit` does it when a test did not. Bounded (a child that ignores SIGTERM is
+    /// killed, not waited for), but it blocks: an asynchronous test calls it through
+    /// `TestProcess.onThread`.
+    public final func stop() {
+        for process in background.reversed() { TestProcess.stop(process.process) }
         if let pcscBed {
             _ = try? detached(
                 [Self.repository.appendingPathComponent("scripts/pcsc-testbed.sh").path, "stop", pcscBed.path],
                 name: "pcsc-stop", timeout: 30)
+            self.pcscBed = nil
         }
         try? FileManager.default.removeItem(at: work)
     }
@@ -96,9 +100,8 @@ open class VirtualKeyBed {
 
     /// Stops the key served as `name`.
     public func stopServing(_ name: String) {
-        for process in background where process.out.lastPathComponent == "\(name).out" && process.process.isRunning {
-            process.process.terminate()
-            process.process.waitUntilExit()
+        for process in background where process.out.lastPathComponent == "\(name).out" {
+            TestProcess.stop(process.process)
         }
     }
 
