@@ -47,7 +47,8 @@ compute_group=(CBORTests CTAP2Tests ISO7816Tests CTAPHIDTests FuzzTargetsTests A
 skip=$(IFS='|'; echo "${card_groups[*]}|UHIDServerTests")
 bundle=$(ls -d .build/debug/*PackageTests.xctest | head -1)
 [[ -x $bundle ]] || { echo "run-tests: no test bundle in .build/debug (swift build --build-tests)" >&2; exit 1; }
-compute=$(IFS='|'; echo "${compute_group[*]}")
+# Anchored to the module: "CTAPHIDTests" alone would also match CLITests' DecodeCTAPHIDTests.
+compute="^($(IFS='|'; echo "${compute_group[*]}"))\\."
 scripts/pcsc-testbed.sh run -- bash -c '
     set -uo pipefail
     failed=0

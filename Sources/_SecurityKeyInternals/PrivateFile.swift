@@ -97,10 +97,13 @@ public struct PrivateFile: Sendable {
         guard let stream = opendir(directory) else { return }
         defer { closedir(stream) }
         var abandoned: [String] = []
+        // The name is read through the pointer, up to its NUL: `entry.pointee` would copy a whole
+        // `struct dirent` (280 bytes), and readdir's record for a short name can end sooner, at
+        // the end of its buffer's mapping (a crash seen in the test suite).
+        guard let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { return }
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            let name = String(
+                cString: UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
             guard name.hasPrefix(prefix) else { continue }
             let fields = name.dropFirst(prefix.count)
                 .split(separator: "-", omittingEmptySubsequences: false)

@@ -74,7 +74,8 @@ import VirtualAuthenticator
         let second = try UDPCTAPHIDServer(handler: CTAPHIDTestHandler(), configuration: .init(port: 0))
         // Explicit local ports: a missed INIT answer then means "absent" whatever holds 7112.
         let endpoints = [first, second].map { UDPEndpoint(port: $0.port, localPort: 0) }
-        let discovery = UDPDiscovery(endpoints: endpoints, probeTimeout: .milliseconds(300))
+        // A probe long enough that a busy machine does not make the serving key look absent.
+        let discovery = UDPDiscovery(endpoints: endpoints, probeTimeout: .milliseconds(1500))
         let firstRun = Task { try await first.run() }
         defer { firstRun.cancel() }
         var events = discovery.events().makeAsyncIterator()
