@@ -3,15 +3,14 @@
 # packaging checks (scripts/test-packaging.sh) unless SECURITYKEY_SKIP_PACKAGING=1. The status is
 # the suite's failure, else the packaging's.
 #
-# The packaging's builds (the release build and the package that depends on this one, about
-# 10 minutes of both cores) start beside the host's suites at the lowest priority (nice 19): they
-# spends most of its time waiting on servers, child processes, touches and deadlines, and the
-# builds take the CPU it leaves idle, while a test that wants the CPU gets it first. The suite
-# runs the built test bundle directly (scripts/run-tests.sh), since the release build holds
-# SwiftPM's lock and build database on .build meanwhile (it writes only .build's release
-# directories). With
-# SECURITYKEY_PREBUILD_FUZZ_COVERAGE=1 (CI, .ci/run), make fuzz-coverage's instrumented build
-# (.build-fuzz) is made the same way after them.
+# The QEMU guest runs first, alone. Then the packaging's builds (the release build and the
+# package that depends on this one, about 10 minutes of both cores) start beside the host's
+# suites at a low priority (nice 10): the suites spend most of their time waiting on servers,
+# child processes, touches and deadlines, and the builds take the CPU they leave idle, while a
+# test that wants the CPU gets about nine tenths of it first. CI's fuzz build runs at nice 19
+# and yields to both (.ci/run). The host suites run the built test bundle directly
+# (scripts/run-tests.sh --host-only): the release build holds SwiftPM's lock and build database
+# on .build meanwhile (it writes only .build's release directories).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
@@ -29,15 +28,12 @@ scripts/hidvm/test-uhid.sh --no-build || status=$?
 mkdir -p .build
 log=.build/prebuild.log
 set -m
-(
-    nice -n 19 scripts/test-packaging.sh --build-only
-    if [ "${SECURITYKEY_PREBUILD_FUZZ_COVERAGE:-0}" = 1 ]; then nice -n 19 scripts/fuzz-coverage.sh --build-only; fi
-) </dev/null >"$log" 2>&1 &
+nice -n 10 scripts/test-packaging.sh --build-only </dev/null >"$log" 2>&1 &
 prebuild=$!
 set +m
 trap 'kill -TERM -- "-$prebuild" 2>/dev/null || true' EXIT
 began=$SECONDS
-echo "== test: the packaging's builds started beside the suite at the lowest priority (log: $log)"
+echo "== test: the packaging's builds started beside the suite at a low priority (log: $log)"
 
 scripts/run-tests.sh --host-only || status=$?
 
