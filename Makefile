@@ -85,8 +85,7 @@ build: deps
 # The tests that need pcscd run inside a private PC/SC test bed (scripts/pcsc-testbed.sh);
 # python-fido2 in .venv is the independent implementation they check against. The packaging
 # checks (make test-packaging) run after the suite, whether it passed or not, unless
-# SECURITYKEY_SKIP_PACKAGING=1; their builds run beside the suite at the lowest priority
-# (scripts/test.sh). The status is the suite's failure, else theirs.
+# SECURITYKEY_SKIP_PACKAGING=1 (scripts/test.sh). The status is the suite's failure, else theirs.
 test: deps pydeps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --build-tests
 	$(SWIFT) build --product generate-manual

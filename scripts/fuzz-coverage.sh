@@ -2,7 +2,6 @@
 # Line coverage of each fuzz target's parser files over its corpus, measured with llvm-cov.
 #
 #   scripts/fuzz-coverage.sh [TARGET...]
-#   scripts/fuzz-coverage.sh --build-only
 #
 # Builds Fuzz/ with -profile-generate -profile-coverage-mapping (libFuzzer, no ASan) into
 # .build-fuzz/coverage, runs each target once over its committed corpus (Fuzz/Corpus/TARGET),
@@ -33,8 +32,6 @@ swift build --package-path Fuzz --scratch-path "$scratch/coverage" --sanitize fu
     --disable-index-store -Xswiftc -gnone -Xcc -g0 \
     >"$scratch/coverage-build.log" 2>&1 || { cat "$scratch/coverage-build.log" >&2; exit 1; }
 echo "fuzz-coverage: built in $((SECONDS - start)) s"
-# --build-only: the build and nothing else (make test builds it beside the suite in CI).
-if [ "${1:-}" = --build-only ]; then exit 0; fi
 binary="$scratch/coverage/debug/securitykey-fuzz"
 [ -d "$scratch/seeds" ] || "$python" scripts/fuzz-targets.py seeds "$scratch/seeds"
 

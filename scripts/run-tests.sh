@@ -2,25 +2,21 @@
 # Runs the built test suite (make test builds it first): the real-hidraw tests in a QEMU guest,
 # then everything else inside one private PC/SC test bed.
 #
-# Suites in different test targets run in parallel in one `swift test` process. Two groups run
-# on their own after everything else: the provider's PC/SC suite, because the bed has only two
-# vpcd readers (the VPCD suite serializes itself), and the CLI tests, which run the built
-# binary synchronously and would otherwise hold the cooperative threads that in-process
-# servers of other suites need.
+# Within a group, suites run in parallel in one process. Some groups run on their own after the
+# rest: the provider's PC/SC suite, because the bed has only two vpcd readers (the VPCD suite
+# serializes itself), and the suites that drive programs (CLI, daemon, OpenSSH, PAM), which
+# would otherwise hold the cooperative threads that in-process servers of other suites need.
 #
 # The uhid tests need a kernel with uhid; this host may have none, so scripts/hidvm/test-uhid.sh
 # runs them in a QEMU guest (skipping, with a message, only where no guest can start). A failure
 # there does not stop the host suites; the script's status is the first failure's.
 # The groups run the built test bundle itself (as `swift test --skip-build` would, and as the
-# guest does), not `swift test`: make test's release build holds SwiftPM's lock and build
-# database on .build meanwhile (scripts/test.sh), and `swift test` waits for both.
+# guest does), not `swift test`, which plans for ~20 s before each run and waits for SwiftPM's
+# lock and build database on .build while any build holds them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
-# --host-only leaves the guest out (scripts/test.sh runs it first, on its own).
-if [[ ${1:-} != --host-only ]]; then
-    scripts/hidvm/test-uhid.sh --no-build || status=$?
-fi
+scripts/hidvm/test-uhid.sh --no-build || status=$?
 # WebAuthnVerificationTests is CPU-bound (certificate paths, 4 MB metadata BLOBs): beside the
 # I/O suites on a 2-core machine it starves their servers' deadlines, so it runs on its own too.
 # DaemonTests, like CLITests, drive processes from synchronous tests that wait (sleep, read

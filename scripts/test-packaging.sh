@@ -65,17 +65,6 @@ build_release() {
     make --no-print-directory release .build/bench/sk-load .build/bench/pam-load
 }
 
-# --build-only: the builds this script needs and nothing else, so that they can run beforehand,
-# at a low priority beside the suite (scripts/test.sh, which make test runs); the checks then
-# find them done.
-if [ "${1:-}" = --build-only ]; then
-    trap - EXIT
-    rm -rf "$scratch"
-    build_release
-    build_consumer
-    exit 0
-fi
-
 # The chroot: Debian's minimal base (debootstrap, cached as a tarball in .build-packaging), proc,
 # and what the package depends on and recommends, so that installing the .deb later needs no
 # download. Runs in the background.
