@@ -52,19 +52,6 @@ timed() {
     return "$status"
 }
 
-# The consumer: a package of its own (its own scratch directory, so its own build of the
-# dependencies, as a user's would be). Debug information and the index store are of no use to
-# this check and only cost time.
-build_consumer() {
-    swift build --package-path Tests/Consumer --scratch-path .build-consumer --product Consumer \
-        --disable-index-store -Xswiftc -gnone -Xcc -g0
-}
-# The release build (the shared library, its front ends and the benchmarks' loaders), once for
-# the install check and the package.
-build_release() {
-    make --no-print-directory release .build/bench/sk-load .build/bench/pam-load
-}
-
 # The chroot: Debian's minimal base (debootstrap, cached as a tarball in .build-packaging), proc,
 # and what the package depends on and recommends, so that installing the .deb later needs no
 # download. Runs in the background.
@@ -89,12 +76,19 @@ prepare_chroot() {
 background+=($!)
 chroot_job=$!
 
+# The consumer: a package of its own (its own scratch directory, so its own build of the
+# dependencies, as a user's would be). Debug information and the index store are of no use to
+# this check and only cost time.
+build_consumer() {
+    swift build --package-path Tests/Consumer --scratch-path .build-consumer --product Consumer \
+        --disable-index-store -Xswiftc -gnone -Xcc -g0
+}
 (timed consumer-build build_consumer) </dev/null >"$scratch/consumer.log" 2>&1 &
 background+=($!)
 consumer_job=$!
 
 step "make release (the shared library and its front ends; once, for install and the package)"
-timed release build_release >"$scratch/release.log" 2>&1 ||
+timed release make --no-print-directory release .build/bench/sk-load .build/bench/pam-load >"$scratch/release.log" 2>&1 ||
     { tail -n 40 "$scratch/release.log" >&2; echo "test-packaging: make release failed" >&2; exit 1; }
 
 step "make install-files DESTDIR=$scratch/root, then make uninstall"
