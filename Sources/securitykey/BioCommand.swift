@@ -121,7 +121,7 @@ struct BioEnrollCommand: ReportingCommand {
         let interaction = options.interaction()
         let cancellation = FingerprintEnrollmentCancellation()
         let finished = EnrollmentFinished()
-        let (signals, stop) = SignalCancellation.signalNames()
+        let (signals, stop) = ProcessSignals.names()
         defer {
             finished.flag.store(true, ordering: .releasing)
             stop()

@@ -1,6 +1,6 @@
+import _SecurityKeyInternals
 import ArgumentParser
 import Authenticators
-import Dispatch
 import SecurityKeys
 import Synchronization
 import Transport
@@ -56,82 +56,21 @@ extension ReportingCommand {
 enum SignalCancellation {
     /// Terminal settings to put back if the process must exit while a PIN prompt has echo off.
     static let terminal = Mutex<(fd: Int32, settings: termios)?>(nil)
-    /// Set once the command has ended, so a pending grace-period exit does nothing.
-    private static let finished = Atomic<Bool>(false)
-
     /// Runs `body`; a first signal cancels it, and if it has not ended a second later (a blocking
     /// read at a PIN prompt cannot be cancelled), or on a second signal, the process restores the
     /// terminal and exits with the "cancelled" status.
     static func run(_ body: @escaping @Sendable () async throws -> Void) async throws {
-        let (signals, stop) = signalNames()
-        defer {
-            finished.store(true, ordering: .releasing)
-            stop()
-        }
-        // Children answer true (the body finished) or false (a signal came).
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                try await body()
-                return true
+        // The body's own `cancelled` error says what it was doing (waiting for a card another
+        // application held, say); any other ending is reported as the plain cancellation the
+        // user asked for.
+        try await ProcessSignals.runCancellingOnInterrupt(body, keeping: { error in
+            switch error {
+            case let error as TransportError: error.code == .cancelled
+            case let error as AuthenticatorError: error.code == .cancelled
+            case let error as SecurityKeyError: error.code == .cancelled
+            default: false
             }
-            group.addTask {
-                var received = 0
-                for await _ in signals {
-                    received += 1
-                    if received > 1 { exitCancelled() }
-                    if received == 1 {
-                        // Make a cancelled but still blocked body end the process after a grace period.
-                        DispatchQueue.global().asyncAfter(deadline: .now() + 1) {
-                            if !finished.load(ordering: .acquiring) { exitCancelled() }
-                        }
-                        return false
-                    }
-                }
-                return false
-            }
-            // The first child to end decides: the body's result, or the signal's cancellation.
-            defer { group.cancelAll() }
-            if try await group.next() == true { return }
-            group.cancelAll()
-            // A signal: the body, cancelled, usually ends at once. Its own `cancelled` error says
-            // what it was doing (waiting for a card another application held, say); any other
-            // ending is reported as the plain cancellation the user asked for.
-            do {
-                while let done = try await group.next() {
-                    if done { break }
-                }
-            } catch let error as TransportError where error.code == .cancelled {
-                throw error
-            } catch let error as AuthenticatorError where error.code == .cancelled {
-                throw error
-            } catch let error as SecurityKeyError where error.code == .cancelled {
-                throw error
-            } catch {}
-            throw CancellationError()
-        }
-    }
-
-    /// SIGINT and SIGTERM (or `signals`), by name, as they arrive (their default actions are off meanwhile);
-    /// `stop` ends the stream and the watching.
-    static func signalNames(_ signals: [(Int32, String)] = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")])
-        -> (stream: AsyncStream<String>, stop: () -> Void)
-    {
-        let (stream, continuation) = AsyncStream<String>.makeStream()
-        var sources: [any DispatchSourceSignal] = []
-        for (number, name) in signals {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(name) }
-            source.resume()
-            sources.append(source)
-        }
-        return (
-            stream,
-            {
-                for source in sources { source.cancel() }
-                continuation.finish()
-            }
-        )
+        }, giveUp: { exitCancelled() })
     }
 
     /// Restores the terminal and exits with the documented "cancelled" status.
