@@ -1,4 +1,5 @@
 import _SecurityKeyInternals
+import Logging
 
 /// What a program serving virtual keys was asked for, as the user wrote it (the flags of
 /// `securitykey virtual serve`): ``validate()`` checks the choices against each other, and
@@ -64,6 +65,8 @@ public struct VirtualKeyOptions: Sendable, Hashable {
     public var latency: Int?
     /// The file tokens and shared secrets are appended to (leak tests only).
     public var secretsLog: String?
+    /// Tests only: the ``VirtualKeyFault`` the servers show, by name (`--fault`).
+    public var fault: String?
     /// The CTAP 2.2 choices (the ctap22 profile only).
     public var ctap22 = CTAP22()
 
@@ -184,6 +187,9 @@ public struct VirtualKeyOptions: Sendable, Hashable {
             guard (1024...(1 << 20)).contains(maxLargeBlob) else {
                 throw refusal("--max-large-blob takes 1024 to 1048576 bytes.")
             }
+        }
+        if let fault, !VirtualKeyFault.all.map(\.rawValue).contains(fault) {
+            throw refusal("--fault takes silent-after-select or silent-after-init, not \"\(fault)\".")
         }
     }
 
@@ -320,6 +326,39 @@ public struct VirtualKeyOptions: Sendable, Hashable {
         guard let text else { return ("127.0.0.1", 8111) }
         if text.hasSuffix(":0"), text.count > 2 { return (String(text.dropLast(2)), 0) }
         return try parseAddress(text)
+    }
+}
+
+extension VirtualKeyOptions {
+    /// Refuses a `secretsLog` unless `environment` holds SECURITYKEY_ALLOW_SECRETS_LOG=1: anyone
+    /// who reads the file can use the key's PIN-gated commands while a token lives, so it is
+    /// never on by default, and only when the caller says it knows.
+    public func checkSecretsLog(environment: [String: String]) throws(VirtualKeyError) {
+        if secretsLog != nil, environment["SECURITYKEY_ALLOW_SECRETS_LOG"] != "1" {
+            throw refusal(
+                "--secrets-log writes the key's tokens and shared secrets to a file, for leak tests only; set SECURITYKEY_ALLOW_SECRETS_LOG=1 to confirm."
+            )
+        }
+    }
+
+    /// The server the choices describe: `count` keys made from `settings` (see ``settings()``)
+    /// served over `transport` (see ``transport(environment:processID:)``), with the state
+    /// file, simulated user, latency and fault chosen, each key's built-in verification
+    /// answering as `ctap22.fingerprint` says, and the first key's secrets appended to
+    /// `secretsLog`. Throws what ``VirtualKeyServer/init(settings:transport:count:stateFile:userPresence:latency:fault:logger:)``
+    /// and ``VirtualKeySecretsLog/init(path:)`` throw.
+    public func server(
+        transport: VirtualKeyTransport, settings: VirtualKeySettings, logger: Logger = Logger(label: "securitykey.virtual")
+    ) async throws -> VirtualKeyServer {
+        let server = try VirtualKeyServer(
+            settings: settings, transport: transport, count: count, stateFile: state,
+            userPresence: try userPresence(), latency: latency.map { .milliseconds($0) },
+            fault: fault.map(VirtualKeyFault.init(rawValue:)), logger: logger)
+        for key in server.keys { await key.setUserVerification(ctap22.userVerification) }
+        if let secretsLog, let key = server.keys.first {
+            await key.recordSecrets(to: try VirtualKeySecretsLog(path: secretsLog))
+        }
+        return server
     }
 }
 

@@ -144,9 +144,10 @@ struct FleetCommand: ReportingCommand {
         let metadata = FleetMetadata.load(from: MDSCLI.cache)
         if watch {
             // Interrupting the watch is how it ends: SIGINT or SIGTERM stop it with status 0.
-            _ = try await VirtualServeCommand.serveUntilSignal { [self] in
-                await watchFleet(inventory, rules: rules, anchors: anchors, metadata: metadata)
-            }
+            // SIGUSR1 is ignored, as it always was (it power-cycles only virtual keys).
+            _ = try await ProcessSignals.runUntilInterrupted(
+                { [self] in await watchFleet(inventory, rules: rules, anchors: anchors, metadata: metadata) },
+                handling: [(SIGUSR1, "SIGUSR1")])
             return
         }
         let (devices, denied) = await FleetRun.devices(inventory, uri: global.device, configured: configured)
@@ -204,11 +205,7 @@ struct FleetCommand: ReportingCommand {
     /// The `--trust-root` anchors, nil when none are given.
     func trustAnchors() throws -> AttestationTrustAnchors? {
         guard !trustRoot.isEmpty else { return nil }
-        var anchors = AttestationTrustAnchors()
-        for path in trustRoot {
-            do { try anchors.add(contentsOf: path) } catch { throw CLIError.usage(error.message) }
-        }
-        return anchors
+        do { return try AttestationTrustAnchors(contentsOf: trustRoot) } catch { throw CLIError.usage(error.message) }
     }
 }
 

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import _SecurityKeyInternals
 import ArgumentParser
 import CBOR
@@ -231,7 +228,7 @@ struct VirtualServeCommand: ReportingCommand {
     var secretsLog: String?
 
     var wantsJSON: Bool { json }
-    /// SIGINT and SIGTERM end the serve loop in ``serveUntilSignal(_:)``, which saves the state.
+    /// SIGINT and SIGTERM end the serve loop (`VirtualKeyServer.serveUntilInterrupted`), which saves the state.
     var cancelsOnSignal: Bool { false }
 
     /// The flags as the virtual authenticator's options.
@@ -243,15 +240,12 @@ struct VirtualServeCommand: ReportingCommand {
         (o.profile, o.enterpriseAttestation, o.enterpriseAttestationRPs) = (profile, enterpriseAttestation, enterpriseAttestationRP)
         (o.alwaysUV, o.extensions, o.maxCredBlobLength, o.ctap1Only, o.maxLargeBlob) = (alwaysUV, extensions, maxCredBlobLength, ctap1Only, maxLargeBlob)
         (o.bio, o.bioSamples, o.bioSamplesRequired, o.algorithms) = (bio, bioSamples, bioSamplesRequired, algorithms)
-        (o.count, o.latency, o.secretsLog, o.ctap22) = (count, latency, secretsLog, ctap22Options.options)
+        (o.count, o.latency, o.secretsLog, o.fault, o.ctap22) = (count, latency, secretsLog, fault, ctap22Options.options)
         return o
     }
 
     func validate() throws {
         do { try options.validate() } catch { throw ValidationError(error.message) }
-        if let fault, !VirtualKeyFault.all.map(\.rawValue).contains(fault) {
-            throw ValidationError("--fault takes silent-after-select or silent-after-init, not \"\(fault)\".")
-        }
     }
 
     func execute() async throws {
@@ -259,29 +253,18 @@ struct VirtualServeCommand: ReportingCommand {
         var logger = Logger(label: "securitykey.virtual")
         logger.logLevel = verbose >= 2 ? .trace : (verbose == 1 ? .debug : .notice)
         let options = self.options
+        let environment = ProcessInfo.processInfo.environment
         let transport: VirtualKeyTransport
         let settings: VirtualKeySettings
         do throws(VirtualKeyError) {
-            transport = try options.transport(
-                environment: ProcessInfo.processInfo.environment, processID: ProcessInfo.processInfo.processIdentifier)
+            transport = try options.transport(environment: environment, processID: ProcessInfo.processInfo.processIdentifier)
             settings = try options.settings()
+            try options.checkSecretsLog(environment: environment)
         } catch {
             throw CLIError.usage(error.message)
         }
-        if secretsLog != nil, ProcessInfo.processInfo.environment["SECURITYKEY_ALLOW_SECRETS_LOG"] != "1" {
-            // Anyone who reads the file can use the key's PIN-gated commands while a token
-            // lives: never on by default, and only when the caller says it knows.
-            throw CLIError.usage(
-                "--secrets-log writes the key's tokens and shared secrets to a file, for leak tests only; set SECURITYKEY_ALLOW_SECRETS_LOG=1 to confirm."
-            )
-        }
-        let server = try VirtualKeyServer(
-            settings: settings, transport: transport, count: count, stateFile: state,
-            userPresence: try options.userPresence(), latency: latency.map { .milliseconds($0) },
-            fault: fault.map(VirtualKeyFault.init(rawValue:)), logger: logger)
-        for key in server.keys { await key.setUserVerification(options.ctap22.userVerification) }
-        if let secretsLog, let key = server.keys.first {
-            await key.recordSecrets(to: try VirtualKeySecretsLog(path: secretsLog))
+        let server = try await options.server(transport: transport, settings: settings, logger: logger)
+        if let secretsLog, !server.keys.isEmpty {
             Console.err(
                 "securitykey: warning: writing the virtual key's tokens and shared secrets to \(secretsLog).")
         }
@@ -315,54 +298,12 @@ struct VirtualServeCommand: ReportingCommand {
                     ? "securitykey: connected to vpcd at \(vpcd); the card is in its reader."
                     : "securitykey: waiting for vpcd at \(vpcd) (is pcscd running with vsmartcard's vpcd?).")
         }
-        let signal = try await Self.serveUntilSignal(
-            { try await server.run(onReady: announce, onVPCD: connection) }, powerCycle: { await server.replug() })
+        let signal = try await server.serveUntilInterrupted(onReady: announce, onVPCD: connection) {
+            Console.err("securitykey: SIGUSR1 received; the virtual key was power-cycled.")
+        }
         Console.err(
             count == 1
                 ? "securitykey: \(signal) received; the virtual key stopped\(state.map { ", state saved in \($0)" } ?? "")."
                 : "securitykey: \(signal) received; the \(count) virtual keys stopped.")
-    }
-
-    /// Runs `body` until SIGINT or SIGTERM arrives, then cancels it and waits for it to finish,
-    /// and answers the signal's name ("end" if the body ended by itself); each SIGUSR1 meanwhile
-    /// runs `powerCycle`. The body's error, if it fails first, is thrown.
-    static func serveUntilSignal(
-        _ body: @escaping @Sendable () async throws -> Void,
-        powerCycle: @escaping @Sendable () async -> Void = {}
-    ) async throws -> String {
-        let (stream, stop) = SignalCancellation.signalNames()
-        defer { stop() }
-        let (powerUps, stopPowerUps) = SignalCancellation.signalNames([(SIGUSR1, "SIGUSR1")])
-        defer { stopPowerUps() }
-        return try await withThrowingTaskGroup(of: String?.self) { group in
-            group.addTask {
-                try await body()
-                return nil
-            }
-            group.addTask {
-                for await _ in powerUps {
-                    await powerCycle()
-                    Console.err("securitykey: SIGUSR1 received; the virtual key was power-cycled.")
-                }
-                return nil
-            }
-            group.addTask {
-                for await name in stream { return name }
-                return nil
-            }
-            // The power-cycle watcher runs until cancelled, so the first child to end is the
-            // body or the signal watcher.
-            let first = try await group.next() ?? nil
-            group.cancelAll()
-            return first ?? "end"
-        }
-    }
-}
-
-extension VirtualKeyTransport {
-    /// `HOST:PORT` of vpcd for a PC/SC card (empty for the other transports).
-    fileprivate var vpcdAddress: String {
-        guard case .pcsc(let host, let port) = self else { return "" }
-        return "\(host):\(port)"
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import TestProcesses
 import Testing
+import Logging
 import VirtualAuthenticator
 
 /// What `virtual serve`'s flags parse to. Expected values come from outside the parser: COSE
@@ -148,5 +149,52 @@ import VirtualAuthenticator
         var other = options
         other.attestation = "self"
         #expect(throws: VirtualKeyError.self) { try other.validate() }
+    }
+
+    /// `--fault` takes the names `VirtualKeyFault` lists (the spellings Docs/CLI.md gives).
+    @Test func faults() throws {
+        var options = VirtualKeyOptions()
+        options.udp = true
+        options.fault = "silent-after-init"
+        try options.validate()
+        options.fault = "silent-after-ack"
+        #expect { try options.validate() } throws: { error in
+            (error as? VirtualKeyError)?.message
+                == "--fault takes silent-after-select or silent-after-init, not \"silent-after-ack\"."
+        }
+    }
+
+    /// A secrets log only when the environment says SECURITYKEY_ALLOW_SECRETS_LOG=1.
+    @Test func secretsLogNeedsConsent() throws {
+        var options = VirtualKeyOptions()
+        options.udp = true
+        try options.checkSecretsLog(environment: [:])
+        options.secretsLog = "/tmp/secrets"
+        #expect(throws: VirtualKeyError.self) { try options.checkSecretsLog(environment: [:]) }
+        #expect(throws: VirtualKeyError.self) {
+            try options.checkSecretsLog(environment: ["SECURITYKEY_ALLOW_SECRETS_LOG": "yes"])
+        }
+        try options.checkSecretsLog(environment: ["SECURITYKEY_ALLOW_SECRETS_LOG": "1"])
+    }
+
+    /// The server the flags describe: `--count` keys on consecutive ports, each answering
+    /// built-in verification as `--fingerprint` says; the vpcd address a card goes to.
+    @Test func serverFromFlags() async throws {
+        var options = VirtualKeyOptions()
+        options.udp = true
+        options.address = "127.0.0.1:0"
+        options.count = 2
+        options.bio = true
+        options.ctap22.fingerprint = "mismatch"
+        try options.validate()
+        let transport = try options.transport(environment: [:], processID: 42)
+        #expect(transport == .udp(host: "127.0.0.1", port: 0))
+        #expect(transport.vpcdAddress == "")
+        let server = try await options.server(
+            transport: transport, settings: try options.settings(), logger: Logger(label: "test"))
+        #expect(server.keys.count == 2)
+        #expect(server.ports.count == 2 && !server.ports.contains(0))
+        for key in server.keys { #expect(await key.userVerification == .mismatch) }
+        #expect(VirtualKeyTransport.pcsc(vpcdHost: "vpcd", vpcdPort: 35963).vpcdAddress == "vpcd:35963")
     }
 }

@@ -307,6 +307,13 @@ import X509
         #expect(fromDER.certificates == [roots[0]])
         let fromDirectory = try AttestationTrustAnchors(contentsOf: directory.path)
         #expect(fromDirectory.certificates == roots + [roots[0]])
+        // Several paths (fleet --trust-root, repeated): their anchors in order.
+        let fromPaths = try AttestationTrustAnchors(
+            contentsOf: [directory.appendingPathComponent("one.der").path, directory.appendingPathComponent("bundle.pem").path])
+        #expect(fromPaths.certificates == [roots[0]] + roots)
+        #expect(throws: WebAuthnVerificationError.self) {
+            try AttestationTrustAnchors(contentsOf: [directory.appendingPathComponent("one.der").path, directory.appendingPathComponent("README.txt").path])
+        }
         let garbage = #expect(throws: WebAuthnVerificationError.self) {
             try AttestationTrustAnchors(contentsOf: directory.appendingPathComponent("README.txt").path)
         }

@@ -21,6 +21,12 @@ public enum VirtualKeyTransport: Sendable, Hashable {
     public static func isValidSerialNumber(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count < 64 && text.allSatisfy { $0.isASCII && !$0.isNewline && $0 != "=" }
     }
+
+    /// `HOST:PORT` of vpcd for a PC/SC card (empty for the other transports).
+    public var vpcdAddress: String {
+        guard case .pcsc(let host, let port) = self else { return "" }
+        return "\(host):\(port)"
+    }
 }
 
 /// One served key's readiness document: what a host needs to reach it, once it serves
@@ -220,6 +226,23 @@ public final class VirtualKeyServer: Sendable {
                 // node leaves the server running.
                 while try await group.next() != nil {}
             }
+        }
+    }
+
+    /// Serves every key (``run(onReady:onVPCD:)``) until SIGINT or SIGTERM arrives, then stops
+    /// serving and answers the signal's name ("end" if serving ended by itself): what a program
+    /// serving keys until it is told to stop runs. Each SIGUSR1 meanwhile power-cycles the keys
+    /// (``replug()``), then calls `onPowerCycle`. A server's error, if it fails first, is thrown.
+    public func serveUntilInterrupted(
+        onReady: @escaping @Sendable ([VirtualKeyReadiness]) -> Void,
+        onVPCD: @escaping @Sendable (Bool) -> Void = { _ in },
+        onPowerCycle: @escaping @Sendable () -> Void = {}
+    ) async throws -> String {
+        try await ProcessSignals.runUntilInterrupted(
+            { try await self.run(onReady: onReady, onVPCD: onVPCD) }, handling: [(SIGUSR1, "SIGUSR1")]
+        ) { _ in
+            await self.replug()
+            onPowerCycle()
         }
     }
 

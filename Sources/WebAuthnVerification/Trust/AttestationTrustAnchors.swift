@@ -24,6 +24,13 @@ public struct AttestationTrustAnchors: Sendable, Hashable {
         try add(contentsOf: path)
     }
 
+    /// Reads the anchors at each of `paths`, in order (each a file or a directory, as
+    /// ``init(contentsOf:)``); the first that cannot be read ends it.
+    public init(contentsOf paths: [String]) throws(WebAuthnVerificationError) {
+        self.init()
+        for path in paths { try add(contentsOf: path) }
+    }
+
     /// Adds the anchors at `path` (a file or a directory, as ``init(contentsOf:)``).
     public mutating func add(contentsOf path: String) throws(WebAuthnVerificationError) {
         var isDirectory = false
