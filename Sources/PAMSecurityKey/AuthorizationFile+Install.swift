@@ -23,4 +23,28 @@ extension AuthorizationFile {
         }
         try FileManager.default.setAttributes(attributes, ofItemAtPath: path)
     }
+
+    /// Adds `credential` to `user`'s line of the authorization file at `path` (a new file, or a
+    /// new line, when there is none), keeping its other lines (``adding(_:for:to:)``), once
+    /// `confirm` returns (a prompt; what it throws stops the change), and writes it
+    /// (``install(_:at:for:)``). Throws `PAMFailure` when the file is not one this may change,
+    /// else the file system's error.
+    public static func append(
+        _ credential: PAMCredential, for user: String, at path: String, confirm: () throws -> Void
+    ) throws {
+        let existing = FileManager.default.fileExists(atPath: path) ? try Data(contentsOf: URL(fileURLWithPath: path)) : Data()
+        let text = try adding(credential, for: user, to: Array(existing))
+        try confirm()
+        try install(text, at: path, for: user)
+    }
+
+    /// The file `securitykey pam enroll --append` writes for `user` by default: the one
+    /// pam_u2f.so and pam_securitykey.so read (``PAMAuthentication/defaultAuthFile(for:sshFormat:)``),
+    /// or `~/.config/Yubico/u2f_keys` in this process's home for a user the system does not know.
+    public static func defaultPath(for user: String) -> String {
+        guard let account = PAMUser.named(user) else {
+            return FileManager.default.homeDirectoryForCurrentUser.path + "/.config/Yubico/u2f_keys"
+        }
+        return PAMAuthentication.defaultAuthFile(for: account, sshFormat: false)
+    }
 }

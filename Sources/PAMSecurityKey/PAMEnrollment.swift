@@ -27,6 +27,18 @@ public struct PAMEnrollment: Sendable {
         self.origin = origin
     }
 
+    /// Whether `name` can stand at the start of an authorization file's line: not empty, no
+    /// `:` (which ends the name) and no line break (which ends the line).
+    public static func isValidUser(_ name: String) -> Bool {
+        !name.isEmpty && !name.contains(":") && !name.contains("\n")
+    }
+
+    /// The COSE algorithm of a type name pam-u2f writes (`es256`, `eddsa`, `rs256`); nil for
+    /// any other.
+    public static func algorithm(typeName: String) -> COSEAlgorithm? {
+        PAMCredential.typeNames.first { $0.name == typeName }?.algorithm
+    }
+
     /// The attributes written: always `+presence` (a touch), and the verification asked for.
     public var attributes: PAMCredential.Attributes {
         var attributes: PAMCredential.Attributes = [.presence]

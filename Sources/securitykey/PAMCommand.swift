@@ -49,11 +49,11 @@ struct PAMEnrollCommand: ReportingCommand {
     var wantsJSON: Bool { global.json }
 
     func execute() async throws {
-        guard let algorithm = PAMCredential.typeNames.first(where: { $0.name == type })?.algorithm else {
+        guard let algorithm = PAMEnrollment.algorithm(typeName: type) else {
             throw CLIError.usage("--type must be es256, eddsa or rs256.")
         }
         let userName = user ?? ProcessInfo.processInfo.userName
-        guard !userName.isEmpty, !userName.contains(":"), !userName.contains("\n") else {
+        guard PAMEnrollment.isValidUser(userName) else {
             throw CLIError.usage("The user name must be non-empty and hold no ':' or line break.")
         }
         let relyingParty = origin ?? "pam://\(PAMSystem.hostName() ?? ProcessInfo.processInfo.hostName)"
@@ -72,8 +72,14 @@ struct PAMEnrollCommand: ReportingCommand {
         let line = AuthorizationFile.line(user: userName, credentials: [credential])
         var written: String?
         if append {
-            let path = file ?? defaultFile(for: userName)
-            try appendCredential(credential, user: userName, to: path)
+            let path = file ?? AuthorizationFile.defaultPath(for: userName)
+            do {
+                try AuthorizationFile.append(credential, for: userName, at: path) {
+                    try Confirmation.ask("Add this credential for \(userName) to \(path)?", assumeYes: yes)
+                }
+            } catch let error as PAMFailure {
+                throw CLIError.invalidInput("\(path) is not a pam-u2f file this command may change: \(error.message).")
+            }
             written = path
         }
         if wantsJSON {
@@ -87,26 +93,5 @@ struct PAMEnrollCommand: ReportingCommand {
         } else {
             Console.out(line)
         }
-    }
-
-    /// The user's pam-u2f file: the one pam_u2f.so and pam_securitykey.so read by default.
-    func defaultFile(for userName: String) -> String {
-        guard let account = PAMUser.named(userName) else { return FileManager.default.homeDirectoryForCurrentUser.path + "/.config/Yubico/u2f_keys" }
-        return PAMAuthentication.defaultAuthFile(for: account, sshFormat: false)
-    }
-
-    /// Adds the credential to `path` after asking, keeping the file's other lines
-    /// (``AuthorizationFile/install(_:at:for:)`` writes it).
-    func appendCredential(_ credential: PAMCredential, user: String, to path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        let existing = FileManager.default.fileExists(atPath: path) ? try Data(contentsOf: url) : Data()
-        let text: String
-        do throws(PAMFailure) {
-            text = try AuthorizationFile.adding(credential, for: user, to: Array(existing))
-        } catch {
-            throw CLIError.invalidInput("\(path) is not a pam-u2f file this command may change: \(error.message).")
-        }
-        try Confirmation.ask("Add this credential for \(user) to \(path)?", assumeYes: yes)
-        try AuthorizationFile.install(text, at: path, for: user)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import CBOR
 import CTAP2
 import Crypto
@@ -130,6 +131,48 @@ struct AuthorizationFileTests {
         let fresh = try AuthorizationFile.adding(extra, for: "carol", to: Array(text.utf8))
         #expect(try Self.parse(fresh, user: "carol") == [extra])
         #expect(throws: PAMFailure.self) { try AuthorizationFile.adding(extra, for: "x", to: Array("broken\n".utf8)) }
+    }
+
+    /// `pam enroll --append`: a new file gets pamu2fcfg's line; an existing one keeps its
+    /// lines and the user's line gains the credential; nothing is written when the file is not
+    /// one to change or the confirmation throws.
+    @Test func appendingToAFile() throws {
+        struct Declined: Error {}
+        let extra = try #require(try Self.parse(Self.newResident)?.first)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pam-append-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("Yubico/u2f_keys").path
+        #expect(throws: Declined.self) {
+            try AuthorizationFile.append(extra, for: "myuser", at: path) { throw Declined() }
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+        try AuthorizationFile.append(extra, for: "myuser", at: path) {}
+        #expect(try Self.parse(String(contentsOfFile: path, encoding: .utf8)) == [extra])
+        try Self.newDoubleV.write(toFile: path, atomically: true, encoding: .utf8)
+        try AuthorizationFile.append(extra, for: "myuser", at: path) {}
+        let grown = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(grown.hasPrefix(Self.newDoubleV + ":*,oO3z71rtDS86RH3EdZFxr"))
+        #expect(try Self.parse(grown)?.count == 3)
+        try "broken\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: PAMFailure.self) { try AuthorizationFile.append(extra, for: "myuser", at: path) {} }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "broken\n")
+    }
+
+    /// What may name a user in the file, and pam-u2f's type names (pamu2fcfg's `-t`).
+    @Test func userNamesAndTypeNames() {
+        #expect(PAMEnrollment.isValidUser("myuser"))
+        for bad in ["", "my:user", "my\nuser"] { #expect(!PAMEnrollment.isValidUser(bad)) }
+        #expect(PAMEnrollment.algorithm(typeName: "es256")?.rawValue == -7)
+        #expect(PAMEnrollment.algorithm(typeName: "eddsa")?.rawValue == -8)
+        #expect(PAMEnrollment.algorithm(typeName: "rs256")?.rawValue == -257)
+        #expect(PAMEnrollment.algorithm(typeName: "es384") == nil)
+    }
+
+    /// A user the system does not know gets the default file in this process's home.
+    @Test func defaultPathOfAnUnknownUser() {
+        #expect(
+            AuthorizationFile.defaultPath(for: "no-such-user-\(getpid())")
+                == FileManager.default.homeDirectoryForCurrentUser.path + "/.config/Yubico/u2f_keys")
     }
 }
 
