@@ -1,6 +1,7 @@
 import _SecurityKeyInternals
 import CTAP2
 import Crypto
+import X509
 
 /// A registration response as a relying party receives it (WebAuthn §5.2.1
 /// AuthenticatorAttestationResponse, RegistrationResponseJSON), its CBOR already parsed.
@@ -151,4 +152,15 @@ func checkUser(
 /// Whether base64url `text` (padding allowed, as clients may send it) names `credentialID`.
 func sameCredentialID(_ text: String, _ credentialID: [UInt8]) -> Bool {
     String(text.filter { $0 != "=" }) == Base64URL.encode(credentialID)
+}
+
+extension CredentialRecord {
+    /// The record of a credential known only by its public key (a SubjectPublicKeyInfo, as a
+    /// PEM file holds it), verified with the algorithm its kind is taken to sign with
+    /// (``SignaturePublicKey/defaultAlgorithm``), with `id` and `signCount` from a registration
+    /// when there is one; nil for a kind of key this module cannot verify.
+    public init?(publicKey: Certificate.PublicKey, id: [UInt8]? = nil, signCount: UInt32 = 0) {
+        guard let key = SignaturePublicKey(publicKey) else { return nil }
+        self.init(id: id, publicKey: .key(key, algorithm: key.defaultAlgorithm), signCount: signCount)
+    }
 }

@@ -38,3 +38,19 @@ extension VerifiedAssertion {
         ])
     }
 }
+
+extension VerifiedRegistration {
+    /// What was verified, in one sentence for people (`securitykey verify`): the format and
+    /// type of the attestation, the certificate that signed it, the trust anchor its path
+    /// reached, the model `model` (a metadata entry) names, and the CRL check.
+    public func summary(model: MetadataBLOBPayloadEntry?) -> String {
+        var line = "Registration: \(attestationFormat) attestation (\(attestation.type)) verifies"
+        if let leaf = attestation.trustPath.first { line += "; signed by \(leaf.nameForMessages)" }
+        if let anchor = attestation.trustAnchor {
+            line += ", chained to the trust anchor \(anchor.nameForMessages) (\(attestation.certificatePath.count) certificates)"
+        }
+        if let name = model?.description { line += "; the model is \(name) in the FIDO metadata" }
+        if let revocation = attestation.revocation { line += "; \(revocation.summary)" }
+        return line + "."
+    }
+}

@@ -246,21 +246,6 @@ enum MDSCLI {
     /// The cache as read once per process for naming models (`list` names many keys).
     private static let cachedForNaming: MetadataBLOB? = try? cache.load()
 
-    /// The trust policy `verify --mds` uses: the cached metadata, default refused statuses,
-    /// and the CRLs the attestation path names.
-    static func trustPolicy(verifyTime: Date? = nil, requireRevocation: Bool = false) throws
-        -> MetadataAttestationTrust
-    {
-        MetadataAttestationTrust(
-            metadata: try loadCache().payload, verifyTime: verifyTime, revocation: RevocationChecker(),
-            requiresRevocation: requireRevocation)
-    }
-
-    /// The metadata entry `verify --mds` names the model by.
-    static func entry(aaguid: AAGUID, attestationCertificate: Certificate?) -> MetadataBLOBPayloadEntry? {
-        (try? cache.load()?.payload)?.entry(aaguid: aaguid, attestationCertificate: attestationCertificate)
-    }
-
     /// An RFC 3339 time or a bare `YYYY-MM-DD` (UTC midnight): the one `--verify-time` parser.
     static func parseTime(_ text: String) throws -> Date { try VerifyCommand.moment(text) }
 

@@ -124,14 +124,11 @@ struct VerifyCommand: ReportingCommand {
             // A damaged cache fails only the checks that need it (--mds).
             metadata = mds ? try MDSCLI.cacheStatus(required: true) : try? MDSCLI.cacheStatus()
             let verifier = RegistrationVerifier(
-                policy: policy(rpID, expectedChallenge, document),
-                trustPolicy: mds
-                    ? try MDSCLI.trustPolicy(verifyTime: validationTime, requireRevocation: requireRevocation)
-                    : anchors.map {
-                        CertificatePathAttestationTrust(
-                            anchors: $0, validationTime: validationTime, revocation: RevocationChecker(),
-                            requiresRevocation: requireRevocation)
-                    } ?? UnanchoredAttestationTrust())
+                policy: RelyingPartyPolicy(
+                    relyingPartyID: rpID, origin: origin, challenge: expectedChallenge, for: response.clientData),
+                trustPolicy: RegistrationVerifier.trustPolicy(
+                    metadata: mds ? try MDSCLI.loadCache().payload : nil, anchors: anchors,
+                    validationTime: validationTime, requiresRevocation: requireRevocation))
             let verified: VerifiedRegistration
             do {
                 verified = try await verifier.verify(response)
@@ -148,15 +145,7 @@ struct VerifyCommand: ReportingCommand {
             record = verified.credentialRecord
             result.append(
                 ("registration", verified.json(metadataChecked: metadata != nil, model: model)))
-            var line =
-                "Registration: \(verified.attestationFormat) attestation (\(verified.attestation.type)) verifies"
-            if let leaf = verified.attestation.trustPath.first { line += "; signed by \(leaf.nameForMessages)" }
-            if let anchor = verified.attestation.trustAnchor {
-                line += ", chained to the trust anchor \(anchor.nameForMessages) (\(verified.attestation.certificatePath.count) certificates)"
-            }
-            if let name = model?.description { line += "; the model is \(name) in the FIDO metadata" }
-            if let revocation = verified.attestation.revocation { line += "; \(revocation.summary)" }
-            lines.append(line + ".")
+            lines.append(verified.summary(model: model))
             if let metadata { lines.append(metadata.summary) }
         }
         if let assertion {
@@ -169,20 +158,21 @@ struct VerifyCommand: ReportingCommand {
                 signature: try document.binary(["response", "signature"]))
             var credential = record
             if let publicKey {
-                let key = try Self.certificatePublicKey(readInput(publicKey))
-                guard let verifier = SignaturePublicKey(key) else {
+                // The registration (when given) still names the credential and its counter.
+                credential = CredentialRecord(
+                    publicKey: try Self.certificatePublicKey(readInput(publicKey)), id: record?.id,
+                    signCount: record?.signCount ?? 0)
+                guard credential != nil else {
                     throw CLIError(
                         .notSupported, code: "unsupported-algorithm",
                         "The --public-key is of an unsupported kind.")
                 }
-                // The registration (when given) still names the credential and its counter.
-                credential = CredentialRecord(
-                    id: record?.id, publicKey: .key(verifier, algorithm: verifier.defaultAlgorithm),
-                    signCount: record?.signCount ?? 0)
             }
             guard let credential else { throw ValidationError("--assertion needs the public key.") }
-            let verified = try AssertionVerifier(policy: policy(rpID, expectedChallenge, document))
-                .verify(response, credential: credential)
+            let verified = try AssertionVerifier(
+                policy: RelyingPartyPolicy(
+                    relyingPartyID: rpID, origin: origin, challenge: expectedChallenge, for: response.clientData)
+            ).verify(response, credential: credential)
             result.append(("assertion", verified.json))
             lines.append("Assertion: the signature verifies (sign count \(verified.signCount)).")
         }
@@ -230,17 +220,6 @@ struct VerifyCommand: ReportingCommand {
         return .hash(hash)
     }
 
-    /// What the options ask of a response. Without clientDataJSON only the hash is there, and
-    /// --challenge and --origin have nothing to be checked against.
-    private func policy(
-        _ rpID: String?, _ challenge: [UInt8]?, _ document: WebAuthnResponseDocument
-    ) -> RelyingPartyPolicy {
-        let hasClientData = document.has(["response", "clientDataJSON"])
-        return RelyingPartyPolicy(
-            relyingPartyID: rpID, origins: hasClientData ? origin.map { [$0] } : nil,
-            challenge: hasClientData ? challenge : nil, crossOrigin: .unchecked)
-    }
-
     /// Parses a `--verify-time` value (every command's, with the one parser).
     static func moment(_ text: String) throws(CLIError) -> Date {
         guard let seconds = InternetDateTime.secondsSince1970(text) else { throw CLIError.usage(timeFormat(text)) }
@@ -250,14 +229,6 @@ struct VerifyCommand: ReportingCommand {
     /// What `--verify-time` takes, for a value it does not.
     static func timeFormat(_ text: String) -> String {
         "--verify-time takes an RFC 3339 time (2024-12-16T00:00:00Z) or a date (2024-12-16), not \"\(text)\"."
-    }
-
-    static func certificate(_ bytes: [UInt8]) throws -> Certificate {
-        do { return try Certificate(pemEncoded: String(decoding: bytes, as: UTF8.self)) } catch {
-            do { return try Certificate(derEncoded: bytes) } catch {
-                throw CLIError.invalidInput("The certificate is neither PEM nor DER.")
-            }
-        }
     }
 
     static func certificatePublicKey(_ bytes: [UInt8]) throws -> Certificate.PublicKey {
