@@ -69,14 +69,6 @@ struct DecodeCommand: ReportingCommand {
             }
             return bytes
         }
-        let raw = try readInput(file ?? "-")
-        let isHexText =
-            !raw.isEmpty
-            && raw.allSatisfy {
-                ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) || $0 == 0x20
-                    || $0 == 0x0A || $0 == 0x0D || $0 == 0x09
-            }
-        if isHexText, let bytes = Hex.decode(String(decoding: raw, as: UTF8.self), lenient: true) { return bytes }
-        return raw
+        return StructureDecoder.input(fromFile: try readInput(file ?? "-"))
     }
 }

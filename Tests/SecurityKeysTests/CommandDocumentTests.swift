@@ -76,6 +76,20 @@ import Testing
 
     /// `decode --as client-data` with the bounded JSON reader: the spec vector's members, its
     /// challenge in hex, its hash; malformed and duplicate-member documents are refused.
+    /// `decode FILE`: a capture pasted as hex text (python-fido2's getInfo reply, with line
+    /// breaks and spaces) is read as the bytes it spells; anything else as it is.
+    @Test func aFileOfHexTextIsReadAsHex() throws {
+        let entries = try VectorEntry.load("python-fido2-vectors.json")
+        let vector = try #require(entries.first { $0.id == "python-fido2/test_ctap2/module/_INFO" })
+        let hex = try #require(vector.hex)
+        let text = hex.enumerated().map { $0.offset > 0 && $0.offset % 32 == 0 ? "\n\($0.element)" : "\($0.element)" }
+            .joined() + " \r\n"
+        #expect(StructureDecoder.input(fromFile: Array(text.utf8)) == vector.bytes)
+        #expect(StructureDecoder.input(fromFile: vector.bytes) == vector.bytes)
+        #expect(StructureDecoder.input(fromFile: Array("abc".utf8)) == Array("abc".utf8))
+        #expect(StructureDecoder.input(fromFile: []) == [])
+    }
+
     @Test func clientDataIsDecodedWithTheBoundedReader() throws {
         let clientDataJSON = try Self.vector("registration/clientDataJSON")
         let challenge = try Self.vector("registration/challenge")

@@ -4,7 +4,8 @@ import SecurityKeys
 extension FuzzTarget {
     /// `securitykey decode`'s decoders (`StructureDecoder`): the first byte picks the kind (or,
     /// past the last kind, leaves it to recognition), the rest is the input; the same input is
-    /// also read as a WebAuthn response document (`WebAuthnResponseDocument`, `verify`'s input).
+    /// also read as a file to decode (`StructureDecoder.input(fromFile:)`, hex text or bytes)
+    /// and as a WebAuthn response document (`WebAuthnResponseDocument`, `verify`'s input).
     ///
     /// Properties: a decoded document is a JSON object whose first member is `kind`, naming the
     /// kind asked for (or recognised); decoding is deterministic; a document member decodes as
@@ -27,6 +28,9 @@ extension FuzzTarget {
                 (try? StructureDecoder.decode(input, as: kind))?.text() == document.text(),
                 "the same input decodes differently")
         }
+        // A file's bytes: hex text becomes what it spells (never more bytes than the text had).
+        let fromFile = StructureDecoder.input(fromFile: input)
+        try expect(fromFile.count <= input.count, "a file read as more bytes than it holds")
         if let document = try? WebAuthnResponseDocument(input, path: "input") {
             for path in [["response", "attestationObject"], ["response", "clientDataJSON"], ["id"]] {
                 switch Result(catching: { () throws(StructureDecodingError) in try document.binary(path) }) {

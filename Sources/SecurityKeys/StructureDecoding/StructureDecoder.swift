@@ -39,6 +39,19 @@ public enum StructureDecoder {
 
     static let lenient = CBORDecoder(options: .lenient)
 
+    /// The bytes a file to decode stands for: a file holding only hex digits and whitespace
+    /// (a capture pasted as text) is read as hex, any other file as it is.
+    public static func input(fromFile raw: [UInt8]) -> [UInt8] {
+        let isHexText =
+            !raw.isEmpty
+            && raw.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) || $0 == 0x20
+                    || $0 == 0x0A || $0 == 0x0D || $0 == 0x09
+            }
+        if isHexText, let bytes = Hex.decode(String(decoding: raw, as: UTF8.self), lenient: true) { return bytes }
+        return raw
+    }
+
     /// Decodes `bytes` as `kind`, or as what they are recognised to be when `kind` is nil: CBOR
     /// that only looked like a known structure is shown as generic CBOR, with a `note` saying
     /// why it is not that structure.
