@@ -998,6 +998,9 @@ def structure_decoder_seeds(entries):
                  "response": {"clientDataJSON": b64(client), "authenticatorData": b64(b"\x33" * 32 + b"\x01\x00\x00\x00\x02"),
                               "signature": b64(b"\x30" * 8), "userHandle": b64(b"\x01")}}
     yield b"\x0a" + json.dumps(assertion).encode()
+    # A file of hex text (decode FILE reads it as the bytes it spells), and one of odd length.
+    yield b"\xff" + b"a2 01 81 68\r\n46 49 44 4f 5f 32 5f 30 03 50" + b"00" * 16 + b"\n"
+    yield b"\xffabc\n"
     yield b"\xff" + json.dumps(assertion).encode()
     yield b"\x0a" + json.dumps({"id": "!", "response": {}}).encode()
 
