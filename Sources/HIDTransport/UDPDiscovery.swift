@@ -100,7 +100,7 @@ public struct UDPDiscovery: DeviceDiscovery {
             let opened = try await UDPReportPipe.open(endpoint: endpoint, deadline: deadline)
             pipe = opened
             let connection = try await CTAPHIDConnection.open(
-                pipe: opened, descriptor: descriptor(endpoint), timeout: deadline.remaining, logger: logger)
+                pipe: opened, descriptor: endpoint.descriptor, timeout: deadline.remaining, logger: logger)
             await connection.close()
             return .answered(connection.descriptor, toSender: opened.localPort != UDPEndpoint.defaultLocalPort)
         } catch {
@@ -135,12 +135,7 @@ public struct UDPDiscovery: DeviceDiscovery {
         let deadline = Deadline.after(timeout)
         let pipe = try await UDPReportPipe.open(endpoint: endpoint, deadline: deadline)
         return try await CTAPHIDConnection.open(
-            pipe: pipe, descriptor: descriptor(endpoint), timeout: deadline.remaining, logger: logger)
-    }
-
-    /// What ``devices()`` and ``events()`` report for an endpoint that answers.
-    private func descriptor(_ endpoint: UDPEndpoint) -> DeviceDescriptor {
-        DeviceDescriptor(uri: endpoint.uri, transport: .udp, product: "CTAPHID over UDP")
+            pipe: pipe, descriptor: endpoint.descriptor, timeout: deadline.remaining, logger: logger)
     }
 }
 

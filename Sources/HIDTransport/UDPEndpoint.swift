@@ -185,6 +185,12 @@ public struct UDPEndpoint: Hashable, Sendable, CustomStringConvertible {
         return "\(base)?local=\(localPort)"
     }
 
+    /// The endpoint as a device: what `UDPDiscovery` reports for it once it answers, and what a
+    /// caller lists for an endpoint it will open whether or not it answers a probe.
+    public var descriptor: DeviceDescriptor {
+        DeviceDescriptor(uri: uri, transport: .udp, product: "CTAPHID over UDP")
+    }
+
     public var description: String { uri }
 }
 

@@ -4,6 +4,7 @@ import CBOR
 import CTAP2
 import Fleet
 import FoundationEssentials
+import HIDTransport
 import _SecurityKeyInternals
 import Transport
 import WebAuthnVerification
@@ -129,7 +130,7 @@ struct FleetCommand: ReportingCommand {
         let endpoints = try global.udpEndpoints()
         // Watching follows configured UDP endpoints through their probes, like any discovery.
         let directory = AuthenticatorDirectory.system(udpEndpoints: watch ? endpoints : [], logger: logger)
-        let configured = endpoints.map { DeviceDescriptor(uri: $0.uri, transport: .udp, product: "CTAPHID over UDP") }
+        let configured = endpoints.map(\.descriptor)
         let anchors = try trustAnchors()
         let inventory = FleetInventory(
             directory: directory, concurrency: .system(limit: concurrency),

@@ -96,4 +96,13 @@ import Transport
             ($0 as? TransportError)?.code == .invalidURI
         }
     }
+
+    /// An endpoint listed as a device: its URI as written, the udp transport, and the product
+    /// name the fleet and the discovery report for it.
+    @Test func descriptor() throws {
+        let descriptor = try UDPEndpoint(uri: "udp:[::1]:8111?local=0").descriptor
+        #expect(descriptor.uri == "udp:[::1]:8111?local=0")
+        #expect(descriptor.transport == .udp)
+        #expect(descriptor.product == "CTAPHID over UDP")
+    }
 }
