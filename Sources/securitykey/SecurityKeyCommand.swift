@@ -43,13 +43,7 @@ struct SecurityKeyCommand: AsyncParsableCommand {
             if !(error is ExitCode), exitCode(for: error) == .validationFailure,
                 CommandLine.arguments.dropFirst().contains("--json")
             {
-                Console.json(
-                    .object([
-                        (
-                            "error",
-                            .object([("code", .string("usage")), ("message", .string(message(for: error)))])
-                        )
-                    ]))
+                Console.json(.object([("error", CLIError.usage(message(for: error)).json)]))
             }
             exit(withError: error)
         }
