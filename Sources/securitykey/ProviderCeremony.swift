@@ -26,28 +26,20 @@ enum ProviderCeremony {
     ) async throws -> Outcome {
         let deadline = Deadline.after(request.timeout)
         let logger = global.makeLogger()
-        let sources: [SecurityKeySource]
-        var opened: Authenticator?
-        if let uri = global.device {
-            // Opened once: the controller uses this handle and its getInfo as they are.
-            let key = try await global.directory(logger: logger).open(uri: uri, deadline: deadline)
-            opened = key
-            sources = [.authenticator(key)]
-        } else {
-            sources = try global.directory(logger: logger).discoveries.map(SecurityKeySource.discovery)
-        }
         let interaction = CLIInteraction(reader: pinReader, account: account)
-        let controller = SecurityKeyAuthorizationController(
-            sources: sources, interaction: interaction, logger: logger)
         let printer = StatusPrinter()
-        let outcome: Swift.Result<SecurityKeyAuthorization, SecurityKeyError>
-        do throws(SecurityKeyError) {
-            outcome = .success(
-                try await controller.perform(request, deadline: deadline, onStatus: { printer.show($0) }))
-        } catch {
-            outcome = .failure(error)
+        let outcome = try await SecurityKeySource.withSources(
+            in: global.directory(logger: logger), deviceURI: global.device, deadline: deadline
+        ) { sources -> Swift.Result<SecurityKeyAuthorization, SecurityKeyError> in
+            let controller = SecurityKeyAuthorizationController(
+                sources: sources, interaction: interaction, logger: logger)
+            do throws(SecurityKeyError) {
+                return .success(
+                    try await controller.perform(request, deadline: deadline, onStatus: { printer.show($0) }))
+            } catch {
+                return .failure(error)
+            }
         }
-        await opened?.close()
         switch outcome {
         case .success(let authorization):
             guard let wanted = result(authorization) else { throw mismatched }
@@ -76,13 +68,8 @@ final class StatusPrinter: Sendable {
     /// A timeout while the key waited for a touch, said as such (not as the transport's or the
     /// key's timeout): "No touch within N s".
     func noTouch(_ error: SecurityKeyError, timeout: Duration) -> CLIError? {
-        guard touchAsked.load(ordering: .relaxed) else { return nil }
+        guard touchAsked.load(ordering: .relaxed), error.isTimeout else { return nil }
         let mapped = CLIError(error)
-        let timeouts: Set<String> = [
-            SecurityKeyError.Code.timeout.rawValue, CTAP2Error.Code.userActionTimeout.rawValue,
-            CTAP2Error.Code.messageTimeout.rawValue,
-        ]
-        guard timeouts.contains(mapped.code) else { return nil }
         let tenths = timeout.components.seconds * 10 + timeout.components.attoseconds / 100_000_000_000_000_000
         let shown = tenths % 10 == 0 ? "\(tenths / 10)" : "\(tenths / 10).\(tenths % 10)"
         return CLIError(
