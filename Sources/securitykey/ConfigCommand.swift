@@ -26,9 +26,9 @@ struct ConfigOptions: ParsableArguments {
     /// interaction; prompts that got no answer explain the failure.
     func change(
         _ describe: @escaping @Sendable (String) -> String,
-        _ body: @escaping @Sendable (Authenticator, CLIAuthenticatorInteraction, Deadline) async throws -> JSONValue
+        _ body: @escaping @Sendable (Authenticator, CLIInteraction, Deadline) async throws -> JSONValue
     ) async throws {
-        let interaction = CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: pinStdin))
+        let interaction = CLIInteraction(reader: PINReader(fromStandardInput: pinStdin))
         try await withAuthenticator(global) { key, deadline in
             guard await key.info.options.isSupported(.authenticatorConfig) else {
                 throw AuthenticatorError(

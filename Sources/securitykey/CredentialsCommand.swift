@@ -29,8 +29,8 @@ struct CredentialsOptions: ParsableArguments {
     @Flag(name: .long, help: "Read PINs from standard input instead of the terminal.")
     var pinStdin = false
 
-    func interaction() -> CLIAuthenticatorInteraction {
-        CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: pinStdin))
+    func interaction() -> CLIInteraction {
+        CLIInteraction(reader: PINReader(fromStandardInput: pinStdin))
     }
 }
 

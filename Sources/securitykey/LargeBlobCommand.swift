@@ -91,17 +91,7 @@ struct LargeBlobGetCommand: ReportingCommand {
             let found = try await interaction.explaining {
                 try await key.largeBlob(credentialID: id, rpID: rp, interaction: interaction, deadline: deadline)
             }
-            guard let data = found.lookup.data else {
-                if let corruption = found.lookup.corruption {
-                    throw CLIError(
-                        .failure, code: "large-blob-corrupted",
-                        "The key's large-blob array is corrupted (\(corruption)), so the credential has no readable blob.")
-                }
-                if let damage = found.lookup.damage {
-                    throw CLIError(.failure, code: "large-blob-damaged", "The credential's large blob is damaged: \(damage).")
-                }
-                throw CLIError(.failure, code: "no-large-blob", "The credential \(credential) has no large blob.")
-            }
+            let data = try found.lookup.requireData(credential: credential)
             if let output {
                 if let reason = FileIO.write(path: output, data) {
                     throw CLIError(.failure, code: "io", "Cannot write \(output): \(reason).")

@@ -26,7 +26,7 @@ struct ResetCommand: ReportingCommand {
     var wantsJSON: Bool { global.json }
 
     func execute() async throws {
-        let interaction = CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: true))
+        let interaction = CLIInteraction(reader: PINReader(fromStandardInput: true))
         try await withAuthenticator(global) { key, deadline, directory in
             try await key.checkResetTransport()
             let info = await key.info
