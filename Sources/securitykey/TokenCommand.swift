@@ -37,11 +37,6 @@ enum StoredTokens {
         return store
     }
 
-    /// The record that fits `key`, if any, saying on standard error what happened.
-    static func lookup(_ key: Authenticator) async -> (record: PersistentTokenStore.Record, identifier: [UInt8]?)? {
-        await store?.lookup(key) { tell($0, key.uri) }
-    }
-
     /// Runs `read` with the stored token that fits `key`, or with none (``PersistentTokenStore/read(_:events:_:)``),
     /// saying on standard error what happened.
     static func read<T: Sendable>(
@@ -50,6 +45,9 @@ enum StoredTokens {
         guard let store else { return (try await read(nil), false) }
         return try await store.read(key, events: { tell($0, key.uri) }, read)
     }
+
+    /// Says on standard error what happened to the stored token of `key`.
+    static func tell(_ key: Authenticator) -> @Sendable (StoredTokenEvent) -> Void { { tell($0, key.uri) } }
 
     private static func tell(_ event: StoredTokenEvent, _ uri: String) {
         switch event {
