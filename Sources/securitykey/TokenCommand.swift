@@ -114,14 +114,7 @@ struct TokenForgetCommand: ReportingCommand {
         if all {
             removed = try store.remove { _ in true }
         } else {
-            removed = try await withAuthenticator(global) { key, _ in
-                let aaguid = await key.info.aaguid
-                switch try await key.storedToken(in: store) {
-                case .found(let record, _): return try store.remove { $0 == record }
-                case .stale(let records): return try store.remove { records.contains($0) }
-                case .none: return try store.remove { $0.aaguid == aaguid && $0.deviceURI == key.uri }
-                }
-            }
+            removed = try await withAuthenticator(global) { key, _ in try await store.forget(key) }
         }
         if wantsJSON {
             Console.json(.object([("removed", .integer(Int64(removed)))]))

@@ -81,7 +81,8 @@ import VirtualAuthenticator
     }
 
     /// What `info` shows beside getInfo: the virtual key's retries, and with a stored token its
-    /// identifier (the one the record was saved with) and credential store state.
+    /// identifier (the one the record was saved with) and credential store state; then
+    /// `forget` removes the record.
     @Test func detailsShowRetriesAndWhatTheStoredTokenDecrypts() async throws {
         let work = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: work) }
@@ -110,6 +111,11 @@ import VirtualAuthenticator
         }
         #expect(members.suffix(3).map(\.0) == ["storedToken", "identifier", "credStoreState"])
         #expect(members.first { $0.0 == "pinRetries" }?.1 == .integer(8))
+
+        // `token forget`: the record that fits goes, and only once.
+        #expect(try await store.forget(authenticator) == 1)
+        #expect(try store.records().isEmpty)
+        #expect(try await store.forget(authenticator) == 0)
     }
 
     @Test(arguments: [[UInt8](), [0xA0], Array("not cbor".utf8), [0xA1, 0x65, 0x6D, 0x61, 0x67, 0x69, 0x63, 0x61, 0x78]])
