@@ -93,12 +93,7 @@ struct ConfigAlwaysUVCommand: ReportingCommand {
                 ? "Turn always-UV on for \($0)? Every registration and sign-in will then need the PIN or built-in verification, and U2F sign-ins stop working."
                 : "Turn always-UV off for \($0)? Sites may then register and sign in with a touch alone."
         }) { key, interaction, deadline in
-            guard await key.info.options.isSupported(.alwaysUV) else {
-                throw AuthenticatorError(.notSupported, "The security key has no always-UV setting.", deviceURI: key.uri)
-            }
-            var now = await key.info.options.isEnabled(.alwaysUV)
-            let changed = now != wanted
-            if changed { now = try await key.toggleAlwaysUV(interaction: interaction, deadline: deadline) }
+            let (now, changed) = try await key.setAlwaysUV(wanted, interaction: interaction, deadline: deadline)
             if !options.global.json {
                 Console.out(changed ? "Always-UV is \(now ? "on" : "off") now." : "Always-UV was already \(now ? "on" : "off"); nothing changed.")
             }

@@ -82,7 +82,8 @@ import Testing
     @Test func aCredentialsBlobOrWhyThereIsNone() async throws {
         let out = try await runPython(Self.pythonSeal, [hexString(Self.keyA), hexString(Self.keyB)])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
-        let reading = LargeBlobArray.parse(try #require(Hex.decode(try #require(object["serialized"] as? String))))
+        let serializedHex = try #require(object["serialized"] as? String)
+        let reading = LargeBlobArray.parse(try #require(Hex.decode(serializedHex)))
         let blobA = try LargeBlobs.Lookup(reading, key: Self.keyA).requireData(credential: "a")
         #expect(hexString(blobA) == object["a"] as? String)
         let none = #expect(throws: CTAP2Error(.noLargeBlob, "")) {
