@@ -80,6 +80,15 @@ public struct AuthenticatorDirectory: Sendable {
         }
     }
 
+    /// The listing of the key at `uri` alone: opened, its getInfo read, closed. Fails as
+    /// ``open(uri:deadline:)`` does when the key is not there.
+    public func list(uri: String, deadline: Deadline) async throws(AuthenticatorError) -> Listing {
+        let key = try await open(uri: uri, deadline: deadline)
+        let listing = Listing(descriptor: key.descriptor, info: await key.info)
+        await key.close()
+        return listing
+    }
+
     /// Every key present now, each asked for getInfo, in discovery order. A PC/SC reader is
     /// listed only when it holds a card with the FIDO applet. Keys are asked all at once, so a
     /// fleet of keys costs about as long as the slowest one.

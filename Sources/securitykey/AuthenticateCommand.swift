@@ -94,7 +94,7 @@ struct AuthenticateCommand: ReportingCommand {
         } catch {
             throw Self.explainMissingCredential(error, request: request)
         }
-        try account.check(assertion)
+        try account.choice.check(assertion)
         // Parsed once, by the provider; only the daemon's answer arrives as bytes.
         let authData =
             try assertion.authenticatorData ?? AuthenticatorData(bytes: assertion.rawAuthenticatorData)

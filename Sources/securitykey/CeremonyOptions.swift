@@ -150,14 +150,6 @@ struct AccountOptions: ParsableArguments {
         return .ask
     }
 
-    /// Checks the signed-in account against `--user-id` (a key holding one account for the RP
-    /// signs with it without offering a choice).
-    func check(_ assertion: SecurityKeyCredentialAssertion) throws {
-        guard case .userID(let id) = choice, let signed = assertion.userID, signed != id else { return }
-        throw CLIError(
-            .failure, code: "no-credentials",
-            "The key's account for this site is user ID \(Base64URL.encode(signed)), not the one asked for.")
-    }
 }
 
 /// Refuses a URL given to `--rp`, naming the domain to give instead.

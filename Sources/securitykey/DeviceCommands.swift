@@ -24,9 +24,7 @@ struct ListCommand: ReportingCommand {
         var keys: [AuthenticatorDirectory.Listing]
         if let uri = global.device {
             // --device narrows the list to that key, and fails when it is not there.
-            let key = try await directory.open(uri: uri, deadline: global.deadline())
-            keys = [AuthenticatorDirectory.Listing(descriptor: key.descriptor, info: await key.info)]
-            await key.close()
+            keys = [try await directory.list(uri: uri, deadline: global.deadline())]
         } else {
             keys = await directory.list(deadline: global.deadline())
         }

@@ -77,7 +77,7 @@ struct HMACSecretCommand: ReportingCommand {
         } catch {
             throw AuthenticateCommand.explainMissingCredential(error, request: request)
         }
-        try account.check(assertion)
+        try account.choice.check(assertion)
         guard let secret = assertion.hmacGetSecret else {
             throw CLIError(
                 .notSupported, code: "unsupported-extension",

@@ -148,6 +148,18 @@ struct OnlyKeyTests {
         #expect(b.commands.withLock { $0 } == [0x04])
     }
 
+    @Test func theKeyNamedIsListedAlone() async throws {
+        let directory = AuthenticatorDirectory(discoveries: [
+            ScriptedDiscovery([("a", try VirtualKey()), ("b", try VirtualKey(configuration: .ctap22()))])
+        ])
+        let listing = try await directory.list(uri: "test:b", deadline: .after(.seconds(5)))
+        #expect(listing.descriptor.uri == "test:b")
+        #expect(listing.info?.versions.contains(.fido2_2) == true, "b is the CTAP 2.2 key")
+        await #expect(throws: AuthenticatorError(.noDevice, "")) {
+            try await directory.list(uri: "test:gone", deadline: .after(.seconds(5)))
+        }
+    }
+
     @Test func noKeyPresentIsNoDevice() async throws {
         let directory = AuthenticatorDirectory(discoveries: [ScriptedDiscovery()])
         await #expect(throws: AuthenticatorError(.noDevice, "")) {

@@ -86,9 +86,9 @@ import VirtualAuthenticator
     @Test func detailsShowRetriesAndWhatTheStoredTokenDecrypts() async throws {
         let work = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: work) }
-        let store = PersistentTokenStore(path: work.appendingPathComponent("tokens.cbor").path)
         let key = try Self.key()
         let authenticator = try await Self.open(key)
+        let store = PersistentTokenStore(path: work.appendingPathComponent("tokens.cbor").path)
         let before = await authenticator.details(tokenStore: store, deadline: .after(.seconds(5)))
         #expect(before.pinRetries?.retries == 8)
         #expect(before.uvRetries == nil, "the key has no built-in UV")
@@ -98,7 +98,7 @@ import VirtualAuthenticator
             in: store, savedAt: 1_700_000_000, interaction: RecordingInteraction(pins: ["1234"]),
             deadline: .after(.seconds(5)))
         let events = Mutex<[String]>([])
-        let after = await Self.open(key, uri: "test:again").details(
+        let after = try await Self.open(key, uri: "test:again").details(
             tokenStore: store, events: { event in events.withLock { $0.append("\(event)") } },
             deadline: .after(.seconds(5)))
         #expect(after.storedToken)
