@@ -60,13 +60,7 @@ struct AuthenticateCommand: ReportingCommand {
 
     /// The request the command-line flags describe.
     func flagsRequest() throws -> (SecurityKeyCredentialAssertionRequest, SecurityKeyClientData) {
-        var allow: [[UInt8]] = []
-        for text in credential {
-            guard let id = Base64URL.decode(text), !id.isEmpty else {
-                throw CLIError.usage("--credential takes a base64url credential ID, not \"\(text)\".")
-            }
-            allow.append(id)
-        }
+        let allow = try credentialIDs(credential, option: "--credential")
         let (clientData, challenge) = try ceremony.clientData()
         var request = SecurityKeyCredentialProvider(relyingPartyIdentifier: ceremony.rp)
             .createCredentialAssertionRequest(challenge: challenge)

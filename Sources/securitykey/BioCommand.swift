@@ -30,7 +30,7 @@ struct BioCommand: AsyncParsableCommand {
 
 /// Decodes a fingerprint template ID given on the command line.
 func templateID(_ text: String) throws(CLIError) -> [UInt8] {
-    guard let id = Base64URL.decode(text), !id.isEmpty, id.count <= BioEnrollmentRequest.maxTemplateIDLength else {
+    guard let id = FingerprintTemplate.id(base64URL: text) else {
         throw CLIError.usage("\"\(text)\" is not a fingerprint template ID in base64url.")
     }
     return id

@@ -167,3 +167,13 @@ func parseAlgorithm(_ text: String) throws(CLIError) -> COSEAlgorithm {
     }
     return algorithm
 }
+
+/// Decodes the base64url credential IDs given to `option` (`--credential`, `--exclude`).
+func credentialIDs(_ texts: [String], option: String) throws(CLIError) -> [[UInt8]] {
+    try texts.map { (text) throws(CLIError) in
+        guard let id = Base64URL.decode(text), !id.isEmpty else {
+            throw CLIError.usage("\(option) takes a base64url credential ID, not \"\(text)\".")
+        }
+        return id
+    }
+}

@@ -53,13 +53,7 @@ struct HMACSecretCommand: ReportingCommand {
     func validate() throws { try validateRelyingPartyOption(rp) }
 
     func execute() async throws {
-        var allow: [[UInt8]] = []
-        for text in credential {
-            guard let id = Base64URL.decode(text), !id.isEmpty else {
-                throw CLIError.usage("--credential takes a base64url credential ID, not \"\(text)\".")
-            }
-            allow.append(id)
-        }
+        let allow = try credentialIDs(credential, option: "--credential")
         var request = SecurityKeyCredentialProvider(relyingPartyIdentifier: rp)
             .createCredentialAssertionRequest(challenge: SystemRandom.bytes(32))
         request.allowedCredentials = allow.map { SecurityKeyCredentialDescriptor(credentialID: $0) }

@@ -112,13 +112,7 @@ struct RegisterCommand: ReportingCommand {
         let algorithms = try
             (alg.isEmpty ? ["es256", "eddsa"] : alg.flatMap { $0.split(separator: ",").map(String.init) })
             .map(parseAlgorithm)
-        var excludeIDs: [[UInt8]] = []
-        for text in exclude {
-            guard let id = Base64URL.decode(text), !id.isEmpty else {
-                throw CLIError.usage("--exclude takes a base64url credential ID, not \"\(text)\".")
-            }
-            excludeIDs.append(id)
-        }
+        let excludeIDs = try credentialIDs(exclude, option: "--exclude")
         let userHandle: [UInt8]
         if let userID {
             guard let bytes = Base64URL.decode(userID), (1...64).contains(bytes.count) else {
