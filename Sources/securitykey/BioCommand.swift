@@ -134,10 +134,10 @@ struct BioEnrollCommand: ReportingCommand {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await withAuthenticator(global) { key, _ in
-                    let deadline = Deadline.after(max(global.timeoutDuration, .seconds(300)))
-                    let template: FingerprintTemplate
+                    let deadline = Deadline.after(max(global.timeoutDuration, Authenticator.enrollmentTime))
+                    let enrollment: FingerprintEnrollment
                     do {
-                        template = try await key.enrollFingerprint(
+                        enrollment = try await key.enrollFingerprint(
                             name: name, sampleTimeout: sampleTimeout, cancellation: cancellation,
                             interaction: interaction, deadline: deadline, progress: reporter.report)
                     } catch {
@@ -145,13 +145,9 @@ struct BioEnrollCommand: ReportingCommand {
                         throw interaction.explain(error)
                     }
                     reporter.finishLine()
+                    let template = enrollment.template
                     if wantsJSON {
-                        Console.json(
-                            .members([
-                                ("device", .string(key.uri)), ("id", .string(Base64URL.encode(template.id))),
-                                ("name", template.shownName.map(JSONValue.string) ?? .null),
-                                ("samples", .array(reporter.samples.map { $0.sample.json(number: $0.number) })),
-                            ]))
+                        Console.json(enrollment.json(device: key.uri))
                     } else {
                         Console.out(
                             "Fingerprint \(Base64URL.encode(template.id)) enrolled\(template.shownName.map { " as \"\($0)\"" } ?? "").")
@@ -179,21 +175,12 @@ final class EnrollmentFinished: Sendable {
     let flag = Atomic<Bool>(false)
 }
 
-/// Shows each fingerprint sample's feedback on standard error and keeps them for the JSON.
+/// Shows each fingerprint sample's feedback on standard error.
 final class SampleReporter: Sendable {
-    /// One reported sample.
-    struct Entry: Sendable {
-        var number: Int
-        var sample: BioEnrollment.Sample
-    }
-
     private let terminal: Bool
-    private let state = Mutex<(entries: [Entry], lineOpen: Bool)>(([], false))
+    private let lineOpen = Atomic<Bool>(false)
 
     init(terminal: Bool) { self.terminal = terminal }
-
-    /// The samples reported so far.
-    var samples: [Entry] { state.withLock { $0.entries } }
 
     /// The progress callback of the enrollment.
     var report: @Sendable (FingerprintEnrollmentEvent) -> Void {
@@ -203,17 +190,16 @@ final class SampleReporter: Sendable {
                 let text = "Sample \(number): place your finger on the sensor."
                 if terminal {
                     write("\r\u{1B}[K" + text)
-                    state.withLock { $0.lineOpen = true }
+                    lineOpen.store(true, ordering: .relaxed)
                 } else if number == 1 {
                     Console.err(text)
                 }
             case .sampleCaptured(let number, let sample):
-                state.withLock { $0.entries.append(Entry(number: number, sample: sample)) }
                 let rest = sample.remainingSamples == 0 ? "Enrollment complete." : "\(sample.remainingSamples) more needed."
                 let text = "Sample \(number): \(sample.status.name) - \(sample.status.advice) \(rest)"
                 if terminal {
                     write("\r\u{1B}[K" + text)
-                    state.withLock { $0.lineOpen = true }
+                    lineOpen.store(true, ordering: .relaxed)
                 } else {
                     Console.err(text)
                 }
@@ -223,11 +209,7 @@ final class SampleReporter: Sendable {
 
     /// Ends an open progress line so that what follows starts on its own line.
     func finishLine() {
-        let open = state.withLock { s in
-            defer { s.lineOpen = false }
-            return s.lineOpen
-        }
-        if open { write("\n") }
+        if lineOpen.exchange(false, ordering: .relaxed) { write("\n") }
     }
 
     private func write(_ text: String) {
