@@ -54,14 +54,14 @@ public struct SecurityKeyRegistrationExtensionOptions: Sendable, Hashable {
     /// Checks the options' names and how they go together, before any value is decoded.
     public func validate() throws(SecurityKeyError) {
         if let largeBlob, SecurityKeyLargeBlobRegistrationInput.SupportRequirement(rawValue: largeBlob) == nil {
-            throw invalid("--large-blob takes required or preferred.")
+            throw SecurityKeyError.invalidOption("--large-blob takes required or preferred.")
         }
         if let credProtect, CredentialProtectionPolicy(webAuthnName: credProtect) == nil {
-            throw invalid("--cred-protect takes 1, 2, 3 or a WebAuthn policy name.")
+            throw SecurityKeyError.invalidOption("--cred-protect takes 1, 2, 3 or a WebAuthn policy name.")
         }
-        if enforceCredProtect, credProtect == nil { throw invalid("--enforce-cred-protect needs --cred-protect.") }
-        if prfSalt != nil, !prf { throw invalid("--prf-salt needs --prf.") }
-        if prfSalt2 != nil, prfSalt == nil { throw invalid("--prf-salt2 needs --prf-salt.") }
+        if enforceCredProtect, credProtect == nil { throw SecurityKeyError.invalidOption("--enforce-cred-protect needs --cred-protect.") }
+        if prfSalt != nil, !prf { throw SecurityKeyError.invalidOption("--prf-salt needs --prf.") }
+        if prfSalt2 != nil, prfSalt == nil { throw SecurityKeyError.invalidOption("--prf-salt2 needs --prf-salt.") }
     }
 
     /// Sets the request's extension inputs, decoding the values given as text.
@@ -75,7 +75,7 @@ public struct SecurityKeyRegistrationExtensionOptions: Sendable, Hashable {
         }
         if let credBlob {
             guard let bytes = Base64.decodeEitherAlphabet(credBlob) else {
-                throw invalid("--cred-blob takes base64 or base64url.")
+                throw SecurityKeyError.invalidOption("--cred-blob takes base64 or base64url.")
             }
             request.credentialBlob = bytes
         }
@@ -136,11 +136,11 @@ public struct SecurityKeyAssertionExtensionOptions: Sendable, Hashable {
     /// Checks how the options go together, before any value is decoded.
     public func validate() throws(SecurityKeyError) {
         if largeBlobRead, largeBlobWrite != nil {
-            throw invalid("--large-blob-read and --large-blob-write exclude each other.")
+            throw SecurityKeyError.invalidOption("--large-blob-read and --large-blob-write exclude each other.")
         }
-        if prfSalt != nil, hmacSalt != nil { throw invalid("--prf-salt and --hmac-salt exclude each other.") }
-        if prfSalt2 != nil, prfSalt == nil { throw invalid("--prf-salt2 needs --prf-salt.") }
-        if hmacSalt2 != nil, hmacSalt == nil { throw invalid("--hmac-salt2 needs --hmac-salt.") }
+        if prfSalt != nil, hmacSalt != nil { throw SecurityKeyError.invalidOption("--prf-salt and --hmac-salt exclude each other.") }
+        if prfSalt2 != nil, prfSalt == nil { throw SecurityKeyError.invalidOption("--prf-salt2 needs --prf-salt.") }
+        if hmacSalt2 != nil, hmacSalt == nil { throw SecurityKeyError.invalidOption("--hmac-salt2 needs --hmac-salt.") }
     }
 
     /// Sets the request's extension inputs, decoding the values given as text.
@@ -161,7 +161,7 @@ public struct SecurityKeyAssertionExtensionOptions: Sendable, Hashable {
         if largeBlobRead { request.largeBlob = .read }
         if let largeBlobWrite {
             guard let bytes = Base64.decodeEitherAlphabet(largeBlobWrite) else {
-                throw invalid("--large-blob-write takes base64 or base64url.")
+                throw SecurityKeyError.invalidOption("--large-blob-write takes base64 or base64url.")
             }
             request.largeBlob = .write(bytes)
         }
@@ -172,11 +172,11 @@ extension SecurityKeyPRFAssertionInput.InputValues {
     /// PRF inputs from base64 or base64url text (any length: they are hashed into salts); an
     /// error names `option` for the first and `option` + "2" for the second.
     public init(text first: String, _ second: String?, option: String) throws(SecurityKeyError) {
-        guard let one = Base64.decodeEitherAlphabet(first) else { throw invalid("\(option) takes base64 or base64url.") }
+        guard let one = Base64.decodeEitherAlphabet(first) else { throw SecurityKeyError.invalidOption("\(option) takes base64 or base64url.") }
         var two: [UInt8]?
         if let second {
             guard let bytes = Base64.decodeEitherAlphabet(second) else {
-                throw invalid("\(option)2 takes base64 or base64url.")
+                throw SecurityKeyError.invalidOption("\(option)2 takes base64 or base64url.")
             }
             two = bytes
         }
@@ -188,11 +188,8 @@ extension SecurityKeyHMACSecretInput {
     /// ``salt(text:)``, or an error naming `option` as the one that takes it.
     public static func salt(text: String, option: String) throws(SecurityKeyError) -> [UInt8] {
         guard let bytes = salt(text: text) else {
-            throw invalid("\(option) takes a 32-byte salt as 64 hex digits, base64 or base64url.")
+            throw SecurityKeyError.invalidOption("\(option) takes a 32-byte salt as 64 hex digits, base64 or base64url.")
         }
         return bytes
     }
 }
-
-/// An option the user gave that cannot be used as given.
-private func invalid(_ message: String) -> SecurityKeyError { SecurityKeyError(.invalidRequest, message) }

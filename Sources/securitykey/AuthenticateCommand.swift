@@ -60,16 +60,11 @@ struct AuthenticateCommand: ReportingCommand {
 
     /// The request the command-line flags describe.
     func flagsRequest() throws -> (SecurityKeyCredentialAssertionRequest, SecurityKeyClientData) {
-        let allow = try credentialIDs(credential, option: "--credential")
-        let (clientData, challenge) = try ceremony.clientData()
-        var request = SecurityKeyCredentialProvider(relyingPartyIdentifier: ceremony.rp)
-            .createCredentialAssertionRequest(challenge: challenge)
-        request.allowedCredentials = allow.map { SecurityKeyCredentialDescriptor(credentialID: $0) }
-        request.userVerificationPreference = ceremony.userVerification
-        request.clientData = clientData
-        request.timeout = global.timeoutDuration
+        var request = try usage { () throws(SecurityKeyError) in
+            try ceremony.requestOptions(timeout: global.timeoutDuration).assertionRequest(allowing: credential)
+        }
         try extensions.apply(to: &request)
-        return (request, clientData)
+        return (request, request.clientData)
     }
 
     func authenticate(_ request: SecurityKeyCredentialAssertionRequest, clientData: SecurityKeyClientData)

@@ -76,7 +76,7 @@ struct RegistrationExtensionOptions: ParsableArguments {
 
     /// Sets the request's extension inputs.
     func apply(to request: inout SecurityKeyCredentialRegistrationRequest) throws {
-        do throws(SecurityKeyError) { try options.apply(to: &request) } catch { throw CLIError.usage(error.message) }
+        try usage { () throws(SecurityKeyError) in try options.apply(to: &request) }
     }
 }
 
@@ -131,13 +131,11 @@ struct AssertionExtensionOptions: ParsableArguments {
 
     /// Sets the request's extension inputs.
     func apply(to request: inout SecurityKeyCredentialAssertionRequest) throws {
-        do throws(SecurityKeyError) { try options.apply(to: &request) } catch { throw CLIError.usage(error.message) }
+        try usage { () throws(SecurityKeyError) in try options.apply(to: &request) }
     }
 }
 
 /// A raw hmac-secret salt (``SecurityKeyHMACSecretInput/salt(text:option:)``).
 func parseSalt(_ text: String, option: String) throws(CLIError) -> [UInt8] {
-    do throws(SecurityKeyError) { return try SecurityKeyHMACSecretInput.salt(text: text, option: option) } catch {
-        throw CLIError.usage(error.message)
-    }
+    try usage { () throws(SecurityKeyError) in try SecurityKeyHMACSecretInput.salt(text: text, option: option) }
 }
