@@ -74,10 +74,8 @@ struct BioListCommand: ReportingCommand {
 
     func execute() async throws {
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
-            let templates = try await interaction.explaining {
-                try await key.fingerprints(interaction: interaction, deadline: deadline)
-            }
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
+            let templates = try await key.fingerprints(interaction: interaction, deadline: deadline)
             if wantsJSON {
                 Console.json(.array(templates.map(\.json)))
             } else if templates.isEmpty {
@@ -240,10 +238,8 @@ struct BioRenameCommand: ReportingCommand {
     func execute() async throws {
         let target = try templateID(id)
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
-            try await interaction.explaining {
-                try await key.renameFingerprint(id: target, name: name, interaction: interaction, deadline: deadline)
-            }
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
+            try await key.renameFingerprint(id: target, name: name, interaction: interaction, deadline: deadline)
             Console.result(
                 json: wantsJSON, .members([("device", .string(key.uri)), ("renamed", .string(id)), ("name", .string(name))]),
                 "The fingerprint \(id) is now named \"\(name)\".")
@@ -274,13 +270,11 @@ struct BioDeleteCommand: ReportingCommand {
     func execute() async throws {
         let target = try templateID(id)
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
             try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline) {
                 "Delete fingerprint \(id) from \($0)? That finger will no longer unlock the key."
             }
-            try await interaction.explaining {
-                try await key.deleteFingerprint(id: target, interaction: interaction, deadline: deadline)
-            }
+            try await key.deleteFingerprint(id: target, interaction: interaction, deadline: deadline)
             Console.result(
                 json: wantsJSON, .members([("device", .string(key.uri)), ("deleted", .string(id))]),
                 "The fingerprint \(id) is deleted.")

@@ -29,17 +29,21 @@ extension GlobalOptions {
 
 /// Opens the key `--device` names, or the only key present, runs `body` with it, and closes it.
 /// With several keys present and no `--device`, refuses and lists them: administration commands
-/// never pick a key on the user's behalf.
+/// never pick a key on the user's behalf. A command that asks the user through `interaction`
+/// has its failure explained by it (``CLIInteraction/explain(_:)``: a prompt that got no answer
+/// says why the operation ended).
 func withAuthenticator<T: Sendable>(
-    _ global: GlobalOptions, _ body: (Authenticator, Deadline) async throws -> T
+    _ global: GlobalOptions, explaining interaction: CLIInteraction? = nil,
+    _ body: (Authenticator, Deadline) async throws -> T
 ) async throws -> T {
-    try await withAuthenticator(global) { key, deadline, _ in try await body(key, deadline) }
+    try await withAuthenticator(global, explaining: interaction) { key, deadline, _ in try await body(key, deadline) }
 }
 
-/// ``withAuthenticator(_:_:)`` that also hands `body` the directory the key came from (reset
-/// watches it for the key's re-insertion).
+/// ``withAuthenticator(_:explaining:_:)`` that also hands `body` the directory the key came from
+/// (reset watches it for the key's re-insertion).
 func withAuthenticator<T: Sendable>(
-    _ global: GlobalOptions, _ body: (Authenticator, Deadline, AuthenticatorDirectory) async throws -> T
+    _ global: GlobalOptions, explaining interaction: CLIInteraction? = nil,
+    _ body: (Authenticator, Deadline, AuthenticatorDirectory) async throws -> T
 ) async throws -> T {
     let logger = global.makeLogger()
     let directory = try global.directory(logger: logger)
@@ -68,6 +72,6 @@ func withAuthenticator<T: Sendable>(
         return result
     } catch {
         await authenticator.close()
-        throw error
+        throw interaction?.explain(error) ?? error
     }
 }

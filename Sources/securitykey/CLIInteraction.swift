@@ -105,11 +105,6 @@ final class CLIInteraction: AuthenticatorInteraction, SecurityKeyInteraction {
         return error
     }
 
-    /// Runs `body`; its failure is thrown as ``explain(_:)`` gives it.
-    func explaining<T>(_ body: () async throws -> T) async throws -> T {
-        do { return try await body() } catch { throw explain(error) }
-    }
-
     // MARK: The provider's prompts
 
     func pin(deviceURI: String, attemptsLeft: Int?) async -> String? {

@@ -29,13 +29,13 @@ struct ConfigOptions: ParsableArguments {
         _ body: @escaping @Sendable (Authenticator, CLIInteraction, Deadline) async throws -> JSONValue
     ) async throws {
         let interaction = CLIInteraction(reader: PINReader(fromStandardInput: pinStdin))
-        try await withAuthenticator(global) { key, deadline in
+        try await withAuthenticator(global, explaining: interaction) { key, deadline in
             guard await key.info.options.isSupported(.authenticatorConfig) else {
                 throw AuthenticatorError(
                     .notSupported, "The security key does not support authenticatorConfig.", deviceURI: key.uri)
             }
             try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline, describe)
-            let result = try await interaction.explaining { try await body(key, interaction, deadline) }
+            let result = try await body(key, interaction, deadline)
             if global.json {
                 guard case .object(let members) = result else { return }
                 Console.json(.object([("device", .string(key.uri))] + members))

@@ -136,10 +136,8 @@ struct PINVerifyCommand: ReportingCommand {
 
     func execute() async throws {
         let interaction = CLIInteraction(reader: PINReader(fromStandardInput: pinStdin))
-        try await withAuthenticator(global) { key, deadline in
-            let retries = try await interaction.explaining {
-                try await key.verifyPIN(interaction: interaction, deadline: deadline)
-            }
+        try await withAuthenticator(global, explaining: interaction) { key, deadline in
+            let retries = try await key.verifyPIN(interaction: interaction, deadline: deadline)
             Console.result(
                 json: global.json,
                 .members([

@@ -72,15 +72,9 @@ struct TokenSaveCommand: ReportingCommand {
     func execute() async throws {
         let store = try StoredTokens.requiredStore()
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
-            let record: PersistentTokenStore.Record
-            do {
-                record = try await key.savePersistentToken(
-                    in: store, savedAt: Int64(Date().timeIntervalSince1970), interaction: interaction,
-                    deadline: deadline)
-            } catch {
-                throw interaction.explain(error)
-            }
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
+            let record = try await key.savePersistentToken(
+                in: store, savedAt: Int64(Date().timeIntervalSince1970), interaction: interaction, deadline: deadline)
             let identifier = record.identifier.map { Hex.encode($0) }
             if wantsJSON {
                 Console.json(
