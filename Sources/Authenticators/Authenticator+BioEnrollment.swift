@@ -1,3 +1,5 @@
+import _SecurityKeyInternals
+import CBOR
 import CTAP2
 import Synchronization
 import Transport
@@ -8,6 +10,33 @@ public enum FingerprintEnrollmentEvent: Hashable, Sendable {
     case waitingForSample(number: Int)
     /// Sample `number` was taken: its feedback and how many good samples remain.
     case sampleCaptured(number: Int, sample: BioEnrollment.Sample)
+}
+
+/// A fingerprint enrollment that finished: the new template, and each sample's feedback in
+/// the order the key gave it.
+public struct FingerprintEnrollment: Hashable, Sendable {
+    /// One sample of the enrollment.
+    public struct Sample: Hashable, Sendable {
+        /// Its number, from 1.
+        public var number: Int
+        /// The key's feedback on it, and how many good samples remained after it.
+        public var sample: BioEnrollment.Sample
+    }
+
+    /// The enrolled template.
+    public var template: FingerprintTemplate
+    /// Every sample taken, good and bad.
+    public var samples: [Sample]
+
+    /// The enrollment on the key at `device` as a JSON document (`bio enroll --json`): {device,
+    /// id (base64url), name (or null), samples: [{sample, status, statusCode, remaining}]}.
+    public func json(device: String) -> JSONValue {
+        .members([
+            ("device", .string(device)), ("id", .string(Base64URL.encode(template.id))),
+            ("name", template.shownName.map(JSONValue.string) ?? .null),
+            ("samples", .array(samples.map { $0.sample.json(number: $0.number) })),
+        ])
+    }
 }
 
 /// Lets a caller abandon a fingerprint enrollment in a way the key hears of: the capture in
@@ -48,6 +77,10 @@ extension Authenticator {
     /// The most samples an enrollment takes, good and bad, before the key is deemed to loop.
     public static let maxEnrollmentSamples = 64
 
+    /// The least time to give an enrollment (5 minutes): each of its samples waits for the
+    /// user to lift and place the finger again.
+    public static let enrollmentTime: Duration = .seconds(300)
+
     /// The fingerprint sensor's kind and limits (no PIN needed).
     public func fingerprintSensorInfo(deadline: Deadline) async throws(AuthenticatorError) -> BioEnrollment.SensorInfo {
         let bio = try bioEnrollment(token: nil)
@@ -86,7 +119,8 @@ extension Authenticator {
 
     /// Enrolls a finger: enrollBegin, then enrollCaptureNextSample until no good sample remains,
     /// reporting each wait and each sample's feedback through `progress`; names the new template
-    /// `name` where given. `sampleTimeout` bounds the key's wait for each sample.
+    /// `name` where given, and returns it with every sample's feedback. Give it a deadline of at
+    /// least ``enrollmentTime``. `sampleTimeout` bounds the key's wait for each sample.
     ///
     /// `cancellation` abandons the enrollment and tells the key (cancelCurrentEnrollment); so
     /// does any failure after enrollBegin. A key that keeps asking for samples past
@@ -95,7 +129,7 @@ extension Authenticator {
         name: String? = nil, sampleTimeout: Duration? = nil, cancellation: FingerprintEnrollmentCancellation? = nil,
         interaction: (any AuthenticatorInteraction)?, deadline: Deadline,
         progress: @escaping @Sendable (FingerprintEnrollmentEvent) -> Void = { _ in }
-    ) async throws(AuthenticatorError) -> FingerprintTemplate {
+    ) async throws(AuthenticatorError) -> FingerprintEnrollment {
         let sensor = try await fingerprintSensorInfo(deadline: deadline)
         if let name, let limit = sensor.maxTemplateFriendlyName, UInt64(name.utf8.count) > limit {
             throw AuthenticatorError(
@@ -106,15 +140,17 @@ extension Authenticator {
         // The key's keepalives while it waits for the finger are not touch requests: `progress`
         // already told the user what to do.
         let keepalive: @Sendable (KeepaliveStatus) -> Void = { _ in }
-        let template = try await withBioEnrollment(interaction: interaction, deadline: deadline) {
-            (bio) throws(CTAP2Error) -> FingerprintTemplate in
+        let enrollment = try await withBioEnrollment(interaction: interaction, deadline: deadline) {
+            (bio) throws(CTAP2Error) -> FingerprintEnrollment in
             var templateID: [UInt8]?
+            var samples: [FingerprintEnrollment.Sample] = []
             do throws(CTAP2Error) {
                 progress(.waitingForSample(number: 1))
                 let first = try await Self.capture(cancellation) { () throws(CTAP2Error) in
                     try await bio.beginEnrollment(timeout: sampleTimeout, deadline: deadline, keepalive: keepalive)
                 }
                 templateID = first.templateID
+                samples.append(FingerprintEnrollment.Sample(number: 1, sample: first.sample))
                 progress(.sampleCaptured(number: 1, sample: first.sample))
                 var remaining = first.sample.remainingSamples
                 var number = 1
@@ -130,6 +166,7 @@ extension Authenticator {
                             templateID: first.templateID, timeout: sampleTimeout, deadline: deadline,
                             keepalive: keepalive)
                     }
+                    samples.append(FingerprintEnrollment.Sample(number: number, sample: sample))
                     progress(.sampleCaptured(number: number, sample: sample))
                     remaining = sample.remainingSamples
                 }
@@ -145,10 +182,10 @@ extension Authenticator {
                 try await bio.setFriendlyName(
                     templateID: id, name: name, maxLength: sensor.maxTemplateFriendlyName, deadline: deadline)
             }
-            return FingerprintTemplate(id: id, friendlyName: name)
+            return FingerprintEnrollment(template: FingerprintTemplate(id: id, friendlyName: name), samples: samples)
         }
         try await refreshInfo(deadline: deadline)
-        return template
+        return enrollment
     }
 
     /// Names the enrolled fingerprint `id`.

@@ -27,6 +27,20 @@ extension Authenticator {
         return info.options.isEnabled(.alwaysUV)
     }
 
+    /// Turns alwaysUv on or off: toggleAlwaysUv is sent only when the key's getInfo says it is
+    /// not so already (no PIN is asked then). Returns whether it is on now, as getInfo reports
+    /// it, and whether anything was sent.
+    public func setAlwaysUV(_ on: Bool, interaction: (any AuthenticatorInteraction)?, deadline: Deadline)
+        async throws(AuthenticatorError) -> (isOn: Bool, changed: Bool)
+    {
+        guard info.options.isSupported(.alwaysUV) else {
+            throw AuthenticatorError(.notSupported, "The security key has no always-UV setting.", deviceURI: uri)
+        }
+        let now = info.options.isEnabled(.alwaysUV)
+        guard now != on else { return (now, false) }
+        return (try await toggleAlwaysUV(interaction: interaction, deadline: deadline), true)
+    }
+
     /// setMinPINLength: raises the minimum PIN length, names the RP IDs that may read it, and
     /// with `forceChangePIN` makes the key demand a new PIN before its next use.
     public func setMinPINLength(

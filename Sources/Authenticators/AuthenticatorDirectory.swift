@@ -41,8 +41,12 @@ public struct AuthenticatorDirectory: Sendable {
 
     /// The UDP endpoints configured by `options` (each `HOST:PORT` or `udp:HOST:PORT`, possibly
     /// comma-separated) followed by those of ``udpEnvironmentVariable`` in `environment`.
-    public static func udpEndpoints(options: [String], environment: [String: String]) throws(AuthenticatorError)
-        -> [UDPEndpoint]
+    ///
+    /// A `udp:` URI in `device` (the key a command names) is listed and watched too, as a
+    /// configured endpoint is (a reset then sees it go and come back); any other `device` adds
+    /// nothing.
+    public static func udpEndpoints(options: [String], environment: [String: String], device: String? = nil)
+        throws(AuthenticatorError) -> [UDPEndpoint]
     {
         var endpoints: [UDPEndpoint] = []
         var texts = options
@@ -52,6 +56,7 @@ public struct AuthenticatorDirectory: Sendable {
                 throw AuthenticatorError(error)
             }
         }
+        if let device, device.hasPrefix("udp:"), let named = try? UDPEndpoint(uri: device) { endpoints.append(named) }
         var seen = Set<String>()
         return endpoints.filter { seen.insert($0.uri).inserted }
     }
@@ -73,6 +78,15 @@ public struct AuthenticatorDirectory: Sendable {
             self.info = info
             self.problem = problem
         }
+    }
+
+    /// The listing of the key at `uri` alone: opened, its getInfo read, closed. Fails as
+    /// ``open(uri:deadline:)`` does when the key is not there.
+    public func list(uri: String, deadline: Deadline) async throws(AuthenticatorError) -> Listing {
+        let key = try await open(uri: uri, deadline: deadline)
+        let listing = Listing(descriptor: key.descriptor, info: await key.info)
+        await key.close()
+        return listing
     }
 
     /// Every key present now, each asked for getInfo, in discovery order. A PC/SC reader is

@@ -59,6 +59,21 @@ extension PersistentTokenStore {
     }
 }
 
+extension PersistentTokenStore {
+    /// Removes the records of `key`: the one that fits it, else its stale ones (its PIN was
+    /// changed or it was reset), else any saved through its URI for its AAGUID. Returns how
+    /// many went.
+    public func forget(_ key: Authenticator) async throws(AuthenticatorError) -> Int {
+        switch try await key.storedToken(in: self) {
+        case .found(let record, _): return try remove { $0 == record }
+        case .stale(let records): return try remove { records.contains($0) }
+        case .none:
+            let aaguid = await key.info.aaguid
+            return try remove { $0.aaguid == aaguid && $0.deviceURI == key.uri }
+        }
+    }
+}
+
 extension PersistentTokenStore.Record {
     /// The record as `token list --json` gives it: {aaguid, identifier (hex or null), device,
     /// pinUvAuthProtocol, savedAt (ISO 8601, UTC)}; never the token.

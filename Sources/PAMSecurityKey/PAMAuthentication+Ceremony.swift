@@ -21,12 +21,11 @@ extension PAMAuthentication {
             _ = await conversation.ask(options.prompt ?? Self.defaultInteractivePrompt, echo: true)
         }
         let deadline = Deadline.after(options.timeout)
-        let found = await directory.openAll(deadline: deadline)
-        guard !found.authenticators.isEmpty else {
-            let why = found.denied.map { ": one is present but may not be opened (\($0.message))" } ?? ""
+        let keys: [Authenticator]
+        do throws(AuthenticatorError) { keys = try await directory.openPresent(deadline: deadline) } catch {
+            let why = error.code == .permissionDenied ? ": one is present but may not be opened (\(error.message))" : ""
             return .failure(PAMFailure(.authInfoUnavailable, "No security key is present\(why)."))
         }
-        let keys = found.authenticators
         let result: Result<Void, PAMFailure>
         do throws(PAMFailure) {
             try await authenticate(with: keys, conversation: conversation, deadline: deadline, logger: logger)

@@ -84,16 +84,17 @@ public struct SSHSecurityKeyProvider: Sendable {
 
     /// Every key present now, open; none is ``SSHSecurityKeyError/Code/deviceNotFound``.
     func presentKeys(deadline: Deadline) async throws(SSHSecurityKeyError) -> [Authenticator] {
-        let found = await directory.openAll(deadline: deadline)
-        guard found.authenticators.isEmpty else { return found.authenticators }
-        if let denied = found.denied {
+        do throws(AuthenticatorError) {
+            return try await directory.openPresent(deadline: deadline)
+        } catch where error.code == .permissionDenied {
             throw SSHSecurityKeyError(
-                .deviceNotFound, "A security key is present but this user may not open it: \(denied.message)",
-                underlying: denied)
+                .deviceNotFound, "A security key is present but this user may not open it: \(error.message)",
+                underlying: error)
+        } catch {
+            throw SSHSecurityKeyError(
+                .deviceNotFound,
+                "No security key found (searched USB, PC/SC readers and the UDP endpoints of \(AuthenticatorDirectory.udpEnvironmentVariable)).")
         }
-        throw SSHSecurityKeyError(
-            .deviceNotFound,
-            "No security key found (searched USB, PC/SC readers and the UDP endpoints of \(AuthenticatorDirectory.udpEnvironmentVariable)).")
     }
 
     /// The key that holds `keyHandle` for `application`, found with silent probes (getAssertion

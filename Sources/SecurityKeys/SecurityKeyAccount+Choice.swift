@@ -21,6 +21,19 @@ public enum SecurityKeyAccountChoice: Sendable, Hashable {
     }
 }
 
+extension SecurityKeyAccountChoice {
+    /// Checks that `assertion` signed in as the account chosen by user handle: a key holding
+    /// one account for the relying party signs with it without offering a choice, so the
+    /// choice is checked against what it signed. Throws ``SecurityKeyError/Code/noCredentials``
+    /// naming the account it signed with; other choices pass.
+    public func check(_ assertion: SecurityKeyCredentialAssertion) throws(SecurityKeyError) {
+        guard case .userID(let id) = self, let signed = assertion.userID, signed != id else { return }
+        throw SecurityKeyError(
+            .noCredentials,
+            "The key's account for this site is user ID \(Base64URL.encode(signed)), not the one asked for.")
+    }
+}
+
 extension SecurityKeyAccount {
     /// The account in words: its name, display name and user handle (base64url), as a list
     /// of accounts to choose from shows it.

@@ -93,6 +93,24 @@ public struct SecurityKeyError: Error, Sendable, CustomStringConvertible {
 }
 
 extension SecurityKeyError {
+    /// Whether time ran out: the request's (or the transport's) deadline passed, or the key
+    /// gave up waiting for the user (CTAP2_ERR_USER_ACTION_TIMEOUT) or for the rest of a
+    /// message (CTAP1_ERR_TIMEOUT). A user interface that asked for a touch says so as "no
+    /// touch in time" rather than as a failure of the key.
+    public var isTimeout: Bool {
+        let timeouts: Set<String> = [
+            Code.timeout.rawValue, CTAP2Error.Code.userActionTimeout.rawValue, CTAP2Error.Code.messageTimeout.rawValue,
+        ]
+        if let ctap = underlying as? CTAP2Error {
+            if ctap.code == .transport, let transport = ctap.underlying as? TransportError {
+                return timeouts.contains(transport.code.rawValue)
+            }
+            return timeouts.contains(ctap.code.rawValue)
+        }
+        if let transport = underlying as? TransportError { return timeouts.contains(transport.code.rawValue) }
+        return timeouts.contains(code.rawValue)
+    }
+
     /// The kind of failure: a CTAP2 or transport failure underneath keeps its own.
     public var category: FailureCategory {
         if let ctap = underlying as? CTAP2Error { return ctap.category }

@@ -47,3 +47,24 @@ public struct SecurityKeySource: Sendable {
     /// The keys a desktop has: USB and PC/SC.
     public static let system: [SecurityKeySource] = [.hid, .pcsc]
 }
+
+extension SecurityKeySource {
+    /// Runs `body` with the sources of a request that either names its key or lets the user
+    /// touch one: the key at `deviceURI` in `directory`, opened here once under `deadline` (the
+    /// request's own, so opening, its one getInfo and the ceremony share one deadline), handed
+    /// over as ``authenticator(_:)`` and closed once `body` returns; without a URI, every key
+    /// the directory's discoveries find (the only one at once, the one touched among several,
+    /// or the first to arrive).
+    ///
+    /// Throws only when the named key cannot be opened; `body` reports its own outcome.
+    public static func withSources<T: Sendable>(
+        in directory: AuthenticatorDirectory, deviceURI: String?, deadline: Deadline,
+        _ body: ([SecurityKeySource]) async -> T
+    ) async throws(AuthenticatorError) -> T {
+        guard let deviceURI else { return await body(directory.discoveries.map(SecurityKeySource.discovery)) }
+        let key = try await directory.open(uri: deviceURI, deadline: deadline)
+        let result = await body([.authenticator(key)])
+        await key.close()
+        return result
+    }
+}

@@ -60,22 +60,11 @@ struct AuthenticateCommand: ReportingCommand {
 
     /// The request the command-line flags describe.
     func flagsRequest() throws -> (SecurityKeyCredentialAssertionRequest, SecurityKeyClientData) {
-        var allow: [[UInt8]] = []
-        for text in credential {
-            guard let id = Base64URL.decode(text), !id.isEmpty else {
-                throw CLIError.usage("--credential takes a base64url credential ID, not \"\(text)\".")
-            }
-            allow.append(id)
+        var request = try usage { () throws(SecurityKeyError) in
+            try ceremony.requestOptions(timeout: global.timeoutDuration).assertionRequest(allowing: credential)
         }
-        let (clientData, challenge) = try ceremony.clientData()
-        var request = SecurityKeyCredentialProvider(relyingPartyIdentifier: ceremony.rp)
-            .createCredentialAssertionRequest(challenge: challenge)
-        request.allowedCredentials = allow.map { SecurityKeyCredentialDescriptor(credentialID: $0) }
-        request.userVerificationPreference = ceremony.userVerification
-        request.clientData = clientData
-        request.timeout = global.timeoutDuration
         try extensions.apply(to: &request)
-        return (request, clientData)
+        return (request, request.clientData)
     }
 
     func authenticate(_ request: SecurityKeyCredentialAssertionRequest, clientData: SecurityKeyClientData)
@@ -94,7 +83,7 @@ struct AuthenticateCommand: ReportingCommand {
         } catch {
             throw Self.explainMissingCredential(error, request: request)
         }
-        try account.check(assertion)
+        try account.choice.check(assertion)
         // Parsed once, by the provider; only the daemon's answer arrives as bytes.
         let authData =
             try assertion.authenticatorData ?? AuthenticatorData(bytes: assertion.rawAuthenticatorData)

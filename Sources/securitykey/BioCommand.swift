@@ -30,7 +30,7 @@ struct BioCommand: AsyncParsableCommand {
 
 /// Decodes a fingerprint template ID given on the command line.
 func templateID(_ text: String) throws(CLIError) -> [UInt8] {
-    guard let id = Base64URL.decode(text), !id.isEmpty, id.count <= BioEnrollmentRequest.maxTemplateIDLength else {
+    guard let id = FingerprintTemplate.id(base64URL: text) else {
         throw CLIError.usage("\"\(text)\" is not a fingerprint template ID in base64url.")
     }
     return id
@@ -74,10 +74,8 @@ struct BioListCommand: ReportingCommand {
 
     func execute() async throws {
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
-            let templates = try await interaction.explaining {
-                try await key.fingerprints(interaction: interaction, deadline: deadline)
-            }
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
+            let templates = try await key.fingerprints(interaction: interaction, deadline: deadline)
             if wantsJSON {
                 Console.json(.array(templates.map(\.json)))
             } else if templates.isEmpty {
@@ -134,10 +132,10 @@ struct BioEnrollCommand: ReportingCommand {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await withAuthenticator(global) { key, _ in
-                    let deadline = Deadline.after(max(global.timeoutDuration, .seconds(300)))
-                    let template: FingerprintTemplate
+                    let deadline = Deadline.after(max(global.timeoutDuration, Authenticator.enrollmentTime))
+                    let enrollment: FingerprintEnrollment
                     do {
-                        template = try await key.enrollFingerprint(
+                        enrollment = try await key.enrollFingerprint(
                             name: name, sampleTimeout: sampleTimeout, cancellation: cancellation,
                             interaction: interaction, deadline: deadline, progress: reporter.report)
                     } catch {
@@ -145,13 +143,9 @@ struct BioEnrollCommand: ReportingCommand {
                         throw interaction.explain(error)
                     }
                     reporter.finishLine()
+                    let template = enrollment.template
                     if wantsJSON {
-                        Console.json(
-                            .members([
-                                ("device", .string(key.uri)), ("id", .string(Base64URL.encode(template.id))),
-                                ("name", template.shownName.map(JSONValue.string) ?? .null),
-                                ("samples", .array(reporter.samples.map { $0.sample.json(number: $0.number) })),
-                            ]))
+                        Console.json(enrollment.json(device: key.uri))
                     } else {
                         Console.out(
                             "Fingerprint \(Base64URL.encode(template.id)) enrolled\(template.shownName.map { " as \"\($0)\"" } ?? "").")
@@ -179,21 +173,12 @@ final class EnrollmentFinished: Sendable {
     let flag = Atomic<Bool>(false)
 }
 
-/// Shows each fingerprint sample's feedback on standard error and keeps them for the JSON.
+/// Shows each fingerprint sample's feedback on standard error.
 final class SampleReporter: Sendable {
-    /// One reported sample.
-    struct Entry: Sendable {
-        var number: Int
-        var sample: BioEnrollment.Sample
-    }
-
     private let terminal: Bool
-    private let state = Mutex<(entries: [Entry], lineOpen: Bool)>(([], false))
+    private let lineOpen = Atomic<Bool>(false)
 
     init(terminal: Bool) { self.terminal = terminal }
-
-    /// The samples reported so far.
-    var samples: [Entry] { state.withLock { $0.entries } }
 
     /// The progress callback of the enrollment.
     var report: @Sendable (FingerprintEnrollmentEvent) -> Void {
@@ -203,17 +188,16 @@ final class SampleReporter: Sendable {
                 let text = "Sample \(number): place your finger on the sensor."
                 if terminal {
                     write("\r\u{1B}[K" + text)
-                    state.withLock { $0.lineOpen = true }
+                    lineOpen.store(true, ordering: .relaxed)
                 } else if number == 1 {
                     Console.err(text)
                 }
             case .sampleCaptured(let number, let sample):
-                state.withLock { $0.entries.append(Entry(number: number, sample: sample)) }
                 let rest = sample.remainingSamples == 0 ? "Enrollment complete." : "\(sample.remainingSamples) more needed."
                 let text = "Sample \(number): \(sample.status.name) - \(sample.status.advice) \(rest)"
                 if terminal {
                     write("\r\u{1B}[K" + text)
-                    state.withLock { $0.lineOpen = true }
+                    lineOpen.store(true, ordering: .relaxed)
                 } else {
                     Console.err(text)
                 }
@@ -223,11 +207,7 @@ final class SampleReporter: Sendable {
 
     /// Ends an open progress line so that what follows starts on its own line.
     func finishLine() {
-        let open = state.withLock { s in
-            defer { s.lineOpen = false }
-            return s.lineOpen
-        }
-        if open { write("\n") }
+        if lineOpen.exchange(false, ordering: .relaxed) { write("\n") }
     }
 
     private func write(_ text: String) {
@@ -258,10 +238,8 @@ struct BioRenameCommand: ReportingCommand {
     func execute() async throws {
         let target = try templateID(id)
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
-            try await interaction.explaining {
-                try await key.renameFingerprint(id: target, name: name, interaction: interaction, deadline: deadline)
-            }
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
+            try await key.renameFingerprint(id: target, name: name, interaction: interaction, deadline: deadline)
             Console.result(
                 json: wantsJSON, .members([("device", .string(key.uri)), ("renamed", .string(id)), ("name", .string(name))]),
                 "The fingerprint \(id) is now named \"\(name)\".")
@@ -292,13 +270,11 @@ struct BioDeleteCommand: ReportingCommand {
     func execute() async throws {
         let target = try templateID(id)
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
             try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline) {
                 "Delete fingerprint \(id) from \($0)? That finger will no longer unlock the key."
             }
-            try await interaction.explaining {
-                try await key.deleteFingerprint(id: target, interaction: interaction, deadline: deadline)
-            }
+            try await key.deleteFingerprint(id: target, interaction: interaction, deadline: deadline)
             Console.result(
                 json: wantsJSON, .members([("device", .string(key.uri)), ("deleted", .string(id))]),
                 "The fingerprint \(id) is deleted.")

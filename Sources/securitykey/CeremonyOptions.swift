@@ -89,26 +89,12 @@ struct CeremonyOptions: ParsableArguments {
         return "https://\(relyingPartyIdentifier)"
     }
 
-    /// The client data and the request's challenge: built by the provider from the origin
-    /// (default https://RP, checked against the RP ID there) and the challenge (random when
-    /// absent), or the hash given (the request then has no challenge of its own).
-    func clientData() throws -> (SecurityKeyClientData, challenge: [UInt8]) {
-        if let clientDataHash {
-            guard let hash = Base64.decodeEitherAlphabet(clientDataHash), hash.count == 32 else {
-                throw CLIError.usage("--client-data-hash must be 32 bytes in base64 or base64url.")
-            }
-            return (.hash(hash), [])
-        }
-        let challengeBytes: [UInt8]
-        if let challenge {
-            guard let bytes = Base64URL.decode(challenge), bytes.count >= 16 else {
-                throw CLIError.usage("--challenge must be base64url of at least 16 bytes.")
-            }
-            challengeBytes = bytes
-        } else {
-            challengeBytes = SystemRandom.bytes(32)
-        }
-        return (.origin(origin ?? "https://\(rp)"), challengeBytes)
+    /// The shared options as the provider makes requests of them (the client data from the
+    /// origin and challenge, or the hash given), with `timeout`.
+    func requestOptions(timeout: Duration) -> SecurityKeyRequestOptions {
+        SecurityKeyRequestOptions(
+            relyingPartyIdentifier: rp, origin: origin, challenge: challenge, clientDataHash: clientDataHash,
+            userVerification: userVerification, timeout: timeout)
     }
 
     /// The provider's user verification preference: required with `--uv`, discouraged with
@@ -149,15 +135,6 @@ struct AccountOptions: ParsableArguments {
         if let userID, let id = Base64URL.decode(userID) { return .userID(id) }
         return .ask
     }
-
-    /// Checks the signed-in account against `--user-id` (a key holding one account for the RP
-    /// signs with it without offering a choice).
-    func check(_ assertion: SecurityKeyCredentialAssertion) throws {
-        guard case .userID(let id) = choice, let signed = assertion.userID, signed != id else { return }
-        throw CLIError(
-            .failure, code: "no-credentials",
-            "The key's account for this site is user ID \(Base64URL.encode(signed)), not the one asked for.")
-    }
 }
 
 /// Refuses a URL given to `--rp`, naming the domain to give instead.
@@ -167,11 +144,8 @@ func validateRelyingPartyOption(_ rp: String?) throws {
     throw ValidationError("--rp takes a domain, not a URL\(host).")
 }
 
-/// Parses an `--alg` name or COSE number (``COSEAlgorithm/init(name:)``).
-func parseAlgorithm(_ text: String) throws(CLIError) -> COSEAlgorithm {
-    guard let algorithm = COSEAlgorithm(name: text) else {
-        throw CLIError.usage(
-            "Unknown algorithm \"\(text)\"; use es256, es384, es512, eddsa, rs256, ps256, es256k, mldsa65, mldsa87 or a COSE number.")
-    }
-    return algorithm
+/// Runs `body`, in which the provider makes a request of the options; options it cannot use
+/// are a usage error.
+func usage<T>(_ body: () throws(SecurityKeyError) -> T) throws(CLIError) -> T {
+    do throws(SecurityKeyError) { return try body() } catch { throw CLIError.usage(error.message) }
 }

@@ -26,16 +26,16 @@ struct ConfigOptions: ParsableArguments {
     /// interaction; prompts that got no answer explain the failure.
     func change(
         _ describe: @escaping @Sendable (String) -> String,
-        _ body: @escaping @Sendable (Authenticator, CLIAuthenticatorInteraction, Deadline) async throws -> JSONValue
+        _ body: @escaping @Sendable (Authenticator, CLIInteraction, Deadline) async throws -> JSONValue
     ) async throws {
-        let interaction = CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: pinStdin))
-        try await withAuthenticator(global) { key, deadline in
+        let interaction = CLIInteraction(reader: PINReader(fromStandardInput: pinStdin))
+        try await withAuthenticator(global, explaining: interaction) { key, deadline in
             guard await key.info.options.isSupported(.authenticatorConfig) else {
                 throw AuthenticatorError(
                     .notSupported, "The security key does not support authenticatorConfig.", deviceURI: key.uri)
             }
             try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline, describe)
-            let result = try await interaction.explaining { try await body(key, interaction, deadline) }
+            let result = try await body(key, interaction, deadline)
             if global.json {
                 guard case .object(let members) = result else { return }
                 Console.json(.object([("device", .string(key.uri))] + members))
@@ -93,12 +93,7 @@ struct ConfigAlwaysUVCommand: ReportingCommand {
                 ? "Turn always-UV on for \($0)? Every registration and sign-in will then need the PIN or built-in verification, and U2F sign-ins stop working."
                 : "Turn always-UV off for \($0)? Sites may then register and sign in with a touch alone."
         }) { key, interaction, deadline in
-            guard await key.info.options.isSupported(.alwaysUV) else {
-                throw AuthenticatorError(.notSupported, "The security key has no always-UV setting.", deviceURI: key.uri)
-            }
-            var now = await key.info.options.isEnabled(.alwaysUV)
-            let changed = now != wanted
-            if changed { now = try await key.toggleAlwaysUV(interaction: interaction, deadline: deadline) }
+            let (now, changed) = try await key.setAlwaysUV(wanted, interaction: interaction, deadline: deadline)
             if !options.global.json {
                 Console.out(changed ? "Always-UV is \(now ? "on" : "off") now." : "Always-UV was already \(now ? "on" : "off"); nothing changed.")
             }

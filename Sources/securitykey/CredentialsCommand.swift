@@ -29,8 +29,8 @@ struct CredentialsOptions: ParsableArguments {
     @Flag(name: .long, help: "Read PINs from standard input instead of the terminal.")
     var pinStdin = false
 
-    func interaction() -> CLIAuthenticatorInteraction {
-        CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: pinStdin))
+    func interaction() -> CLIInteraction {
+        CLIInteraction(reader: PINReader(fromStandardInput: pinStdin))
     }
 }
 
@@ -52,11 +52,9 @@ struct CredentialsInfoCommand: ReportingCommand {
 
     func execute() async throws {
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
-            let (metadata, storedToken) = try await interaction.explaining {
-                try await StoredTokens.read(key) { token in
-                    try await key.credentialMetadata(storedToken: token, interaction: interaction, deadline: deadline)
-                }
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
+            let (metadata, storedToken) = try await StoredTokens.read(key) { token in
+                try await key.credentialMetadata(storedToken: token, interaction: interaction, deadline: deadline)
             }
             Console.result(
                 json: wantsJSON,
@@ -87,13 +85,11 @@ struct CredentialsListCommand: ReportingCommand {
 
     func execute() async throws {
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
-            let parties = try await interaction.explaining {
-                try await StoredTokens.read(key) { token in
-                    try await key.credentialsByRelyingParty(
-                        rpID: rp, storedToken: token, interaction: interaction, deadline: deadline)
-                }.result
-            }
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
+            let parties = try await StoredTokens.read(key) { token in
+                try await key.credentialsByRelyingParty(
+                    rpID: rp, storedToken: token, interaction: interaction, deadline: deadline)
+            }.result
             if wantsJSON {
                 return Console.json(
                     .array(parties.flatMap { party in party.credentials.map { $0.json(relyingParty: party.relyingParty) } }))
@@ -135,13 +131,11 @@ struct CredentialsDeleteCommand: ReportingCommand {
     func execute() async throws {
         let target = try credentialID(id)
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
             try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline) {
                 "Delete credential \(id) from \($0)? Its account can no longer sign in with this key."
             }
-            try await interaction.explaining {
-                try await key.deleteCredential(id: target, rpID: rp, interaction: interaction, deadline: deadline)
-            }
+            try await key.deleteCredential(id: target, rpID: rp, interaction: interaction, deadline: deadline)
             Console.result(
                 json: wantsJSON, .members([("device", .string(key.uri)), ("deleted", .string(id))]),
                 "The credential \(id) is deleted.")
@@ -176,12 +170,10 @@ struct CredentialsUpdateCommand: ReportingCommand {
         let target = try credentialID(id)
         let interaction = options.interaction()
         let name = self.name, displayName = self.displayName
-        try await withAuthenticator(options.global) { key, deadline in
-            let user = try await interaction.explaining {
-                try await key.updateUser(
-                    credentialID: target, name: name, displayName: displayName, interaction: interaction,
-                    deadline: deadline)
-            }
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
+            let user = try await key.updateUser(
+                credentialID: target, name: name, displayName: displayName, interaction: interaction,
+                deadline: deadline)
             Console.result(
                 json: wantsJSON,
                 .members([

@@ -24,9 +24,7 @@ struct ListCommand: ReportingCommand {
         var keys: [AuthenticatorDirectory.Listing]
         if let uri = global.device {
             // --device narrows the list to that key, and fails when it is not there.
-            let key = try await directory.open(uri: uri, deadline: global.deadline())
-            keys = [AuthenticatorDirectory.Listing(descriptor: key.descriptor, info: await key.info)]
-            await key.close()
+            keys = [try await directory.list(uri: uri, deadline: global.deadline())]
         } else {
             keys = await directory.list(deadline: global.deadline())
         }
@@ -58,45 +56,26 @@ struct InfoCommand: ReportingCommand {
 
     func execute() async throws {
         try await withAuthenticator(global) { key, deadline in
-            let info = await key.info
-            var retries: ClientPIN.PINRetries?
-            var uvRetries: Int?
-            if info.options.isSupported(.clientPIN) {
-                retries = try? await key.pinRetries(deadline: deadline)
-                if info.options.isSupported(.userVerification) { uvRetries = try? await key.uvRetries(deadline: deadline) }
-            }
-            // A stored persistent token decrypts encIdentifier and encCredStoreState (CTAP 2.2/2.3).
-            var stored: (record: PersistentTokenStore.Record, identifier: [UInt8]?)?
-            var credStoreState: String?
-            if info.options.isEnabled(.perCredentialManagementReadOnly) {
-                stored = await StoredTokens.lookup(key)
-                if let stored { credStoreState = await key.credentialStoreState(using: stored.record).map { Hex.encode($0) } }
-            }
-            let identifier = stored?.identifier.map { Hex.encode($0) }
-            if global.json {
-                let model = MDSCLI.modelName(aaguid: info.aaguid)
-                guard case .object(var members) = info.json(device: key.uri, model: model, pinRetries: retries, uvRetries: uvRetries)
-                else { return }
-                members.append(("storedToken", .bool(stored != nil)))
-                members.append(("identifier", identifier.map(JSONValue.string) ?? .null))
-                members.append(("credStoreState", credStoreState.map(JSONValue.string) ?? .null))
-                return Console.json(.object(members))
-            }
+            let details = await key.details(tokenStore: StoredTokens.store, events: StoredTokens.tell(key), deadline: deadline)
+            let info = details.info
+            if global.json { return Console.json(details.json(device: key.uri, model: MDSCLI.modelName(aaguid: info.aaguid))) }
             Console.out("Device:          \(key.uri)")
             if let model = MDSCLI.modelName(aaguid: info.aaguid) { Console.out("Model:           \(model) (FIDO metadata)") }
             if info.isU2FOnly {
                 Console.out("Protocol:        CTAP1/U2F only (no CTAP2): used through U2F, without PIN or discoverable credentials")
             }
             for line in info.summaryLines { Console.out(line) }
-            if let retries {
+            if let retries = details.pinRetries {
                 var line = "PIN retries:     \(retries.retries) attempt(s) left"
                 if retries.powerCycleRequired == true {
                     line += "; remove and re-insert the key before the next try"
                 }
                 Console.out(line)
             }
-            if let uvRetries { Console.out("UV retries:      \(uvRetries)") }
-            if let identifier { Console.out("Identifier:      \(identifier) (decrypted with the stored token)") }
+            if let uvRetries = details.uvRetries { Console.out("UV retries:      \(uvRetries)") }
+            if let identifier = details.identifierHex {
+                Console.out("Identifier:      \(identifier) (decrypted with the stored token)")
+            }
         }
     }
 }

@@ -62,50 +62,21 @@ struct RegistrationExtensionOptions: ParsableArguments {
             valueName: "support"))
     var largeBlob: String?
 
+    /// The options as the provider checks and parses them.
+    var options: SecurityKeyRegistrationExtensionOptions {
+        SecurityKeyRegistrationExtensionOptions(
+            credProtect: credProtect, enforceCredProtect: enforceCredProtect, credBlob: credBlob, prf: prf,
+            prfSalt: prfSalt, prfSalt2: prfSalt2, hmacSecret: hmacSecret, minPINLength: minPinLength,
+            credProps: credProps, payment: payment, appIDExclude: appidExclude, largeBlob: largeBlob)
+    }
+
     func validate() throws {
-        if let largeBlob, SecurityKeyLargeBlobRegistrationInput.SupportRequirement(rawValue: largeBlob) == nil {
-            throw ValidationError("--large-blob takes required or preferred.")
-        }
-        if let credProtect, CredentialProtectionPolicy(webAuthnName: credProtect) == nil {
-            throw ValidationError("--cred-protect takes 1, 2, 3 or a WebAuthn policy name.")
-        }
-        if enforceCredProtect, credProtect == nil {
-            throw ValidationError("--enforce-cred-protect needs --cred-protect.")
-        }
-        if prfSalt != nil, !prf { throw ValidationError("--prf-salt needs --prf.") }
-        if prfSalt2 != nil, prfSalt == nil { throw ValidationError("--prf-salt2 needs --prf-salt.") }
+        do throws(SecurityKeyError) { try options.validate() } catch { throw ValidationError(error.message) }
     }
 
     /// Sets the request's extension inputs.
     func apply(to request: inout SecurityKeyCredentialRegistrationRequest) throws {
-        if payment { request.thirdPartyPayment = true }
-        if let credProtect, let level = CredentialProtectionPolicy(webAuthnName: credProtect),
-            let name = level.webAuthnName
-        {
-            request.credentialProtection = SecurityKeyCredentialProtection(
-                policy: .init(rawValue: name), isEnforced: enforceCredProtect)
-        }
-        if let credBlob {
-            guard let bytes = Base64.decodeEitherAlphabet(credBlob) else {
-                throw CLIError.usage("--cred-blob takes base64 or base64url.")
-            }
-            request.credentialBlob = bytes
-        }
-        if prf {
-            if let prfSalt {
-                request.prf = SecurityKeyPRFRegistrationInput(
-                    inputValues: try prfInputValues(prfSalt, prfSalt2, option: "--prf-salt"))
-            } else {
-                request.prf = .checkForSupport
-            }
-        }
-        request.hmacCreateSecret = hmacSecret
-        request.minimumPINLength = minPinLength
-        request.credentialProperties = credProps
-        request.appIDExclude = appidExclude
-        if let largeBlob, let support = SecurityKeyLargeBlobRegistrationInput.SupportRequirement(rawValue: largeBlob) {
-            request.largeBlob = SecurityKeyLargeBlobRegistrationInput(supportRequirement: support)
-        }
+        try usage { () throws(SecurityKeyError) in try options.apply(to: &request) }
     }
 }
 
@@ -147,55 +118,24 @@ struct AssertionExtensionOptions: ParsableArguments {
             valueName: "url"))
     var appid: String?
 
+    /// The options as the provider checks and parses them.
+    var options: SecurityKeyAssertionExtensionOptions {
+        SecurityKeyAssertionExtensionOptions(
+            prfSalt: prfSalt, prfSalt2: prfSalt2, hmacSalt: hmacSalt, hmacSalt2: hmacSalt2, credBlob: credBlob,
+            largeBlobRead: largeBlobRead, largeBlobWrite: largeBlobWrite, appID: appid)
+    }
+
     func validate() throws {
-        if largeBlobRead, largeBlobWrite != nil {
-            throw ValidationError("--large-blob-read and --large-blob-write exclude each other.")
-        }
-        if prfSalt != nil, hmacSalt != nil { throw ValidationError("--prf-salt and --hmac-salt exclude each other.") }
-        if prfSalt2 != nil, prfSalt == nil { throw ValidationError("--prf-salt2 needs --prf-salt.") }
-        if hmacSalt2 != nil, hmacSalt == nil { throw ValidationError("--hmac-salt2 needs --hmac-salt.") }
+        do throws(SecurityKeyError) { try options.validate() } catch { throw ValidationError(error.message) }
     }
 
     /// Sets the request's extension inputs.
     func apply(to request: inout SecurityKeyCredentialAssertionRequest) throws {
-        if let prfSalt {
-            request.prf = SecurityKeyPRFAssertionInput(
-                inputValues: try prfInputValues(prfSalt, prfSalt2, option: "--prf-salt"))
-        }
-        if let hmacSalt {
-            request.hmacGetSecret = SecurityKeyHMACSecretInput(
-                salt1: try parseSalt(hmacSalt, option: "--hmac-salt"),
-                salt2: try hmacSalt2.map { try parseSalt($0, option: "--hmac-salt2") })
-        }
-        request.getCredentialBlob = credBlob
-        request.appID = appid
-        if largeBlobRead { request.largeBlob = .read }
-        if let largeBlobWrite {
-            guard let bytes = Base64.decodeEitherAlphabet(largeBlobWrite) else {
-                throw CLIError.usage("--large-blob-write takes base64 or base64url.")
-            }
-            request.largeBlob = .write(bytes)
-        }
+        try usage { () throws(SecurityKeyError) in try options.apply(to: &request) }
     }
 }
 
-/// PRF inputs from base64 text (any length: they are hashed into salts).
-func prfInputValues(_ first: String, _ second: String?, option: String) throws -> SecurityKeyPRFAssertionInput.InputValues {
-    guard let one = Base64.decodeEitherAlphabet(first) else { throw CLIError.usage("\(option) takes base64 or base64url.") }
-    var two: [UInt8]?
-    if let second {
-        guard let bytes = Base64.decodeEitherAlphabet(second) else {
-            throw CLIError.usage("\(option)2 takes base64 or base64url.")
-        }
-        two = bytes
-    }
-    return .init(saltInput1: one, saltInput2: two)
-}
-
-/// A raw hmac-secret salt (``SecurityKeyHMACSecretInput/salt(text:)``).
+/// A raw hmac-secret salt (``SecurityKeyHMACSecretInput/salt(text:option:)``).
 func parseSalt(_ text: String, option: String) throws(CLIError) -> [UInt8] {
-    guard let bytes = SecurityKeyHMACSecretInput.salt(text: text) else {
-        throw CLIError.usage("\(option) takes a 32-byte salt as 64 hex digits, base64 or base64url.")
-    }
-    return bytes
+    try usage { () throws(SecurityKeyError) in try SecurityKeyHMACSecretInput.salt(text: text, option: option) }
 }

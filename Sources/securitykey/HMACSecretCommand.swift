@@ -53,22 +53,13 @@ struct HMACSecretCommand: ReportingCommand {
     func validate() throws { try validateRelyingPartyOption(rp) }
 
     func execute() async throws {
-        var allow: [[UInt8]] = []
-        for text in credential {
-            guard let id = Base64URL.decode(text), !id.isEmpty else {
-                throw CLIError.usage("--credential takes a base64url credential ID, not \"\(text)\".")
-            }
-            allow.append(id)
-        }
-        var request = SecurityKeyCredentialProvider(relyingPartyIdentifier: rp)
-            .createCredentialAssertionRequest(challenge: SystemRandom.bytes(32))
-        request.allowedCredentials = allow.map { SecurityKeyCredentialDescriptor(credentialID: $0) }
         // Without --uv, no verification even where the key could: the secret must not change
         // with whether a PIN happens to be set.
-        request.userVerificationPreference = uv ? .required : .discouraged
+        let options = SecurityKeyRequestOptions(
+            relyingPartyIdentifier: rp, userVerification: uv ? .required : .discouraged, timeout: global.timeoutDuration)
+        var request = try usage { () throws(SecurityKeyError) in try options.assertionRequest(allowing: credential) }
         request.hmacGetSecret = SecurityKeyHMACSecretInput(
             salt1: try parseSalt(salt, option: "--salt"), salt2: try salt2.map { try parseSalt($0, option: "--salt2") })
-        request.timeout = global.timeoutDuration
         let assertion: SecurityKeyCredentialAssertion
         do {
             assertion = try await ProviderCeremony.perform(
@@ -77,7 +68,7 @@ struct HMACSecretCommand: ReportingCommand {
         } catch {
             throw AuthenticateCommand.explainMissingCredential(error, request: request)
         }
-        try account.check(assertion)
+        try account.choice.check(assertion)
         guard let secret = assertion.hmacGetSecret else {
             throw CLIError(
                 .notSupported, code: "unsupported-extension",

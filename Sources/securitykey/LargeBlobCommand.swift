@@ -54,10 +54,8 @@ struct LargeBlobListCommand: ReportingCommand {
     func execute() async throws {
         let interaction = options.interaction()
         let skipKeys = noCredentials
-        try await withAuthenticator(options.global) { key, deadline in
-            let inventory = try await interaction.explaining {
-                try await key.largeBlobInventory(matchingCredentials: !skipKeys, interaction: interaction, deadline: deadline)
-            }
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
+            let inventory = try await key.largeBlobInventory(matchingCredentials: !skipKeys, interaction: interaction, deadline: deadline)
             if wantsJSON { return Console.json(inventory.json(device: key.uri)) }
             warnCorrupted(inventory.reading.corruption)
             Console.out(
@@ -87,21 +85,9 @@ struct LargeBlobGetCommand: ReportingCommand {
     func execute() async throws {
         let id = try credentialID(credential)
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
-            let found = try await interaction.explaining {
-                try await key.largeBlob(credentialID: id, rpID: rp, interaction: interaction, deadline: deadline)
-            }
-            guard let data = found.lookup.data else {
-                if let corruption = found.lookup.corruption {
-                    throw CLIError(
-                        .failure, code: "large-blob-corrupted",
-                        "The key's large-blob array is corrupted (\(corruption)), so the credential has no readable blob.")
-                }
-                if let damage = found.lookup.damage {
-                    throw CLIError(.failure, code: "large-blob-damaged", "The credential's large blob is damaged: \(damage).")
-                }
-                throw CLIError(.failure, code: "no-large-blob", "The credential \(credential) has no large blob.")
-            }
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
+            let found = try await key.largeBlob(credentialID: id, rpID: rp, interaction: interaction, deadline: deadline)
+            let data = try found.lookup.requireData(credential: credential)
             if let output {
                 if let reason = FileIO.write(path: output, data) {
                     throw CLIError(.failure, code: "io", "Cannot write \(output): \(reason).")
@@ -159,11 +145,9 @@ struct LargeBlobSetCommand: ReportingCommand {
         let id = try credentialID(credential)
         let data = try blobInput()
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
-            let written = try await interaction.explaining {
-                try await key.setLargeBlob(
-                data, credentialID: id, rpID: rp, force: force, interaction: interaction, deadline: deadline)
-            }
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
+            let written = try await key.setLargeBlob(
+            data, credentialID: id, rpID: rp, force: force, interaction: interaction, deadline: deadline)
             Console.result(
                 json: wantsJSON,
                 .members([
@@ -194,14 +178,12 @@ struct LargeBlobDeleteCommand: ReportingCommand {
     func execute() async throws {
         let id = try credentialID(credential)
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
             try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline) {
                 "Delete the large blob of credential \(credential) from \($0)?"
             }
-            let removed = try await interaction.explaining {
-                try await key.deleteLargeBlob(
-                credentialID: id, rpID: rp, force: force, interaction: interaction, deadline: deadline)
-            }
+            let removed = try await key.deleteLargeBlob(
+            credentialID: id, rpID: rp, force: force, interaction: interaction, deadline: deadline)
             if wantsJSON {
                 Console.json(
                     .members([

@@ -62,7 +62,7 @@ struct PAMEnrollCommand: ReportingCommand {
         enrollment.requiresVerification = verification
         enrollment.resident = resident
         enrollment.algorithm = algorithm
-        let interaction = CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: pinStdin))
+        let interaction = CLIInteraction(reader: PINReader(fromStandardInput: pinStdin))
         let credential = try await withAuthenticator(global) { key, deadline in
             if !wantsJSON { Console.err("Touch the security key to make the credential.") }
             do { return try await enrollment.enroll(on: key, interaction: interaction, deadline: deadline) } catch {

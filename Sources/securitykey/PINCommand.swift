@@ -135,11 +135,9 @@ struct PINVerifyCommand: ReportingCommand {
     var wantsJSON: Bool { global.json }
 
     func execute() async throws {
-        let interaction = CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: pinStdin))
-        try await withAuthenticator(global) { key, deadline in
-            let retries = try await interaction.explaining {
-                try await key.verifyPIN(interaction: interaction, deadline: deadline)
-            }
+        let interaction = CLIInteraction(reader: PINReader(fromStandardInput: pinStdin))
+        try await withAuthenticator(global, explaining: interaction) { key, deadline in
+            let retries = try await key.verifyPIN(interaction: interaction, deadline: deadline)
             Console.result(
                 json: global.json,
                 .members([

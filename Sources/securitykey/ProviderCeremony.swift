@@ -26,28 +26,20 @@ enum ProviderCeremony {
     ) async throws -> Outcome {
         let deadline = Deadline.after(request.timeout)
         let logger = global.makeLogger()
-        let sources: [SecurityKeySource]
-        var opened: Authenticator?
-        if let uri = global.device {
-            // Opened once: the controller uses this handle and its getInfo as they are.
-            let key = try await global.directory(logger: logger).open(uri: uri, deadline: deadline)
-            opened = key
-            sources = [.authenticator(key)]
-        } else {
-            sources = try global.directory(logger: logger).discoveries.map(SecurityKeySource.discovery)
-        }
         let interaction = CLIInteraction(reader: pinReader, account: account)
-        let controller = SecurityKeyAuthorizationController(
-            sources: sources, interaction: interaction, logger: logger)
         let printer = StatusPrinter()
-        let outcome: Swift.Result<SecurityKeyAuthorization, SecurityKeyError>
-        do throws(SecurityKeyError) {
-            outcome = .success(
-                try await controller.perform(request, deadline: deadline, onStatus: { printer.show($0) }))
-        } catch {
-            outcome = .failure(error)
+        let outcome = try await SecurityKeySource.withSources(
+            in: global.directory(logger: logger), deviceURI: global.device, deadline: deadline
+        ) { sources -> Swift.Result<SecurityKeyAuthorization, SecurityKeyError> in
+            let controller = SecurityKeyAuthorizationController(
+                sources: sources, interaction: interaction, logger: logger)
+            do throws(SecurityKeyError) {
+                return .success(
+                    try await controller.perform(request, deadline: deadline, onStatus: { printer.show($0) }))
+            } catch {
+                return .failure(error)
+            }
         }
-        await opened?.close()
         switch outcome {
         case .success(let authorization):
             guard let wanted = result(authorization) else { throw mismatched }
@@ -76,13 +68,8 @@ final class StatusPrinter: Sendable {
     /// A timeout while the key waited for a touch, said as such (not as the transport's or the
     /// key's timeout): "No touch within N s".
     func noTouch(_ error: SecurityKeyError, timeout: Duration) -> CLIError? {
-        guard touchAsked.load(ordering: .relaxed) else { return nil }
+        guard touchAsked.load(ordering: .relaxed), error.isTimeout else { return nil }
         let mapped = CLIError(error)
-        let timeouts: Set<String> = [
-            SecurityKeyError.Code.timeout.rawValue, CTAP2Error.Code.userActionTimeout.rawValue,
-            CTAP2Error.Code.messageTimeout.rawValue,
-        ]
-        guard timeouts.contains(mapped.code) else { return nil }
         let tenths = timeout.components.seconds * 10 + timeout.components.attoseconds / 100_000_000_000_000_000
         let shown = tenths % 10 == 0 ? "\(tenths / 10)" : "\(tenths / 10).\(tenths % 10)"
         return CLIError(
@@ -105,88 +92,6 @@ final class StatusPrinter: Sendable {
             if choosing.load(ordering: .relaxed) { Console.err("Using the security key at \(uri).") }
         default: break
         }
-    }
-}
-
-/// Answers the provider's PIN prompts on the terminal (or from standard input with
-/// `--pin-stdin`), and its account choice as `--user`/`--user-id` say or on the terminal.
-final class CLIInteraction: SecurityKeyInteraction {
-    let reader: PINReader
-    let account: SecurityKeyAccountChoice
-    private let state = Mutex<(asked: Int, newPINAsked: Bool, unanswered: CLIError?)>((0, false, nil))
-
-    init(reader: PINReader, account: SecurityKeyAccountChoice = .ask) {
-        self.reader = reader
-        self.account = account
-    }
-
-    /// Why the last prompt got no answer (no terminal, no more input after a wrong PIN, no
-    /// account chosen).
-    var unanswered: CLIError? { state.withLock { $0.unanswered } }
-
-    /// With `--pin-stdin`, what a forced PIN change needs there.
-    private static let forcedChangeLines = CLIError(
-        .pinProblem, code: "pin-missing",
-        "The security key demands a new PIN before use: with --pin-stdin, write the new PIN on the first line of standard input and the current PIN on the second."
-    )
-
-    func pin(deviceURI: String, attemptsLeft: Int?) async -> String? {
-        let (asked, afterNewPIN) = state.withLock { state in
-            state.asked += 1
-            return (state.asked, state.newPINAsked)
-        }
-        let left = attemptsLeft.map { " \($0) attempt(s) left." } ?? ""
-        let prompt = asked == 1 ? "PIN for the security key: " : "Wrong PIN.\(left) PIN for the security key: "
-        let result = await reader.read(prompt, new: false)
-        switch result {
-        case .success(let pin): return pin
-        case .failure(let error) where PINReader.wasCancelled(error):
-            // The ceremony ended first (its own error says why); no answer is not a wrong PIN.
-            return nil
-        case .failure(let error):
-            let reason =
-                asked > 1
-                ? CLIError(.pinProblem, code: "pin-invalid", "The PIN is wrong.\(left)", ctapStatus: .pinInvalid)
-                : afterNewPIN && reader.fromStandardInput ? Self.forcedChangeLines : error
-            state.withLock { $0.unanswered = reason }
-            return nil
-        }
-    }
-
-    func newPIN(deviceURI: String, minimumLength: Int) async -> String? {
-        state.withLock { $0.newPINAsked = true }
-        let prompt = "The security key demands a new PIN (at least \(minimumLength) characters). New PIN: "
-        let result = await reader.read(prompt, new: true)
-        switch result {
-        case .success(let pin): return pin
-        case .failure(let error) where PINReader.wasCancelled(error): return nil
-        case .failure(let error):
-            state.withLock { $0.unanswered = reader.fromStandardInput ? Self.forcedChangeLines : error }
-            return nil
-        }
-    }
-
-    func chooseAccount(_ accounts: [SecurityKeyAccount]) async -> Int? {
-        let names = accounts.map(\.label).joined(separator: "; ")
-        if case .ask = account {
-            if let index = await AccountPicker.ask(accounts) { return index }
-            state.withLock {
-                $0.unanswered = $0.unanswered
-                    ?? CLIError.usage(
-                        "The key holds \(accounts.count) accounts for this site (\(names)); choose one with --user NAME or --user-id ID.")
-            }
-            return nil
-        }
-        if let index = accounts.firstIndex(where: account.matches) { return index }
-        // Keys name accounts only to a verified user (CTAP 2.1 §6.2.2): without names, say so.
-        let unnamed = accounts.allSatisfy { $0.name == nil && $0.displayName == nil }
-        let hint = unnamed ? " The key names accounts only after user verification: add --uv, or choose with --user-id." : ""
-        state.withLock {
-            $0.unanswered = CLIError(
-                .failure, code: "no-credentials",
-                "None of the key's \(accounts.count) accounts for this site is the one asked for; it holds: \(names).\(hint)")
-        }
-        return nil
     }
 }
 

@@ -108,41 +108,14 @@ struct RegisterCommand: ReportingCommand {
 
     /// The request the command-line flags describe.
     func flagsRequest() throws -> (SecurityKeyCredentialRegistrationRequest, [UInt8], SecurityKeyClientData) {
-        let user = self.user ?? ""
-        let algorithms = try
-            (alg.isEmpty ? ["es256", "eddsa"] : alg.flatMap { $0.split(separator: ",").map(String.init) })
-            .map(parseAlgorithm)
-        var excludeIDs: [[UInt8]] = []
-        for text in exclude {
-            guard let id = Base64URL.decode(text), !id.isEmpty else {
-                throw CLIError.usage("--exclude takes a base64url credential ID, not \"\(text)\".")
-            }
-            excludeIDs.append(id)
+        let registration = SecurityKeyRequestOptions.Registration(
+            user: user ?? "", displayName: displayName, userID: userID, resident: resident, algorithms: alg,
+            attestation: attestation, attestationFormats: attestationFormat, excludedCredentials: exclude)
+        var (request, userHandle) = try usage { () throws(SecurityKeyError) in
+            try ceremony.requestOptions(timeout: global.timeoutDuration).registrationRequest(registration)
         }
-        let userHandle: [UInt8]
-        if let userID {
-            guard let bytes = Base64URL.decode(userID), (1...64).contains(bytes.count) else {
-                throw CLIError.usage("--user-id must be base64url of 1 to 64 bytes.")
-            }
-            userHandle = bytes
-        } else {
-            userHandle = SystemRandom.bytes(16)
-        }
-        let (clientData, challenge) = try ceremony.clientData()
-        var request = SecurityKeyCredentialProvider(relyingPartyIdentifier: ceremony.rp)
-            .createCredentialRegistrationRequest(
-                challenge: challenge, displayName: displayName ?? user, name: user,
-                userID: userHandle)
-        request.credentialParameters = algorithms.map { SecurityKeyAlgorithm(rawValue: $0.rawValue) }
-        request.excludedCredentials = excludeIDs.map { SecurityKeyCredentialDescriptor(credentialID: $0) }
-        request.residentKeyPreference = resident ? .required : .discouraged
-        request.userVerificationPreference = ceremony.userVerification
-        request.attestationPreference = AttestationConveyancePreference(rawValue: attestation)
-        request.attestationFormats = attestationFormat
-        request.clientData = clientData
-        request.timeout = global.timeoutDuration
         try extensions.apply(to: &request)
-        return (request, userHandle, clientData)
+        return (request, userHandle, request.clientData)
     }
 
     func register(

@@ -26,8 +26,8 @@ struct ResetCommand: ReportingCommand {
     var wantsJSON: Bool { global.json }
 
     func execute() async throws {
-        let interaction = CLIAuthenticatorInteraction(reader: PINReader(fromStandardInput: true))
-        try await withAuthenticator(global) { key, deadline, directory in
+        let interaction = CLIInteraction(reader: PINReader(fromStandardInput: true))
+        try await withAuthenticator(global, explaining: interaction) { key, deadline, directory in
             try await key.checkResetTransport()
             let info = await key.info
             if info.longTouchForReset == true || info.transportsForReset != nil {
@@ -36,9 +36,7 @@ struct ResetCommand: ReportingCommand {
             try await Confirmation.ask(about: key, assumeYes: yes, deadline: deadline) {
                 "Reset \($0)? Every credential on it and its PIN are erased; this cannot be undone."
             }
-            let after = try await interaction.explaining {
-                try await directory.reset(key, interaction: interaction, deadline: deadline)
-            }
+            let after = try await directory.reset(key, interaction: interaction, deadline: deadline)
             let reinserted = after !== key
             if reinserted { await after.close() }
             Console.result(

@@ -37,11 +37,6 @@ enum StoredTokens {
         return store
     }
 
-    /// The record that fits `key`, if any, saying on standard error what happened.
-    static func lookup(_ key: Authenticator) async -> (record: PersistentTokenStore.Record, identifier: [UInt8]?)? {
-        await store?.lookup(key) { tell($0, key.uri) }
-    }
-
     /// Runs `read` with the stored token that fits `key`, or with none (``PersistentTokenStore/read(_:events:_:)``),
     /// saying on standard error what happened.
     static func read<T: Sendable>(
@@ -50,6 +45,9 @@ enum StoredTokens {
         guard let store else { return (try await read(nil), false) }
         return try await store.read(key, events: { tell($0, key.uri) }, read)
     }
+
+    /// Says on standard error what happened to the stored token of `key`.
+    static func tell(_ key: Authenticator) -> @Sendable (StoredTokenEvent) -> Void { { tell($0, key.uri) } }
 
     private static func tell(_ event: StoredTokenEvent, _ uri: String) {
         switch event {
@@ -74,15 +72,9 @@ struct TokenSaveCommand: ReportingCommand {
     func execute() async throws {
         let store = try StoredTokens.requiredStore()
         let interaction = options.interaction()
-        try await withAuthenticator(options.global) { key, deadline in
-            let record: PersistentTokenStore.Record
-            do {
-                record = try await key.savePersistentToken(
-                    in: store, savedAt: Int64(Date().timeIntervalSince1970), interaction: interaction,
-                    deadline: deadline)
-            } catch {
-                throw interaction.explain(error)
-            }
+        try await withAuthenticator(options.global, explaining: interaction) { key, deadline in
+            let record = try await key.savePersistentToken(
+                in: store, savedAt: Int64(Date().timeIntervalSince1970), interaction: interaction, deadline: deadline)
             let identifier = record.identifier.map { Hex.encode($0) }
             if wantsJSON {
                 Console.json(
@@ -116,14 +108,7 @@ struct TokenForgetCommand: ReportingCommand {
         if all {
             removed = try store.remove { _ in true }
         } else {
-            removed = try await withAuthenticator(global) { key, _ in
-                let aaguid = await key.info.aaguid
-                switch try await key.storedToken(in: store) {
-                case .found(let record, _): return try store.remove { $0 == record }
-                case .stale(let records): return try store.remove { records.contains($0) }
-                case .none: return try store.remove { $0.aaguid == aaguid && $0.deviceURI == key.uri }
-                }
-            }
+            removed = try await withAuthenticator(global) { key, _ in try await store.forget(key) }
         }
         if wantsJSON {
             Console.json(.object([("removed", .integer(Int64(removed)))]))

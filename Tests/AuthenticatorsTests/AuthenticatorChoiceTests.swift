@@ -120,6 +120,81 @@ struct AuthenticatorChoiceTests {
     }
 }
 
+/// The key a command that never guesses uses (`openOnly`), and the keys present (`openPresent`)
+/// the CLI, the OpenSSH provider and the PAM module start from.
+struct OnlyKeyTests {
+    @Test func theOnlyKeyPresentIsOpenedWithoutATouch() async throws {
+        let key = MessageCountingKey(try VirtualKey(userPresence: .never))
+        let directory = AuthenticatorDirectory(discoveries: [ScriptedDiscovery([("only", key)])])
+        guard case .one(let only) = try await directory.openOnly(deadline: .after(.seconds(30))) else {
+            Issue.record("one key present, not one found")
+            return
+        }
+        #expect(only.uri == "test:only")
+        #expect(key.commands.withLock { $0 } == [0x04], "getInfo only: nothing asks for a touch")
+        await only.close()
+    }
+
+    @Test func severalKeysAreNamedAndNoneIsUsed() async throws {
+        let a = MessageCountingKey(try VirtualKey(userPresence: .never))
+        let b = MessageCountingKey(try VirtualKey(userPresence: .never))
+        let directory = AuthenticatorDirectory(discoveries: [ScriptedDiscovery([("a", a), ("b", b)])])
+        guard case .several(let uris) = try await directory.openOnly(deadline: .after(.seconds(30))) else {
+            Issue.record("two keys present, one chosen")
+            return
+        }
+        #expect(uris == ["test:a", "test:b"])
+        #expect(a.commands.withLock { $0 } == [0x04])
+        #expect(b.commands.withLock { $0 } == [0x04])
+    }
+
+    @Test func theKeyNamedIsListedAlone() async throws {
+        let directory = AuthenticatorDirectory(discoveries: [
+            ScriptedDiscovery([("a", try VirtualKey()), ("b", try VirtualKey(configuration: .ctap22()))])
+        ])
+        let listing = try await directory.list(uri: "test:b", deadline: .after(.seconds(5)))
+        #expect(listing.descriptor.uri == "test:b")
+        #expect(listing.info?.versions.contains(.fido2_2) == true, "b is the CTAP 2.2 key")
+        await #expect(throws: AuthenticatorError(.noDevice, "")) {
+            try await directory.list(uri: "test:gone", deadline: .after(.seconds(5)))
+        }
+    }
+
+    @Test func noKeyPresentIsNoDevice() async throws {
+        let directory = AuthenticatorDirectory(discoveries: [ScriptedDiscovery()])
+        await #expect(throws: AuthenticatorError(.noDevice, "")) {
+            try await directory.openPresent(deadline: .after(.seconds(5)))
+        }
+        await #expect(throws: AuthenticatorError(.noDevice, "")) {
+            try await directory.openOnly(deadline: .after(.seconds(5)))
+        }
+    }
+
+    @Test(arguments: [
+        ("udp:127.0.0.1:8111", ["udp:127.0.0.1:8111"]), ("udp:127.0.0.1:9000", ["udp:127.0.0.1:8111", "udp:127.0.0.1:9000"]),
+        ("hid:/dev/hidraw0", ["udp:127.0.0.1:8111"]),
+    ])
+    func aUDPKeyNamedByDeviceIsListedOnce(device: String, expected: [String]) throws {
+        let endpoints = try AuthenticatorDirectory.udpEndpoints(
+            options: ["127.0.0.1:8111"], environment: [:], device: device)
+        #expect(endpoints.map(\.uri) == expected)
+    }
+}
+
+/// Forwards to a key and records the CTAP command byte of each CBOR request it gets.
+final class MessageCountingKey: CTAPMessageHandler {
+    let inner: any CTAPMessageHandler
+    let commands = Mutex<[UInt8]>([])
+    init(_ inner: any CTAPMessageHandler) { self.inner = inner }
+    func handleCBOR(_ message: [UInt8], keepalive: @escaping @Sendable (KeepaliveStatus) -> Void) async -> [UInt8] {
+        commands.withLock { $0.append(message.first ?? 0) }
+        return await inner.handleCBOR(message, keepalive: keepalive)
+    }
+    func handleU2F(_ apdu: [UInt8]) async -> [UInt8] { await inner.handleU2F(apdu) }
+    func powerCycle() async { await inner.powerCycle() }
+    func wink() async { await inner.wink() }
+}
+
 /// Forwards to a key and counts the requests the host cancelled (CTAP2_ERR_KEEPALIVE_CANCEL).
 final class CountingKey: CTAPMessageHandler {
     let inner: any CTAPMessageHandler

@@ -33,7 +33,7 @@ struct BioEnrollmentFlowTests {
         let interaction = RecordingInteraction(pins: ["1234"])
         let template = try await authenticator.enrollFingerprint(
             name: "index", interaction: interaction, deadline: .after(.seconds(10))
-        ) { event in events.withLock { $0.append(event) } }
+        ) { event in events.withLock { $0.append(event) } }.template
         let captured = events.withLock { list in
             list.compactMap { event -> (Int, UInt64, UInt64)? in
                 if case .sampleCaptured(let n, let sample) = event { return (n, sample.status.rawValue, sample.remainingSamples) }
@@ -65,6 +65,17 @@ struct BioEnrollmentFlowTests {
                 id: template.id, interaction: RecordingInteraction(pins: ["1234"]), deadline: .after(.seconds(5)))
         }
         #expect(missing?.ctap2Error?.code == .templateNotFound)
+    }
+
+    /// The enrollment's result keeps every sample's feedback, as the key's script gave it.
+    @Test func theEnrollmentKeepsEachSamplesFeedback() async throws {
+        let key = try VirtualKey(configuration: Self.bioKey(samples: [Self.feedback("too-fast"), .feedback(.good)]))
+        let enrollment = try await open(key).enrollFingerprint(
+            interaction: RecordingInteraction(pins: ["1234"]), deadline: .after(.seconds(10)))
+        #expect(await key.fingerprintEnrollments.map(\.id) == [enrollment.template.id])
+        #expect(enrollment.samples.map(\.number) == [1, 2, 3, 4])
+        #expect(enrollment.samples.map(\.sample.status.rawValue) == [0x05, 0x00, 0x00, 0x00])
+        #expect(enrollment.samples.map(\.sample.remainingSamples) == [3, 2, 1, 0])
     }
 
     @Test func cancellingAnEnrollmentTellsTheKey() async throws {

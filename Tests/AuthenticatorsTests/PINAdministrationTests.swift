@@ -66,6 +66,24 @@ import VirtualAuthenticator
         #expect(error?.message.contains("erases") == true)
     }
 
+    /// `config always-uv on|off`: the key's own getInfo says what changed; asking for the state
+    /// it is in already sends nothing and asks no PIN.
+    @Test func alwaysUVIsSetToWhatIsAskedAndOnlyToggledWhenNeeded() async throws {
+        let key = try VirtualKey(configuration: .ctap21(pin: "1234"))
+        let authenticator = try await open(key)
+        let interaction = RecordingInteraction(pins: ["1234", "1234"])
+        let unchanged = try await authenticator.setAlwaysUV(false, interaction: interaction, deadline: .after(.seconds(5)))
+        #expect(unchanged == (false, false))
+        #expect(interaction.prompts.withLock { $0.isEmpty })
+        let on = try await authenticator.setAlwaysUV(true, interaction: interaction, deadline: .after(.seconds(5)))
+        #expect(on == (true, true))
+        // Another handle's fresh getInfo agrees: the key turned it on.
+        #expect(try await open(key).info.options.isEnabled(.alwaysUV))
+        let again = try await authenticator.setAlwaysUV(true, interaction: interaction, deadline: .after(.seconds(5)))
+        #expect(again == (true, false))
+        #expect(interaction.prompts.withLock { $0.count } == 1, "one PIN, for the one toggle")
+    }
+
     @Test func credentialManagementAndConfigAreRefusedOnKeysWithoutThem() async throws {
         let authenticator = try await open(try VirtualKey(configuration: UserVerificationTests.pinKey))
         let interaction = RecordingInteraction(pins: ["1234"])

@@ -1,6 +1,8 @@
 import Authenticators
+import CBOR
 import CTAP2
 import Foundation
+import Synchronization
 import Testing
 import Transport
 import VirtualAuthenticator
@@ -76,6 +78,44 @@ import VirtualAuthenticator
         #expect(try await again.pinRetries(deadline: .after(.seconds(5))).retries == 8)
         #expect(try store.remove { _ in true } == 1)
         #expect(!FileManager.default.fileExists(atPath: store.path))
+    }
+
+    /// What `info` shows beside getInfo: the virtual key's retries, and with a stored token its
+    /// identifier (the one the record was saved with) and credential store state; then
+    /// `forget` removes the record.
+    @Test func detailsShowRetriesAndWhatTheStoredTokenDecrypts() async throws {
+        let work = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let key = try Self.key()
+        let authenticator = try await Self.open(key)
+        let store = PersistentTokenStore(path: work.appendingPathComponent("tokens.cbor").path)
+        let before = await authenticator.details(tokenStore: store, deadline: .after(.seconds(5)))
+        #expect(before.pinRetries?.retries == 8)
+        #expect(before.uvRetries == nil, "the key has no built-in UV")
+        #expect(!before.storedToken && before.identifier == nil && before.credentialStoreState == nil)
+
+        let record = try await authenticator.savePersistentToken(
+            in: store, savedAt: 1_700_000_000, interaction: RecordingInteraction(pins: ["1234"]),
+            deadline: .after(.seconds(5)))
+        let events = Mutex<[String]>([])
+        let after = try await Self.open(key, uri: "test:again").details(
+            tokenStore: store, events: { event in events.withLock { $0.append("\(event)") } },
+            deadline: .after(.seconds(5)))
+        #expect(after.storedToken)
+        #expect(after.identifier == record.identifier)
+        #expect(after.credentialStoreState?.isEmpty == false)
+        #expect(events.withLock { $0 } == ["using"])
+        guard case .object(let members) = after.json(device: "test:again", model: nil) else {
+            Issue.record("not an object")
+            return
+        }
+        #expect(members.suffix(3).map(\.0) == ["storedToken", "identifier", "credStoreState"])
+        #expect(members.first { $0.0 == "pinRetries" }?.1 == .integer(8))
+
+        // `token forget`: the record that fits goes, and only once.
+        #expect(try await store.forget(authenticator) == 1)
+        #expect(try store.records().isEmpty)
+        #expect(try await store.forget(authenticator) == 0)
     }
 
     @Test(arguments: [[UInt8](), [0xA0], Array("not cbor".utf8), [0xA1, 0x65, 0x6D, 0x61, 0x67, 0x69, 0x63, 0x61, 0x78]])

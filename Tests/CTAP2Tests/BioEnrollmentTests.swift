@@ -29,6 +29,16 @@ import Transport
         return version == 1 ? Array(mac.prefix(16)) : mac
     }
 
+    /// Template IDs as users give them: base64url (RFC 4648 §5) of 1 to 255 bytes, the spec's
+    /// bounds on templateId.
+    @Test(arguments: [
+        ("AQ", [UInt8]([0x01])), ("_-8", [0xFF, 0xEF]), (String(repeating: "A", count: 340), [UInt8](repeating: 0, count: 255)),
+        ("", nil), ("AA==x", nil), ("not base64!", nil), (String(repeating: "A", count: 342), nil),
+    ])
+    func templateIDsFromText(_ text: String, _ expected: [UInt8]?) {
+        #expect(FingerprintTemplate.id(base64URL: text) == expected)
+    }
+
     @Test func unauthenticatedRequestsEncodeAsTheSpecTables() throws {
         // {1: modality fingerprint, 2: getFingerprintSensorInfo}
         #expect(try BioEnrollmentRequest.getFingerprintSensorInfo().encoded() == Self.hex("09 a2 01 01 02 07"))

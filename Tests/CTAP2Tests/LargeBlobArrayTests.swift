@@ -78,6 +78,33 @@ import Testing
         #expect(array.elements == [reading.array.elements[0], reading.array.elements[1]])
     }
 
+    /// A credential's blob from an array python-fido2 sealed, or the typed reason there is none.
+    @Test func aCredentialsBlobOrWhyThereIsNone() async throws {
+        let out = try await runPython(Self.pythonSeal, [hexString(Self.keyA), hexString(Self.keyB)])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
+        let serializedHex = try #require(object["serialized"] as? String)
+        let reading = LargeBlobArray.parse(try #require(Hex.decode(serializedHex)))
+        let blobA = try LargeBlobs.Lookup(reading, key: Self.keyA).requireData(credential: "a")
+        #expect(hexString(blobA) == object["a"] as? String)
+        let none = #expect(throws: CTAP2Error(.noLargeBlob, "")) {
+            try LargeBlobs.Lookup(reading, key: [UInt8](repeating: 0, count: 32)).requireData(credential: "AAAA")
+        }
+        #expect(none?.message == "The credential AAAA has no large blob.")
+        #expect(none?.category == .failure)
+        // Without keyB's good entry only python's deflate bomb is sealed under keyB: damaged.
+        var bombOnly = reading.array
+        bombOnly.elements.remove(at: 2)
+        let damaged = LargeBlobs.Lookup(LargeBlobArray.parse(bombOnly.serialized()), key: Self.keyB)
+        #expect(damaged.damage != nil)
+        #expect(throws: CTAP2Error(.largeBlobDamaged, "")) { try damaged.requireData(credential: "b") }
+        // The spec's initial array with a bit flipped: corrupted, whatever the key.
+        var corrupted = try #require(Hex.decode(Self.specInitialArray))
+        corrupted[5] ^= 0x01
+        #expect(throws: CTAP2Error(.largeBlobCorrupted, "")) {
+            try LargeBlobs.Lookup(LargeBlobArray.parse(corrupted), key: Self.keyA).requireData(credential: "a")
+        }
+    }
+
     /// python-fido2 opens what we sealed: it checks the trailing hash, decodes the array and,
     /// for each key, finds the entry its own _lb_unpack and raw inflate accept.
     static let pythonOpen = """

@@ -209,7 +209,7 @@ public struct BioEnrollmentRequest: CTAP2Request, Hashable {
     }
 
     private static func checkTemplateID(_ id: [UInt8]) throws(CTAP2Error) {
-        guard !id.isEmpty, id.count <= maxTemplateIDLength else {
+        guard FingerprintTemplate.isValidID(id) else {
             throw .invalidRequest(
                 "A fingerprint template ID has 1 to \(maxTemplateIDLength) bytes, not \(id.count).")
         }

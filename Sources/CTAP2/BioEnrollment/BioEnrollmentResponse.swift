@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import CBOR
 
 /// The feedback on one fingerprint sample (CTAP 2.1 §6.7, lastEnrollSampleStatus table).
@@ -126,6 +127,19 @@ public struct FingerprintTemplate: Hashable, Sendable {
         self.id = id
         self.friendlyName = friendlyName
     }
+
+    /// Whether `id` can be a template ID: 1 to ``BioEnrollmentRequest/maxTemplateIDLength``
+    /// bytes (CTAP 2.1 §6.7).
+    public static func isValidID(_ id: [UInt8]) -> Bool {
+        !id.isEmpty && id.count <= BioEnrollmentRequest.maxTemplateIDLength
+    }
+
+    /// The template ID `text` spells in base64url (as `bio list` prints them), or nil when it is
+    /// not base64url of a valid ID.
+    public static func id(base64URL text: some StringProtocol) -> [UInt8]? {
+        guard let id = Base64URL.decode(text), isValidID(id) else { return nil }
+        return id
+    }
 }
 
 /// The authenticatorBioEnrollment response (CTAP 2.1 §6.7, response table): each subcommand
@@ -245,7 +259,7 @@ public struct BioEnrollmentResponse: CTAP2Response, Hashable {
     private init() {}
 
     private static func checkTemplateID(_ id: [UInt8], _ context: String) throws(CTAP2Error) {
-        guard !id.isEmpty, id.count <= BioEnrollmentRequest.maxTemplateIDLength else {
+        guard FingerprintTemplate.isValidID(id) else {
             throw CTAP2Error.malformed(
                 "A templateId in the \(context) is \(id.count) bytes, not 1 to \(BioEnrollmentRequest.maxTemplateIDLength)."
             )

@@ -131,17 +131,34 @@ public struct LargeBlobs: Sendable {
         public var corruption: LargeBlobArray.Corruption?
         /// Why an entry sealed under the key could not be read, if one could not.
         public var damage: String?
+
+        /// The blob `reading` holds for the credential whose largeBlobKey is `key`.
+        public init(_ reading: LargeBlobArray.Reading, key: [UInt8]) {
+            corruption = reading.corruption
+            data = reading.array.blob(key: key)
+            if data == nil, case .damaged(let reason)? = reading.array.find(key: key)?.opened { damage = reason }
+        }
+
+        /// The blob's bytes, or why there are none: ``CTAP2Error/Code/largeBlobCorrupted`` when
+        /// the array is corrupted (it then reads as empty), ``CTAP2Error/Code/largeBlobDamaged``
+        /// when the credential's entry does not open, else ``CTAP2Error/Code/noLargeBlob``.
+        /// `credential` names the credential in that last sentence as the user knows it (its ID
+        /// in base64url as they gave it).
+        public func requireData(credential: String) throws(CTAP2Error) -> [UInt8] {
+            if let data { return data }
+            if let corruption {
+                throw CTAP2Error(
+                    .largeBlobCorrupted,
+                    "The key's large-blob array is corrupted (\(corruption)), so the credential has no readable blob.")
+            }
+            if let damage { throw CTAP2Error(.largeBlobDamaged, "The credential's large blob is damaged: \(damage).") }
+            throw CTAP2Error(.noLargeBlob, "The credential \(credential) has no large blob.")
+        }
     }
 
     /// The blob stored for the credential whose largeBlobKey is `key`.
     public func blob(key: [UInt8], deadline: Deadline? = nil) async throws(CTAP2Error) -> Lookup {
-        let reading = try await readArray(deadline: deadline)
-        if let data = reading.array.blob(key: key) {
-            return Lookup(data: data, corruption: reading.corruption, damage: nil)
-        }
-        var damage: String?
-        if case .damaged(let reason)? = reading.array.find(key: key)?.opened { damage = reason }
-        return Lookup(data: nil, corruption: reading.corruption, damage: damage)
+        Lookup(try await readArray(deadline: deadline), key: key)
     }
 
     /// Stores `data` for the credential whose largeBlobKey is `key`, keeping every other element

@@ -98,6 +98,11 @@ public struct CTAP2Error: Error, Sendable, Hashable, CustomStringConvertible {
         /// The key's large-blob array is corrupted (it reads as empty); it is only overwritten
         /// when the caller forces it.
         public static let largeBlobCorrupted = Code(rawValue: "large-blob-corrupted")
+        /// The credential's large-blob entry authenticates but does not open (it does not
+        /// inflate to its stated size).
+        public static let largeBlobDamaged = Code(rawValue: "large-blob-damaged")
+        /// No entry of the large-blob array belongs to the credential.
+        public static let noLargeBlob = Code(rawValue: "no-large-blob")
         /// The key found the data written inconsistent (CTAP2_ERR_INTEGRITY_FAILURE).
         public static let integrityFailure = Code(rawValue: "integrity-failure")
 
