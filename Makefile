@@ -272,8 +272,14 @@ release: deps-build
 # modules define the thunk that starts their async main under one name, not qualified by the
 # module ($sIetH_...10async_MainTf3npf_n, weak): in one library the linker would keep one of the
 # two, and securitykeyd would run securitykey's main; each program's object is linked from a copy
-# in which those symbols are local. The unstripped library stays in the build directory
-# (scripts/size-report.sh reads its symbols).
+# in which those symbols are local. Every Swift object is linked from such a copy
+# (libsecuritykey.objects), without its unwind tables (.eh_frame): Swift code never unwinds (an
+# error is a return value, a trap ends the process, and the runtime's backtracer walks frame
+# pointers, which Swift keeps), and they were 2.3 MB of the library. The one unwinding that
+# crosses Swift frames is the main thread's pthread_exit in dispatch_main, a forced unwind: it
+# stops at the first frame it has no table for and ends the thread all the same, as it would at
+# main. The C and C++ objects (BoringSSL, the runtime's) keep theirs. The unstripped library
+# stays in the build directory (scripts/size-report.sh reads its symbols).
 SHARED_PRODUCTS := securitykey securitykeyd securitykey-sk pam_securitykey
 SHARED_ENTRIES := sk_api_version sk_enroll sk_sign sk_load_resident_keys pam_sm_authenticate pam_sm_setcred
 RELR := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ split($$2, v, "."); if (v[1] > 2 || v[2] >= 36) print "yes" }')
@@ -299,15 +305,18 @@ shared-library: deps-build
 	done; \
 	sort -u $(foreach product,$(SHARED_PRODUCTS),"$$bin/$(product).product/Objects.LinkFileList") \
 	  > "$$bin/libsecuritykey.LinkFileList" && \
-	rm -rf "$$bin/libsecuritykey.entries" && mkdir -p "$$bin/libsecuritykey.entries" && \
-	grep -E "/securitykeyd?\.build/" "$$bin/libsecuritykey.LinkFileList" | tr -d "'" | while IFS= read -r object; do \
-	  nm "$$object" | grep -q async_Main || continue; \
-	  copy="$$bin/libsecuritykey.entries/$$(basename "$$(dirname "$$object")")-$$(basename "$$object")"; \
-	  objcopy --wildcard --localize-symbol='*async_Main*' "$$object" "$$copy" && \
-	  grep -vxF -e "$$object" -e "'$$object'" "$$bin/libsecuritykey.LinkFileList" > "$$bin/libsecuritykey.LinkFileList.new" && \
-	  echo "'$$copy'" >> "$$bin/libsecuritykey.LinkFileList.new" && \
-	  mv "$$bin/libsecuritykey.LinkFileList.new" "$$bin/libsecuritykey.LinkFileList" || exit 1; \
-	done && \
+	rm -rf "$$bin/libsecuritykey.entries" "$$bin/libsecuritykey.objects" && mkdir -p "$$bin/libsecuritykey.objects" && \
+	tr -d "'" < "$$bin/libsecuritykey.LinkFileList" | while IFS= read -r object; do \
+	  case "$$object" in \
+	    *.swift.o) \
+	      copy="$$bin/libsecuritykey.objects/$$(basename "$$(dirname "$$object")")-$$(basename "$$object")"; \
+	      localize=; case "$$object" in */securitykey.build/*|*/securitykeyd.build/*) localize='*async_Main*';; esac; \
+	      objcopy --remove-section=.eh_frame --remove-section=.rela.eh_frame \
+	        $${localize:+--wildcard "--localize-symbol=$$localize"} "$$object" "$$copy" && echo "'$$copy'" || exit 1;; \
+	    *) echo "'$$object'";; \
+	  esac; \
+	done > "$$bin/libsecuritykey.LinkFileList.new" && \
+	mv "$$bin/libsecuritykey.LinkFileList.new" "$$bin/libsecuritykey.LinkFileList" && \
 	$(SWIFTC) -emit-library -static-stdlib -module-name securitykey_shared -o "$$bin/libsecuritykey.so.0.unstripped" \
 	  @"$$bin/libsecuritykey.LinkFileList" -L "$$bin" -Xlinker -soname=libsecuritykey.so.0 $(SHARED_LINK_FLAGS) && \
 	rm -rf $(STAGE)/bin $(STAGE)/lib && mkdir -p $(STAGE)/bin $(dir $(SHARED_LIBRARY)) && \
