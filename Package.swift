@@ -60,9 +60,10 @@ let package = Package(
         // D-Bus (sd-bus) for the daemon, imported by SDBus only.
         .systemLibrary(name: "CSDBus", path: "Sources/CSDBus", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
-        // OpenSSL's libcrypto for secp256k1 (ES256K), which BoringSSL lacks; imported by Secp256k1 only.
-        .systemLibrary(name: "CLibCrypto", path: "Sources/CLibCrypto", pkgConfig: "libcrypto",
-                       providers: [.apt(["libssl-dev"])]),
+        // OpenSSL's libcrypto for secp256k1 (ES256K), which BoringSSL lacks; imported by Secp256k1 only:
+        // its headers, and libcrypto.so.3 loaded with dlopen when a secp256k1 key is first used, so
+        // not linked (shim.h says why).
+        .systemLibrary(name: "CLibCrypto", path: "Sources/CLibCrypto", providers: [.apt(["libssl-dev"])]),
         // HTTP(S) downloads (the MDS BLOB) for WebAuthnVerification only: curl.h's types, and
         // libcurl loaded with dlopen when a download starts (shim.h says why), so not linked.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
