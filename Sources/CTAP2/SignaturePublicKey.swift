@@ -36,6 +36,9 @@ public enum SignaturePublicKey: Sendable {
             }
         } catch let error as CTAP2Error {
             throw error
+        } catch let error as Secp256k1Error where error.code == .library {
+            // libcrypto.so.3, loaded on first use, is missing or failed: not the key's fault.
+            throw CTAP2Error(.unsupportedAlgorithm, error.message, underlying: error)
         } catch {
             throw CTAP2Error(
                 .malformedResponse, "The \(curve) public key is not a point on its curve.", underlying: error)

@@ -34,6 +34,43 @@ import Testing
         #expect(served.status == 0)
     }
 
+    /// secp256k1 is OpenSSL's libcrypto's, loaded when a secp256k1 key is first used. Where it
+    /// cannot be loaded (here: a file that is not a library first on LD_LIBRARY_PATH), `verify`
+    /// still verifies an ES256 registration and refuses only the ES256K one, naming libcrypto.
+    @Test func withoutLibcryptoOnlySecp256k1KeysFailAndSayWhy() throws {
+        let port = CLIRunner.freeUDPPort()
+        let device = "udp:127.0.0.1:\(port)?local=0"
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("libcrypto-\(UUID())")
+        let broken = directory.appendingPathComponent("lib")
+        try FileManager.default.createDirectory(at: broken, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("not a shared library".utf8).write(to: broken.appendingPathComponent("libcrypto.so.3"))
+        let root = directory.appendingPathComponent("root.pem").path
+        let served = try CLIRunner.withVirtualKey([
+            "--udp", "127.0.0.1:\(port)", "--attestation-root", root, "--algorithms", "es256,es256k",
+        ]) {
+            CLIRunner.waitUntilServed(device)
+            for name in ["es256", "es256k"] {
+                let register = try CLIRunner.run([
+                    "register", "--device", device, "--rp", "example.org", "--user", name, "--alg", name, "--json",
+                ])
+                try #require(register.status == 0, "\(name): \(register.stderr)")
+                let file = directory.appendingPathComponent("\(name).json")
+                try Data(register.stdout.utf8).write(to: file)
+                let verify = try CLIRunner.run(
+                    ["verify", "--registration", file.path, "--trust-root", root, "--rp", "example.org"],
+                    environment: ["LD_LIBRARY_PATH": broken.path])
+                if name == "es256" {
+                    #expect(verify.status == 0, "\(verify.stderr)")
+                } else {
+                    #expect(verify.status != 0)
+                    #expect(verify.stderr.contains("libcrypto"), "\(verify.stderr)")
+                }
+            }
+        }
+        #expect(served.status == 0)
+    }
+
     static func ceremony(
         _ algorithm: (name: String, cose: Int, pythonClass: String), python: String, device: String, root: String,
         directory: URL
