@@ -6,7 +6,7 @@ import CTAP2
 /// (``apply(to:)``). Errors are ``SecurityKeyError/Code/invalidRequest`` and name the option as
 /// `securitykey register` spells it (`--prf-salt`).
 public struct SecurityKeyRegistrationExtensionOptions: Sendable, Hashable {
-    /// credProtect: 1, 2, 3 or a WebAuthn policy name (``CredentialProtectionPolicy/init(webAuthnName:)``).
+    /// credProtect: 1, 2, 3 or a WebAuthn policy name (`CredentialProtectionPolicy(webAuthnName:)` in CTAP2).
     public var credProtect: String?
     /// Refuse, before anything is created, a key that cannot apply ``credProtect``.
     public var enforceCredProtect: Bool

@@ -45,7 +45,7 @@ public struct SecurityKeyRequestOptions: Sendable, Hashable {
         /// Make a discoverable credential.
         public var resident: Bool
         /// Acceptable algorithms, preferred first: names or COSE numbers
-        /// (``COSEAlgorithm/init(name:)``), each possibly a comma-separated list; es256 then
+        /// (`COSEAlgorithm(name:)` in CTAP2), each possibly a comma-separated list; es256 then
         /// eddsa when empty.
         public var algorithms: [String]
         /// Attestation conveyance: none, direct or enterprise.
@@ -147,7 +147,7 @@ public struct SecurityKeyRequestOptions: Sendable, Hashable {
         }
     }
 
-    /// An algorithm by name or COSE number (``COSEAlgorithm/init(name:)``).
+    /// An algorithm by name or COSE number (`COSEAlgorithm(name:)` in CTAP2).
     public static func algorithm(_ text: String) throws(SecurityKeyError) -> COSEAlgorithm {
         guard let algorithm = COSEAlgorithm(name: text) else {
             throw SecurityKeyError.invalidOption(

@@ -36,7 +36,7 @@ import Testing
 
     /// secp256k1 is OpenSSL's libcrypto's, loaded when a secp256k1 key is first used. Where it
     /// cannot be loaded (here: a file that is not a library first on LD_LIBRARY_PATH), `verify`
-    /// still verifies an ES256 registration and refuses only the ES256K one, naming libcrypto.
+    /// still verifies an ES256 sign-in and refuses only the ES256K one, naming libcrypto.
     @Test func withoutLibcryptoOnlySecp256k1KeysFailAndSayWhy() throws {
         let port = CLIRunner.freeUDPPort()
         let device = "udp:127.0.0.1:\(port)?local=0"
@@ -57,8 +57,20 @@ import Testing
                 try #require(register.status == 0, "\(name): \(register.stderr)")
                 let file = directory.appendingPathComponent("\(name).json")
                 try Data(register.stdout.utf8).write(to: file)
+                let id = try #require(try register.object()["id"] as? String)
+                let authenticate = try CLIRunner.run([
+                    "authenticate", "--device", device, "--rp", "example.org", "--credential", id, "--json",
+                ])
+                try #require(authenticate.status == 0, "\(name): \(authenticate.stderr)")
+                let assertion = directory.appendingPathComponent("\(name)-assertion.json")
+                try Data(authenticate.stdout.utf8).write(to: assertion)
+                // The attestation is signed by the key's P-256 attestation key; the assertion by
+                // the credential's own key, so only the assertion needs secp256k1.
                 let verify = try CLIRunner.run(
-                    ["verify", "--registration", file.path, "--trust-root", root, "--rp", "example.org"],
+                    [
+                        "verify", "--registration", file.path, "--assertion", assertion.path, "--trust-root", root,
+                        "--rp", "example.org",
+                    ],
                     environment: ["LD_LIBRARY_PATH": broken.path])
                 if name == "es256" {
                     #expect(verify.status == 0, "\(verify.stderr)")
