@@ -310,6 +310,10 @@ extension FuzzTarget {
         let fromDirectory = try? AttestationTrustAnchors(contentsOf: directory)
         try expect(
             fromDirectory?.certificates == parsed, "a trust anchor directory reads differently from its file")
+        // Several paths, as `--trust-root` repeated gives them: each read in turn, in order.
+        try expect(
+            (try? AttestationTrustAnchors(contentsOf: [file, directory]))?.certificates == parsed.map { $0 + $0 },
+            "a file and its directory read together differ from the file's certificates twice")
         try expect(
             (try? AttestationTrustAnchors(contentsOf: directory + "/missing")) == nil, "a missing file read")
         try expect(
