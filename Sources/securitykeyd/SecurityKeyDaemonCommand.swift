@@ -11,6 +11,7 @@ import SDBus
 import SecurityKeyDaemonClient
 import SecurityKeys
 import Transport
+import _SecurityKeyInternals
 
 /// `securitykeyd`: owns the machine's security keys and performs WebAuthn ceremonies for the
 /// applications that call it over D-Bus (Docs/Daemon.md).
@@ -110,7 +111,9 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
         }
         let pool = KeyPool(directory: directory, logger: logger)
         let daemon = Daemon(bus: bus, pool: pool, policy: callerPolicy, logger: logger)
-        let stop = StopSignal()
+        // SIGTERM and SIGINT are caught from here on; one arriving before serving starts is kept.
+        let (stopSignals, stopWatching) = ProcessSignals.names()
+        defer { stopWatching() }
         let name = self.name
 
         await withDiscardingTaskGroup { group in
@@ -134,7 +137,7 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
             }
             ServiceManager.notify("READY=1")
             logger.notice("serving", metadata: ["name": "\(name)", "unique": "\(bus.uniqueName)"])
-            await stop.wait()
+            for await _ in stopSignals { break }
             ServiceManager.notify("STOPPING=1")
             logger.notice("stopping: cancelling requests in flight")
             await daemon.shutdown()
@@ -143,31 +146,5 @@ struct SecurityKeyDaemonCommand: AsyncParsableCommand {
             group.cancelAll()
         }
         logger.notice("stopped")
-    }
-}
-
-/// SIGTERM and SIGINT, received through a dispatch source (never a signal handler doing work).
-// The dispatch sources are only kept alive here, never touched after init.
-final class StopSignal: @unchecked Sendable {
-    private let sources: [any DispatchSourceSignal]
-    private let stream: AsyncStream<Void>
-    private let continuation: AsyncStream<Void>.Continuation
-
-    init() {
-        (stream, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [continuation] in continuation.yield() }
-            source.resume()
-            sources.append(source)
-        }
-        self.sources = sources
-    }
-
-    /// Returns at the first SIGTERM or SIGINT.
-    func wait() async {
-        for await _ in stream { return }
     }
 }
