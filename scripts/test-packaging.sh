@@ -21,7 +21,8 @@
 # directory, then the package's Depends from the Debian mirror) is prepared in the background
 # while the release binaries build, and so is the consumer package, whose debug build of the
 # dependencies fills the core a release build leaves idle while it type-checks one module at a
-# time; `make docs` runs beside the package's compression and lintian. The package is compressed
+# time; `make docs` runs after the release build, beside the checks. `make test` runs the builds
+# beside the test suite (SECURITYKEY_PACKAGING_GATE, below). The package is compressed
 # with xz -1 here (SECURITYKEY_DEB_FAST=1): -6, make deb's level, takes a minute longer for the
 # same check. Each part's duration is printed at the end.
 set -euo pipefail
@@ -91,6 +92,20 @@ step "make release (the shared library and its front ends; once, for install and
 timed release make --no-print-directory release .build/bench/sk-load .build/bench/pam-load >"$scratch/release.log" 2>&1 ||
     { tail -n 40 "$scratch/release.log" >&2; echo "test-packaging: make release failed" >&2; exit 1; }
 
+# make docs builds in SwiftPM's build directory as make release does, so not beside it (the two
+# would wait for each other's lock); beside everything that follows.
+(timed docs make --no-print-directory docs) </dev/null >"$scratch/docs.log" 2>&1 &
+background+=($!)
+docs_job=$!
+
+# scripts/test.sh starts this script beside the test suite, in a cgroup with few CPU shares, so
+# that the builds above use the CPU the suite leaves idle; the checks below wait for the suite
+# to end (the file SECURITYKEY_PACKAGING_GATE names appears), as they would take their time from it.
+if [ -n "${SECURITYKEY_PACKAGING_GATE:-}" ]; then
+    step "built; waiting for the test suite to end"
+    while [ ! -e "$SECURITYKEY_PACKAGING_GATE" ]; do sleep 1; done
+fi
+
 step "make install-files DESTDIR=$scratch/root, then make uninstall"
 # The PAM module goes to the system's PAM directory, whatever PREFIX is.
 pamdir="$(make --no-print-directory -s print-pamdir)"
@@ -131,11 +146,6 @@ env -i PATH=/usr/bin:/bin "$scratch/root/usr/local/bin/securitykey" --version
 make --no-print-directory uninstall DESTDIR="$scratch/root" PREFIX=/usr/local UDEVDIR=/etc/udev/rules.d >/dev/null
 left="$(find "$scratch/root" -type f)"
 [ -z "$left" ] || { echo "test-packaging: make uninstall left: $left" >&2; exit 1; }
-
-# make docs needs only the debug build and the CPU the package's compression leaves idle.
-(timed docs make --no-print-directory docs) </dev/null >"$scratch/docs.log" 2>&1 &
-background+=($!)
-docs_job=$!
 
 step "the Debian package (scripts/make-deb.sh, fast compression) + lintian"
 deb="$(SECURITYKEY_DEB_FAST=1 timed deb scripts/make-deb.sh | tail -n 1)"

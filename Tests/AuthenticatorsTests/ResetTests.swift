@@ -45,7 +45,9 @@ final class FakeResetKey: AuthenticatorConnection {
 /// authenticatorReset through the device layer: the power-up window, re-insertion watched with
 /// hotplug events (ScriptedDiscovery over in-process virtual keys), and the same-key check.
 @Suite struct ResetTests {
-    static let window = Duration.milliseconds(300)
+    /// The key's reset window; tests step the key's clock past it rather than sleep, so a
+    /// loaded machine cannot close the window again after a re-insertion.
+    static let window = Duration.seconds(10)
 
     static func pinKey(aaguid: [UInt8]) throws -> VirtualKey {
         try VirtualKey(
@@ -89,7 +91,7 @@ final class FakeResetKey: AuthenticatorConnection {
         let discovery = ScriptedDiscovery([("key", key)])
         let directory = AuthenticatorDirectory(discoveries: [discovery])
         let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(60)))
-        try await Task.sleep(for: Self.window + .milliseconds(200))
+        await key.advanceClock(by: Self.window + .seconds(1))
         let interaction = RecordingInteraction()
         async let reset = directory.reset(
             authenticator, interaction: interaction, deadline: .after(.seconds(60)))
@@ -111,7 +113,7 @@ final class FakeResetKey: AuthenticatorConnection {
         let discovery = ScriptedDiscovery([("key", key)])
         let directory = AuthenticatorDirectory(discoveries: [discovery])
         let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(60)))
-        try await Task.sleep(for: Self.window + .milliseconds(200))
+        await key.advanceClock(by: Self.window + .seconds(1))
         let interaction = RecordingInteraction()
         async let reset = directory.reset(
             authenticator, interaction: interaction, deadline: .after(.seconds(60)))
@@ -139,7 +141,7 @@ final class FakeResetKey: AuthenticatorConnection {
         let discovery = ScriptedDiscovery([("key", key)])
         let directory = AuthenticatorDirectory(discoveries: [discovery])
         let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(60)))
-        try await Task.sleep(for: Self.window + .milliseconds(200))
+        await key.advanceClock(by: Self.window + .seconds(1))
         let error = await #expect(throws: AuthenticatorError.self) {
             _ = try await directory.reset(authenticator, interaction: nil, deadline: .after(.seconds(60)))
         }
@@ -153,7 +155,7 @@ final class FakeResetKey: AuthenticatorConnection {
         let discovery = ScriptedDiscovery([("key", key)])
         let directory = AuthenticatorDirectory(discoveries: [discovery])
         let authenticator = try await directory.open(uri: "test:key", deadline: .after(.seconds(60)))
-        try await Task.sleep(for: Self.window + .milliseconds(200))
+        await key.advanceClock(by: Self.window + .seconds(1))
         let error = await #expect(throws: AuthenticatorError.self) {
             _ = try await directory.reset(
                 authenticator, interaction: RecordingInteraction(), deadline: .after(.milliseconds(800)))

@@ -12,7 +12,11 @@ import Testing
 /// (`securitykey virtual serve --fault`).
 ///
 /// The bound is the requirement (deadline + 0.5 s); these tests allow deadline + 1 s so that a
-/// loaded CI machine does not fail them, and print the figure they measured.
+/// loaded CI machine does not fail them, and print the figure they measured. The time is taken
+/// around the whole process, and the deadline starts only once the program runs: the start-up of
+/// the debug build, measured beside each run (`securitykey --version`), is not counted against
+/// the deadline. In the CLI group, 4.8 s was once seen for a 3 s deadline, on a machine busy
+/// enough that starting the program took most of the difference.
 @Suite(.serialized) struct TransportDeadlineTests {
     /// The deadline each command is given.
     static let deadline = 3.0
@@ -31,8 +35,21 @@ import Testing
     ) {
         let start = ContinuousClock.now
         let output = try bed.securitykey(["info", "--device", device, "--timeout", "\(timeout)", "--json"])
+        return (output, seconds(since: start))
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
         let elapsed = ContinuousClock.now - start
-        return (output, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// How long starting the program and ending it takes here and now: `securitykey --version`,
+    /// which opens no device (the part of a measured run that its deadline does not cover).
+    static func startUp(_ bed: VirtualKeyBed) throws -> Double {
+        let start = ContinuousClock.now
+        let output = try bed.securitykey(["--version"])
+        guard output.status == 0 else { throw CLITestError("securitykey --version failed: \(output.stderrText)") }
+        return seconds(since: start)
     }
 
     @Test func aCardSilentAfterSelectEndsWithinHalfASecondOfTheDeadline() throws {
@@ -53,17 +70,21 @@ import Testing
             Thread.sleep(forTimeInterval: 0.1)
         }
         let run = try #require(measured, "the silent card never timed out")
-        print("PC/SC, card silent after SELECT: info --timeout \(Self.deadline) ended after \(run.seconds) s")
+        let startUp = try Self.startUp(bed)
+        print(
+            "PC/SC, card silent after SELECT: info --timeout \(Self.deadline) ended after \(run.seconds) s "
+                + "(starting the program: \(startUp) s)")
         #expect(run.output.status != 0)
-        #expect(run.seconds < Self.deadline + Self.allowance, "ended after \(run.seconds) s")
+        #expect(run.seconds - startUp < Self.deadline + Self.allowance, "ended after \(run.seconds) s")
         #expect(run.output.stderrText.contains("stopped answering"), "\(run.output.stderrText)")
 
         // The next command, while pcscd still waits for the card on the first one's behalf:
         // a typed error, by its own deadline.
         let next = try Self.info(bed, device, timeout: 2)
+        let nextStartUp = try Self.startUp(bed)
         print(
-            "PC/SC, the next command on the silent card: \(Self.errorCode(next.output) ?? "-") after \(next.seconds) s"
-        )
+            "PC/SC, the next command on the silent card: \(Self.errorCode(next.output) ?? "-") after \(next.seconds) s "
+                + "(starting the program: \(nextStartUp) s)")
         #expect(next.output.status != 0)
         #expect(
             ["busy", "timeout", "device-error"].contains(Self.errorCode(next.output)),
@@ -71,7 +92,7 @@ import Testing
         // Usually ~2.1 s; once 3.38 s was seen (busy), while pcscd still held the card for the
         // first command: a second allowance, until that wait is understood (the closing note of
         // 2026-11-27 says so).
-        #expect(next.seconds < 2 + 2 * Self.allowance, "ended after \(next.seconds) s")
+        #expect(next.seconds - nextStartUp < 2 + 2 * Self.allowance, "ended after \(next.seconds) s")
 
         // The card taken away and a good one put in its place: the reader works again.
         bed.stopServing("silent-card")
@@ -91,14 +112,15 @@ import Testing
             ["--udp", "127.0.0.1:\(port)", "--fault", "silent-after-init"], name: "silent-key")
         let device = try #require(ready["uri"] as? String)
         let run = try Self.info(bed, "\(device)?local=0")
+        let startUp = try Self.startUp(bed)
         print(
-            "CTAPHID/UDP, key silent after INIT: info --timeout \(Self.deadline) ended after \(run.seconds) s"
-        )
+            "CTAPHID/UDP, key silent after INIT: info --timeout \(Self.deadline) ended after \(run.seconds) s "
+                + "(starting the program: \(startUp) s)")
         #expect(Self.errorCode(run.output) == "timeout", "\(run.output.stdoutText) \(run.output.stderrText)")
         // INIT was answered: the key went silent on the CTAP request, not before.
         #expect(!run.output.stdoutText.contains("CTAPHID_INIT"), "\(run.output.stdoutText)")
         #expect(run.seconds >= Self.deadline - 0.1, "ended after \(run.seconds) s, before its deadline")
-        #expect(run.seconds < Self.deadline + Self.allowance, "ended after \(run.seconds) s")
+        #expect(run.seconds - startUp < Self.deadline + Self.allowance, "ended after \(run.seconds) s")
     }
 
     @Test func aFaultTheTransportCannotShowIsRefused() throws {

@@ -44,8 +44,9 @@ extension VirtualKey {
         winkCount += 1
     }
 
-    /// Moves this key's clock forward, as if `duration` had passed (for tests of time windows).
-    func advanceClock(by duration: Duration) {
+    /// Moves this key's clock forward, as if `duration` had passed: tests of the reset window,
+    /// token lifetimes and the getNextAssertion timer step over them instead of sleeping.
+    public func advanceClock(by duration: Duration) {
         clockOffset += duration
     }
 
