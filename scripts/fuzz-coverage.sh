@@ -37,37 +37,69 @@ binary="$scratch/coverage/debug/securitykey-fuzz"
 
 profiles="$scratch/profiles"
 rm -rf "$profiles" && mkdir -p "$profiles"
-count=0
-minimum=""
-below=()
-while IFS=$'\t' read -r target files; do
-    if [ $# -gt 0 ] && [[ " $* " != *" $target "* ]]; then continue; fi
-    dirs=()
+
+# One target: its run over its inputs, its profile and its report, into $profiles/TARGET.out
+# (the lines to print) and $profiles/TARGET.percent; the status is the run's.
+measure() {
+    local target="$1" files="$2" d report percent
+    local dirs=()
     for d in "$committed/$target" "$scratch/corpus/$target" "$scratch/seeds/$target" "$regressions/$target"; do
         [ -d "$d" ] && dirs+=("$d")
     done
     # -max_len as large as the largest seed (the seed script keeps files under 4 MiB): libFuzzer
     # cuts every input to -max_len, and a real MDS BLOB (4 MB) verifies only whole.
-    FUZZ_TARGET="$target" SWIFT_BACKTRACE=enable=no LLVM_PROFILE_FILE="$profiles/$target-%p.profraw" \
+    FUZZ_TARGET="$target" SWIFT_BACKTRACE=enable=no LLVM_PROFILE_FILE="$profiles/$target.%p.profraw" \
         "$binary" -runs=0 -max_len=$((4 << 20)) "${dirs[@]}" >"$profiles/$target.log" 2>&1 || {
-        tail -n 20 "$profiles/$target.log" >&2
-        echo "fuzz-coverage: $target failed on its corpus" >&2
-        exit 1
+        { tail -n 20 "$profiles/$target.log"; echo "fuzz-coverage: $target failed on its corpus"; } >"$profiles/$target.out"
+        return 1
     }
-    "$llvm_profdata" merge -sparse "$profiles/$target"-*.profraw -o "$profiles/$target.profdata"
+    # TARGET.PID: "virtual-key-*" would take virtual-key-u2f's profiles too, which may be running.
+    "$llvm_profdata" merge -sparse "$profiles/$target".*.profraw -o "$profiles/$target.profdata"
     # llvm-cov names files by the path they were compiled at; report the target's files only.
     # shellcheck disable=SC2086
     report=$("$llvm_cov" report "$binary" -instr-profile="$profiles/$target.profdata" $(for f in $files; do echo "$PWD/$f"; done))
     percent=$(echo "$report" | awk '$1 == "TOTAL" { print $(NF-3) }' | tr -d '%')
-    echo "$report" | awk -v t="$target" 'NR > 2 && $1 != "TOTAL" && $1 !~ /^-/ && NF > 9 {
-        n = split($1, p, "/"); printf "fuzz-coverage:   %-20s %-45s %s lines\n", t, p[n], $(NF-3) }'
-    printf 'fuzz-coverage: %-20s %s%% of the lines of its parser files\n' "$target" "${percent:-0}"
-    count=$((count + 1))
-    if awk -v a="${percent:-0}" -v b="$threshold" 'BEGIN { exit !(a < b) }'; then below+=("$target"); fi
-    if [ -z "$minimum" ] || awk -v a="${percent:-0}" -v b="$minimum" 'BEGIN { exit !(a < b) }'; then
-        minimum="${percent:-0}"
-    fi
+    {
+        echo "$report" | awk -v t="$target" 'NR > 2 && $1 != "TOTAL" && $1 !~ /^-/ && NF > 9 {
+            n = split($1, p, "/"); printf "fuzz-coverage:   %-20s %-45s %s lines\n", t, p[n], $(NF-3) }'
+        printf 'fuzz-coverage: %-20s %s%% of the lines of its parser files\n' "$target" "${percent:-0}"
+    } >"$profiles/$target.out"
+    echo "${percent:-0}" >"$profiles/$target.percent"
+}
+
+# The targets run as many at a time as there are CPUs (each run is one thread); their lines
+# are printed in the table's order once all have ended.
+targets=()
+jobs=$(nproc 2>/dev/null || echo 1)
+while IFS=$'\t' read -r target files; do
+    if [ $# -gt 0 ] && [[ " $* " != *" $target "* ]]; then continue; fi
+    targets+=("$target")
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    measure "$target" "$files" &
 done < <("$python" scripts/fuzz-targets.py table)
+wait || true
+
+count=0
+minimum=""
+below=()
+failed=()
+for target in "${targets[@]}"; do
+    [ -f "$profiles/$target.out" ] && cat "$profiles/$target.out"
+    if [ ! -f "$profiles/$target.percent" ]; then
+        failed+=("$target")
+        continue
+    fi
+    percent=$(cat "$profiles/$target.percent")
+    count=$((count + 1))
+    if awk -v a="$percent" -v b="$threshold" 'BEGIN { exit !(a < b) }'; then below+=("$target"); fi
+    if [ -z "$minimum" ] || awk -v a="$percent" -v b="$minimum" 'BEGIN { exit !(a < b) }'; then
+        minimum="$percent"
+    fi
+done
+if [ ${#failed[@]} -ne 0 ]; then
+    echo "fuzz-coverage: no figure for ${failed[*]}: the run or its report failed (above)" >&2
+    exit 1
+fi
 echo "fuzz-coverage: $count targets, min line coverage ${minimum:-0}%"
 if [ ${#below[@]} -ne 0 ]; then
     echo "fuzz-coverage: under ${threshold}% of their lines: ${below[*]} (grow the corpus with make fuzz, then make fuzz-corpus; Docs/Fuzzing.md)" >&2

@@ -92,8 +92,9 @@ step "make release (the shared library and its front ends; once, for install and
 timed release make --no-print-directory release .build/bench/sk-load .build/bench/pam-load >"$scratch/release.log" 2>&1 ||
     { tail -n 40 "$scratch/release.log" >&2; echo "test-packaging: make release failed" >&2; exit 1; }
 
-# make docs builds in SwiftPM's build directory as make release does, so not beside it (the two
-# would wait for each other's lock); beside everything that follows.
+# make docs works in SwiftPM's build directory, so not beside make release (the two would wait
+# for each other's lock). It compiles nothing the suite runs: it builds with the flags of the
+# suite's debug build, so it finds the modules it documents built. Beside everything that follows.
 (timed docs make --no-print-directory docs) </dev/null >"$scratch/docs.log" 2>&1 &
 background+=($!)
 docs_job=$!
