@@ -1,3 +1,5 @@
+import _SecurityKeyInternals
+
 /// The arguments of a `pam_securitykey.so` line: pam-u2f's options with pam-u2f's meaning
 /// (pam_u2f(8)), and this module's own few. An option this module does not implement is
 /// refused, naming it, rather than silently doing something else than pam-u2f would.
@@ -156,15 +158,13 @@ public struct PAMModuleOptions: Hashable, Sendable {
 
 extension PAMModuleOptions {
     /// The variable that turns the wire trace on, honoured only with `environment`.
-    public static let traceEnvironmentVariable = "SECURITYKEY_TRACE"
+    public static let traceEnvironmentVariable = EnvironmentSwitch.trace
 
     /// The options of the PAM line `arguments`, with `SECURITYKEY_TRACE` applied when the line
     /// says `environment` and the process is not privileged (secure_getenv).
     public static func fromLine(_ arguments: [String]) throws(PAMFailure) -> PAMModuleOptions {
         var options = try PAMModuleOptions(arguments: arguments)
-        if options.honoursEnvironment, let trace = PAMSystem.secureEnvironment(traceEnvironmentVariable),
-            !trace.isEmpty, trace != "0"
-        {
+        if options.honoursEnvironment, EnvironmentSwitch.isOn(PAMSystem.secureEnvironment(traceEnvironmentVariable)) {
             options.debug = true
             options.trace = true
         }

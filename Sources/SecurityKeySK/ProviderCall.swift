@@ -46,9 +46,9 @@ enum ProcessSetup {
 enum ProcessLogging {
     static let logger: Logger = {
         let environment = ProcessInfo.processInfo.environment
-        let isSet = { (name: String) in environment[name].map { !$0.isEmpty && $0 != "0" } ?? false }
+        let isSet = { (name: String) in EnvironmentSwitch.isOn(environment[name]) }
         let level: Logger.Level? =
-            isSet("SECURITYKEY_TRACE") ? .trace : isSet("SSH_SK_HELPER_DEBUG") ? .debug : nil
+            isSet(EnvironmentSwitch.trace) ? .trace : isSet("SSH_SK_HELPER_DEBUG") ? .debug : nil
         LoggingSystem.bootstrap { label in
             guard let level else { return SwiftLogNoOpLogHandler() }
             var handler = StreamLogHandler.standardError(label: label)

@@ -1,3 +1,4 @@
+import _SecurityKeyInternals
 import ArgumentParser
 import FoundationEssentials
 import Logging
@@ -50,9 +51,7 @@ struct GlobalOptions: ParsableArguments {
     func makeLogger(label: String = "securitykey") -> Logger {
         LogBootstrap.bootstrapOnce()
         var logger = Logger(label: label)
-        let trace =
-            ProcessInfo.processInfo.environment["SECURITYKEY_TRACE"].map { !$0.isEmpty && $0 != "0" } ?? false
-        if verbose >= 2 || trace {
+        if verbose >= 2 || EnvironmentSwitch.isOn(ProcessInfo.processInfo.environment[EnvironmentSwitch.trace]) {
             logger.logLevel = .trace
         } else if verbose == 1 {
             logger.logLevel = .debug
