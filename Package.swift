@@ -259,7 +259,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 "_SecurityKeyInternals", "CBOR", "CTAPHID", "ISO7816", "CTAP2", "WebAuthnVerification",
-                "VirtualAuthenticator", "SecurityKeys", "SecurityKeyDaemonClient",
+                "VirtualAuthenticator", "SecurityKeys", "SecurityKeyDaemonClient", "PAMSecurityKey",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -72,6 +72,11 @@ TARGETS = {
                           "Sources/SecurityKeys/StructureDecoding/WebAuthnResponseDocument.swift"],
     "daemon-responses": ["Sources/SecurityKeyDaemonClient/SecurityKeyDaemonClient+Responses.swift"],
     "credential-json": ["Sources/SecurityKeys/WebAuthnJSON/PublicKeyCredentialJSON.swift"],
+    # pam_securitykey.so's inputs: a user's ~/.config/Yubico/u2f_keys (the user writes it, root
+    # reads it), an OpenSSH key file (sshformat) and the PAM line's arguments.
+    "pam-authfile": ["Sources/PAMSecurityKey/AuthorizationFile.swift", "Sources/PAMSecurityKey/PAMCredential.swift"],
+    "pam-sshkey": ["Sources/PAMSecurityKey/SSHKeyFile.swift"],
+    "pam-options": ["Sources/PAMSecurityKey/PAMModuleOptions.swift"],
 }
 
 # Vector kinds that seed each target directly.
@@ -854,6 +859,9 @@ def seeds(root):
     keys = [k for k in (credential_key(a) for a in auth_datas) if k]
     keys = list(dict.fromkeys(keys))
     for k in cose_keys(keys): yield "cose-key", k
+    for r in pam_authfile_seeds(keys): yield "pam-authfile", r
+    for r in pam_sshkey_seeds(keys): yield "pam-sshkey", r
+    for r in pam_options_seeds(): yield "pam-options", r
     for r in ctap2_responses(attestation_objects, auth_datas, keys): yield "ctap2-responses", r
     for r in bio_responses(): yield "bio-enrollment", r
     for r in large_blob_seeds(): yield "large-blob", r
@@ -1085,6 +1093,192 @@ def credential_json_seeds(entries):
     for bad in ({"signature": None}, {"userHandle": 7}, {"authenticatorData": "!"}):
         yield b"\x01" + json.dumps(dict(assertion, response=dict(assertion["response"], **bad))).encode()
     yield b"\x01" + json.dumps(dict(assertion, rawId=None)).encode()
+
+
+# pam-u2f's own test credentials (Yubico/pam-u2f tests/credentials and tests/get_devices.c,
+# BSD-2-Clause), made by pamu2fcfg: KEYHANDLE,PUBLICKEY (standard base64) per option set.
+PAM_U2F_CREDENTIALS = [
+    ("vlcWFQFik8gJySuxMTlRwSDvnq9u/mlMXRIqv4rd7Kq2CJj1V9Uh9PqbTF8UkY3EcQfHeS0G3nY0ibyxXE0pdw==",
+     "CTTRrHrqQmqfyI7/bhtAknx9TGCqhd936JdcoekUxUa6PNA6uYzsvFN0qaE+j2LchLPU4vajQPdAOcvvvNfWCA==", "+presence"),
+    ("qf/qcQqFloToNoUMnp2cWg8pUPKoJ0CJFyP0wqpbpOgcD+hzEOJEBaHFbnnYP9d/zLKuwTsQ1nRpSc/aDJTEeQ==",
+     "kwca39tt8HI+MV7skKO1W1K4y0ptbXv6lFW/nwxZ0GSVeMAwTZgf/XP1O7O0i9+D227F/Ppo5eIc6gquvjiXdA==", "+presence+verification"),
+    ("IPbgFVDLguVOr5GzdV7C5MH4Ec+bWfG2hifOy0IWWvNsHUZyN5x0rqbAoGWQPgxbAuQTKfk/n+3U9h4AWf8QXg==",
+     "5KfKYcZofwqflFbr+d+df0e9b8nfLulducJ1WMyTBO00Rf3rL3JInYeccS2+xvI+eYNsZmJ3RR6zFAPkkBUhzA==", "+presence+pin"),
+    ("HftI6IHewEFB4OhBMeT9WjnG097GYvpE4dTxSS33JTRzRP6V/oBPyj3vurnTRJwif98V8YhceMAH8lDePA1dxQ==",
+     "7h0f9+MuzG087QC8zjLK9UoEksAXHmmGmoHGPvWwfkfSsH2cqqp7Qyi4LO7Y58OxlEq79gbWqNYEP0H56zvZ4Q==", "+presence+verification+pin"),
+    ("yvFPHZBdPoBcdhF86mImwNQm2DUgfPw0s26QCpm4XQO0is4qlx3nIdyVP9WHszpJ5uFV/1mjd09L3P6ton1fAw==",
+     "JTP+Uu9VE/79hD1H+Uzf9yqSCi9HgeMLeuc3jQ43TCxg5o+GeFL7Q6e63p3Dn4/uch2YJ8iNNJmDlktrLouWSg==", ""),
+    ("+/l9LJ6dwbnDLff0PqkDhMEOWsruM+aYP+bzQdaCq3QmTGnh0dbcblfLaYs86XgcirS9OEoEkohB5pd8mhwSMQ==",
+     "d7sKBe6vgaoYTEXcyovikiB/7IZXLyUPv8qfdaxwWvy7WaGYhwkMvr2H/q6YBBHJmRl0OCU3WTD/hfeAo2RknA==", "+pin"),
+    ("*", "b9G0ZYtAB4TQQBnpUfptgTzDArSqLMP3/LxtHYZQrIpXrUnGsqi0gYrKa8ThJoKRlj6f3EJdsJMRdnOr6323+w==", "+presence"),
+    ("*", "oO3z71rtDS86RH3EdZFxr/y6ZUOZ7/csyhia9UhiDWWpq7oUoxqvN0qmky9R14Clm6RovaOThX89oIbI84BqxA==", "+verification+pin"),
+    ("*", "yBQxzNyU+UEP7nQtlyuwzLmWXslkYCAHFSl5Fq2GxKIz9V0ocqbG7vRqbU+RGT73M4e8OLrBoX1gAZO7/2Q82Q==", ""),
+]
+# tests/credentials/old_credential: the old (U2F) form, websafe-base64 key handle and hex point.
+PAM_U2F_OLD = ("mGvXxDqTMSVkSlDnDRNTVsP5Ij9cceCkdZkSJYeaJCHCOpBtMIFGQXKBBkvZpV5bWuEuJkoElIiMKirhCPAU8Q",
+               "0405a35641a6f5b63e2ef4449393e7e1cb2b96711e797fc74dbd63e99dbf410ffe7425e79f8c41d8f049c8f7241a803563a43c139f923f0ab9007fbd0dcc722927")
+# tests/credentials/ssh_credential.cred, as get_devices.c reads it: an sk-ecdsa key's handle and point.
+PAM_U2F_SSH = ("Li4NkUKcvFym8V6aGagSAI11MXPuKSu6kqdWhdxNmQo3i25Ab1Lkun2I2H2bz4EjuwLD1UQpJjLG5vjbKG8efg==",
+               "439pGle7126d1YORADduke347N2t2XyKzOSv8M4naCUjlFYDtTVhP/MXO41wzHFUIzrrzfEzzCGWoOH5FU5Adw==")
+
+
+def pam_raw_keys(keys):
+    """(type name, libfido2 raw public key) of the vectors' COSE keys pam-u2f can list."""
+    out = []
+    for k in keys:
+        try:
+            m = cbor_decode(k)[0]
+        except Exception:
+            continue
+        if not isinstance(m, dict): continue
+        kty, alg = m.get(1), m.get(3)
+        if kty == 2 and alg == -7 and m.get(-1) == 1 and len(m.get(-2, b"")) == 32 and len(m.get(-3, b"")) == 32:
+            out.append(("es256", m[-2] + m[-3]))
+        elif kty == 1 and alg == -8 and m.get(-1) == 6 and len(m.get(-2, b"")) == 32:
+            out.append(("eddsa", m[-2]))
+        elif kty == 3 and alg == -257 and isinstance(m.get(-1), bytes) and isinstance(m.get(-2), bytes):
+            n, e = m[-1].lstrip(b"\0"), m[-2].lstrip(b"\0")
+            if len(n) <= 256 and len(e) <= 3:
+                out.append(("rs256", n.rjust(256, b"\0") + e.rjust(3, b"\0")))
+    return out
+
+
+def pam_authfile_seeds(keys):
+    """A selector byte (bits 0-1 the user: myuser, the first line's, the last line's, root; bits
+    2-3 max_devices: 1, 2, 24, all; bit 7: a COSE key instead) and an authorization file."""
+    b64 = lambda b: base64.b64encode(b).decode()
+    lines = ["%s,%s,es256,%s" % c for c in PAM_U2F_CREDENTIALS]
+    old = "%s,%s" % PAM_U2F_OLD
+    raw = pam_raw_keys(keys)
+    raw = [r for t in ("es256", "eddsa", "rs256") for r in [r for r in raw if r[0] == t][:4]]
+    typed = []
+    for i, (name, key) in enumerate(raw):
+        attributes = ["+presence", "+presence+verification", "+pin", ""][i % 4]
+        typed.append("%s,%s,%s,%s" % (b64(bytes([i]) * 48), b64(key), name, attributes))
+    typed.append("*,%s,es256,+presence" % b64(base64.b64decode(PAM_U2F_CREDENTIALS[0][1])))
+    # The 0x04-prefixed point pam-u2f's own conversion writes for ES256, accepted too.
+    typed.append("%s,%s,es256,+presence" % (b64(b"\x07" * 64), b64(b"\x04" + base64.b64decode(PAM_U2F_CREDENTIALS[1][1]))))
+    files = []
+    for line in lines + typed + [old]:
+        files.append("myuser:" + line + "\n")
+    files.append("myuser:" + ":".join(lines[:4]) + "\n")
+    files.append("myuser:" + ":".join(lines + typed[:6]) + "\n")
+    files.append("alice:" + lines[0] + "\nmyuser:" + old + "\nbob:" + ":".join(typed[:3]) + "\nmyuser:" + lines[1] + ":" + lines[2])
+    files.append("root:" + lines[3] + "\n\n# a comment\n")
+    files.append("root:" + lines[3] + "\r\nmyuser:" + lines[4] + ":" + lines[5] + "\r\n")
+    files.append("myuser:" + lines[6] + "\r\n\r\nalice:" + old + "\r\n")
+    # Names that Swift's == takes for equal and bytes do not: é and e with a combining acute,
+    # K and the Kelvin sign; and separators followed by a combining mark.
+    files.append("jos\u00e9:" + lines[0] + "\njose\u0301:" + lines[1] + ":" + lines[2] + "\n")
+    files.append("Kim:" + lines[0] + "\n\u212aim:" + lines[1] + ":" + lines[2] + "\n")
+    files.append("myuser:\u0301" + lines[0] + "\n")
+    files.append("myuser:" + lines[0] + ",\u0301\n")
+    files.append("myuser:" + lines[0] + ":\u0301" + lines[1] + "\n")
+    # pam-u2f's malformed lines (AuthorizationFileTests) after a good one.
+    resident = PAM_U2F_CREDENTIALS[7][1]
+    for bad in ("myuser", ":abc,def,es256,+presence", "myuser:AAAA,AAAA,es256,+presence", "myuser:AAAA",
+                "myuser:AAAA,AAAA,AAAA", "myuser:*," + resident + ",es384,+presence",
+                "myuser:*," + resident + ",es256,+presence+always", "myuser:*," + resident + ",es256,presence",
+                "myuser:*," + resident[:-3] + "xQ==,es256,+presence", "myuser:not base64!," + resident + ",es256,",
+                "myuser:*," + resident + ",eddsa,+presence", "myuser:*," + resident + ",rs256,+presence",
+                "myuser:,%s,es256," % resident, "myuser:*,%s,es256,+pin+pin" % resident, "myuser:" + old[:-2] + "00",
+                "myuser:!!," + old.split(",")[1], "myuser:*,%s,es256,+" % resident, "myuser:*,!!,es256,"):
+        files.append("other:" + lines[0] + "\n" + bad + "\n")
+    data = [f.encode() for f in files]
+    data.append(b"myuser:" + lines[0].encode() + b"\xff\n")
+    data.append(b"myuser:" + lines[0].encode() + b"\n" + b"#" * 70000)
+    for f in data:
+        for selector in (0x00, 0x05, 0x0a, 0x0d, 0x0f, 0x03):
+            yield bytes([selector]) + f
+    # Enrolment: COSE keys a key returned, the vectors' and ones on another curve or too large.
+    for k in cose_keys(keys):
+        yield b"\x80" + k
+    xy = base64.b64decode(PAM_U2F_CREDENTIALS[0][1])
+    yield b"\x80" + cbor({1: 2, 3: -7, -1: 2, -2: xy[:32], -3: xy[32:]})
+    yield b"\x80" + cbor({1: 1, 3: -8, -1: 4, -2: xy[:32]})
+    yield b"\x80" + cbor({1: 3, 3: -257, -1: b"\xc3" * 512, -2: b"\x01\x00\x01"})
+    yield b"\x80" + cbor({1: 3, 3: -257, -1: b"\xc3" * 256, -2: b"\x00\x01\x00\x00\x01"})
+    yield b"\x80" + cbor({1: 3, 3: -7, -1: b"\xc3" * 256, -2: b"\x01\x00\x01"})
+
+
+def ssh_string(b):
+    return struct.pack(">I", len(b)) + b
+
+
+def ssh_key_file(kind, key, application=b"ssh:", flags=1, handle=None, cipher=b"none", count=1, check=(1, 1),
+                 pad=None, extra=b"", crlf=False, width=70, before=b"", reserved=b""):
+    """An OpenSSH private key file (PROTOCOL.key) holding a security key (PROTOCOL.u2f)."""
+    if kind == "ecdsa":
+        public = ssh_string(b"sk-ecdsa-sha2-nistp256@openssh.com") + ssh_string(b"nistp256") + ssh_string(key)
+    else:
+        public = ssh_string(kind.encode() if kind != "ed25519" else b"sk-ssh-ed25519@openssh.com") + ssh_string(key)
+    public += ssh_string(application)
+    handle = base64.b64decode(PAM_U2F_SSH[0]) if handle is None else handle
+    section = struct.pack(">II", *check) + public + bytes([flags]) + ssh_string(handle) + ssh_string(reserved) \
+        + ssh_string(b"user@host") + extra
+    section += bytes(range(1, 1 + (-len(section)) % 8)) if pad is None else pad
+    blob = b"openssh-key-v1\0" + ssh_string(cipher) + ssh_string(b"none" if cipher == b"none" else b"bcrypt") \
+        + ssh_string(b"" if cipher == b"none" else ssh_string(b"\x11" * 16) + b"\0\0\0\x10") \
+        + struct.pack(">I", count) + ssh_string(public) * max(count, 1) + ssh_string(section)
+    body = base64.b64encode(blob)
+    end = b"\r\n" if crlf else b"\n"
+    rows = [body[i:i + width] for i in range(0, len(body), width)]
+    return before + b"-----BEGIN OPENSSH PRIVATE KEY-----" + end + end.join(rows) + end + b"-----END OPENSSH PRIVATE KEY-----" + end
+
+
+def pam_sshkey_seeds(keys):
+    """OpenSSH security-key private key files: pam-u2f's ecdsa-sk credential and the vectors'
+    Ed25519 keys, with each flag, and each part of the file broken."""
+    point = b"\x04" + base64.b64decode(PAM_U2F_SSH[1])
+    eds = [key for name, key in pam_raw_keys(keys) if name == "eddsa"][:2] or [bytes(range(32))]
+    for flags in (0x01, 0x00, 0x05, 0x04, 0x21, 0xff):
+        yield ssh_key_file("ecdsa", point, flags=flags)
+    for ed in eds:
+        yield ssh_key_file("ed25519", ed, application=b"ssh:pam", flags=0x05)
+    yield ssh_key_file("ecdsa", point, crlf=True)
+    yield ssh_key_file("ecdsa", point, width=64, before=b"a comment\n")
+    yield ssh_key_file("ecdsa", point, width=10000)
+    for broken in (dict(cipher=b"aes256-ctr"), dict(count=2), dict(count=0), dict(check=(1, 2)),
+                   dict(pad=b"\x01\x03"), dict(pad=bytes(range(1, 255)) + b"\x01"), dict(handle=b""),
+                   dict(application=b""), dict(application=b"\xff\xfe"), dict(extra=b"\0\0\0\xff")):
+        yield ssh_key_file("ecdsa", point, **broken)
+    yield ssh_key_file("ecdsa", point[:64])
+    yield ssh_key_file("ecdsa", b"\x05" + point[1:])
+    yield ssh_key_file("ecdsa", point[:-1] + bytes([point[-1] ^ 1]))
+    yield ssh_key_file("ed25519", eds[0][:31])
+    yield ssh_key_file("ssh-ed25519", eds[0])
+    yield ssh_key_file("ssh-rsa", b"\x01\x00\x01")
+    good = ssh_key_file("ecdsa", point)
+    yield good.replace(b"nistp256", b"nistp384")
+    yield good.split(b"-----END")[0]
+    yield b"-----END OPENSSH PRIVATE KEY-----\n" + good
+    yield good.replace(b"\n", b"\n\n", 2)
+    yield good[:60] + b"!" + good[61:]
+    yield good.replace(b"BEGIN OPENSSH", b"BEGIN OPENSSL")
+    # The blob cut at every field: magic, cipher, kdf, count, public key, section.
+    blob = base64.b64decode(b"".join(good.split(b"\n")[1:-2]))
+    for cut in (10, 15, 20, 40, 60, 120, len(blob) - 40, len(blob) - 12):
+        body = base64.b64encode(blob[:cut])
+        yield b"-----BEGIN OPENSSH PRIVATE KEY-----\n" + body + b"\n-----END OPENSSH PRIVATE KEY-----\n"
+    yield b"\xff" + good
+
+
+def pam_options_seeds():
+    """pam_securitykey.so's arguments, NUL-separated as PAM passes them (argv)."""
+    lines = [
+        ["debug", "debug_file=syslog", "origin=pam://host", "appid=pam://host", "authfile=/etc/u2f_mappings",
+         "nouserok", "cue", "cue_prompt=Touch it", "interactive", "userpresence=0", "userverification=1",
+         "pinverification=2", "max_devices=3", "nodetect", "authpending_file=", "openasuser"],
+        ["sshformat", "authfile=.ssh/id_ecdsa_sk", "trace", "debug_file=stdout", "prompt=Insert your key"],
+        ["udp=127.0.0.1:8111,[::1]:8112", "timeout=5", "environment", "debug_file=stderr", "max_devices=0"],
+        ["max_devices=300", "timeout=600", "debug_file=/var/log/pam_u2f.log", "userpresence=1", "pinverification=0"],
+        [],
+    ]
+    for refused in ("manual", "alwaysok", "frobnicate", "timeout=0", "timeout=601", "timeout=soon", "debug_file=relative",
+                    "origin=", "appid=", "authfile=", "max_devices=-1", "max_devices=many", "debug=1", "cue_prompt", ""):
+        lines.append(["debug", refused])
+    for line in lines:
+        yield b"\0".join(a.encode() for a in line)
 
 
 def main():

@@ -40,7 +40,7 @@ public struct FuzzTarget: Sendable {
         .ctap2Responses, .attestationObject, .tpm, .androidKeyDescription, .safetyNet, .clientData,
         .mdsBLOB, .mdsPayload, .crl, .trustAnchors, .virtualKey, .virtualKeyU2F, .virtualKeyState, .bioEnrollment, .largeBlob,
         .u2fResponses, .extensions, .webAuthnJSON, .base64, .ctaphidCapture, .structureDecoder,
-        .daemonResponses, .credentialJSON,
+        .daemonResponses, .credentialJSON, .pamAuthorizationFile, .pamSSHKeyFile, .pamModuleOptions,
     ]
 
     /// The target called `name`, if there is one.

@@ -23,12 +23,11 @@ public enum AuthorizationFile {
             throw PAMCredential.malformed("it is not UTF-8 text")
         }
         var found: [PAMCredential]?
-        for (index, line) in string.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.hasSuffix("\r") ? line.dropLast() : line
-            if trimmed.isEmpty { continue }
+        for (index, line) in lines(of: string).enumerated() {
+            if line.isEmpty { continue }
             do throws(PAMFailure) {
-                let (name, credentials) = try parse(line: trimmed)
-                if name == user { found = Array(credentials.prefix(maxDevices)) }
+                let (name, credentials) = try parse(line: line)
+                if sameBytes(name, user) { found = Array(credentials.prefix(maxDevices)) }
             } catch {
                 throw PAMCredential.malformed("line \(index + 1): \(error.message)")
             }
@@ -36,9 +35,32 @@ public enum AuthorizationFile {
         return found
     }
 
+    /// The lines of `text`, split at each LF with the CR before it dropped. Split, like every
+    /// field of the file, on bytes as pam-u2f splits them: as Swift Characters, CR LF is one
+    /// grapheme that is not "\n" (so a CRLF file was one long line), and ":" or "," followed
+    /// by a combining mark is one grapheme that is not the separator.
+    static func lines(of text: String) -> [Substring] {
+        split(Substring(text), at: UInt8(ascii: "\n")).map { line in
+            line.utf8.last == UInt8(ascii: "\r") ? Substring(line.utf8.dropLast()) : line
+        }
+    }
+
+    /// `text` split at every `separator` byte (an ASCII character, so every piece is whole
+    /// UTF-8), empty pieces kept.
+    static func split(_ text: Substring, at separator: UInt8) -> [Substring] {
+        text.utf8.split(separator: separator, omittingEmptySubsequences: false).map { Substring($0) }
+    }
+
+    /// Whether two names or words are the same bytes. Swift's `==` compares canonical
+    /// equivalents equal ("é" and "e" with a combining acute, "K" and the Kelvin sign), which
+    /// would give one account's line to another; pam-u2f compares bytes (strcmp).
+    static func sameBytes(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
+        a.utf8.elementsEqual(b.utf8)
+    }
+
     /// One line: the user name and the credentials.
     static func parse(line: Substring) throws(PAMFailure) -> (user: Substring, credentials: [PAMCredential]) {
-        let fields = line.split(separator: ":", omittingEmptySubsequences: false)
+        let fields = split(line, at: UInt8(ascii: ":"))
         guard let user = fields.first, !user.isEmpty else { throw PAMCredential.malformed("no user name") }
         guard fields.count >= 2 else { throw PAMCredential.malformed("no credential") }
         var credentials: [PAMCredential] = []
@@ -50,7 +72,7 @@ public enum AuthorizationFile {
 
     /// One credential field.
     static func credential(_ field: Substring) throws(PAMFailure) -> PAMCredential {
-        let parts = field.split(separator: ",", omittingEmptySubsequences: false)
+        let parts = split(field, at: UInt8(ascii: ","))
         switch parts.count {
         case 2:
             guard let handle = Base64.decode(parts[0], alphabet: .url, padding: .optional), !handle.isEmpty else {
@@ -65,7 +87,7 @@ public enum AuthorizationFile {
             return credential
         case 4:
             let handle: [UInt8]?
-            if parts[0] == "*" {
+            if sameBytes(parts[0], "*") {
                 handle = nil
             } else {
                 guard let decoded = Base64.decode(parts[0], alphabet: .standard, padding: .optional), !decoded.isEmpty
@@ -75,7 +97,7 @@ public enum AuthorizationFile {
             guard let publicKey = Base64.decode(parts[1], alphabet: .standard, padding: .optional) else {
                 throw PAMCredential.malformed("the public key is not base64")
             }
-            guard let type = PAMCredential.typeNames.first(where: { $0.name == parts[2] }) else {
+            guard let type = PAMCredential.typeNames.first(where: { sameBytes($0.name, parts[2]) }) else {
                 throw PAMCredential.malformed("the COSE type \"\(parts[2].prefix(16))\" is not es256, eddsa or rs256")
             }
             let credential = PAMCredential(
@@ -92,13 +114,18 @@ public enum AuthorizationFile {
     static func attributes(_ text: Substring) throws(PAMFailure) -> PAMCredential.Attributes {
         var attributes: PAMCredential.Attributes = []
         guard !text.isEmpty else { return attributes }
-        guard text.hasPrefix("+") else { throw PAMCredential.malformed("the attributes do not start with +") }
-        for word in text.dropFirst().split(separator: "+", omittingEmptySubsequences: false) {
-            switch word {
-            case "presence": attributes.insert(.presence)
-            case "pin": attributes.insert(.pin)
-            case "verification": attributes.insert(.verification)
-            default: throw PAMCredential.malformed("the attribute \"\(word.prefix(16))\" is not presence, pin or verification")
+        guard text.utf8.first == UInt8(ascii: "+") else {
+            throw PAMCredential.malformed("the attributes do not start with +")
+        }
+        for word in split(text, at: UInt8(ascii: "+")).dropFirst() {
+            if sameBytes(word, "presence") {
+                attributes.insert(.presence)
+            } else if sameBytes(word, "pin") {
+                attributes.insert(.pin)
+            } else if sameBytes(word, "verification") {
+                attributes.insert(.verification)
+            } else {
+                throw PAMCredential.malformed("the attribute \"\(word.prefix(16))\" is not presence, pin or verification")
             }
         }
         return attributes

@@ -105,8 +105,11 @@ public struct PAMCredential: Hashable, Sendable {
         let algorithm: COSEAlgorithm
         let raw: [UInt8]
         switch (coseKey.keyType, coseKey.algorithm) {
-        case (.ec2, .es256?): (algorithm, raw) = (.es256, bytes(COSEKey.Label.x) + bytes(COSEKey.Label.y))
-        case (.okp, .edDSA?): (algorithm, raw) = (.edDSA, bytes(COSEKey.Label.x))
+        // The curve too: the raw form has none, and would make a key stated on another curve a
+        // P-256 or Ed25519 key.
+        case (.ec2, .es256?) where coseKey.curve == .p256:
+            (algorithm, raw) = (.es256, bytes(COSEKey.Label.x) + bytes(COSEKey.Label.y))
+        case (.okp, .edDSA?) where coseKey.curve == .ed25519: (algorithm, raw) = (.edDSA, bytes(COSEKey.Label.x))
         case (.rsa, .rs256?):
             // libfido2's rs256_pk_t: n and e left-padded to their fixed sizes.
             let n = Array(bytes(COSEKey.Label.modulus).drop(while: { $0 == 0 }))
@@ -119,7 +122,9 @@ public struct PAMCredential: Hashable, Sendable {
                 [UInt8](repeating: 0, count: Self.rsaModulusSize - n.count) + n
                 + [UInt8](repeating: 0, count: Self.rsaExponentSize - e.count) + e
         default:
-            throw Self.malformed("a \(coseKey.keyType) key with \(coseKey.algorithm.map { "\($0)" } ?? "no algorithm") is not one pam-u2f reads")
+            let curve = coseKey.curve.map { " on \($0)" } ?? ""
+            let algorithm = coseKey.algorithm.map { "\($0)" } ?? "no algorithm"
+            throw Self.malformed("a \(coseKey.keyType) key\(curve) with \(algorithm) is not one pam-u2f reads")
         }
         self.init(credentialID: credentialID, algorithm: algorithm, publicKey: raw, attributes: attributes)
         _ = try self.coseKey()

@@ -30,7 +30,9 @@ public struct PAMEnrollment: Sendable {
     /// Whether `name` can stand at the start of an authorization file's line: not empty, no
     /// `:` (which ends the name) and no line break (which ends the line).
     public static func isValidUser(_ name: String) -> Bool {
-        !name.isEmpty && !name.contains(":") && !name.contains("\n")
+        // Bytes, as the file is read (AuthorizationFile.lines(of:)): as Characters, "\r\n" is
+        // not "\n", and ":" with a combining mark after it is not ":".
+        !name.isEmpty && !name.utf8.contains(UInt8(ascii: ":")) && !name.utf8.contains(UInt8(ascii: "\n"))
     }
 
     /// The COSE algorithm of a type name pam-u2f writes (`es256`, `eddsa`, `rs256`); nil for
@@ -137,11 +139,14 @@ extension AuthorizationFile {
     /// credential is added to it rather than in a line of its own.
     public static func adding(_ credential: PAMCredential, for user: String, to text: [UInt8]) throws(PAMFailure) -> String {
         _ = try credentials(for: user, in: text, maxDevices: Int.max)
-        var lines = String(decoding: text, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-            .map(String.init)
+        // Lines and names as the reader splits and compares them: on bytes.
+        var lines = split(Substring(String(decoding: text, as: UTF8.self)), at: UInt8(ascii: "\n")).map(String.init)
         if lines.last == "" { lines.removeLast() }
-        if let index = lines.lastIndex(where: { $0.split(separator: ":", maxSplits: 1).first.map(String.init) == user }) {
-            let existing = lines[index].hasSuffix("\r") ? String(lines[index].dropLast()) : lines[index]
+        if let index = lines.lastIndex(where: { line in
+            split(Substring(line), at: UInt8(ascii: ":")).first.map { sameBytes($0, user) } ?? false
+        }) {
+            var existing = lines[index]
+            if existing.utf8.last == UInt8(ascii: "\r") { existing = String(Substring(existing.utf8.dropLast())) }
             lines[index] = existing + ":" + credential.entry
         } else {
             lines.append(line(user: user, credentials: [credential]))

@@ -91,6 +91,55 @@ struct AuthorizationFileTests {
         #expect(throws: PAMFailure.self) { try Self.parse(text, user: "other") }
     }
 
+    /// Lines end at LF bytes with a CR before them dropped (a property of the pam-authfile fuzz
+    /// target): split as Swift Characters, CR LF is one grapheme that is not "\n", and a file
+    /// written on Windows was one long line, refused.
+    @Test func crlfLineEnds() throws {
+        let text = "alice:" + Self.newResident.split(separator: ":", maxSplits: 1)[1] + "\r\n" + Self.newDoubleV + "\r\n"
+        #expect(try Self.parse(text)?.count == 2)
+        #expect(try Self.parse(text, user: "alice")?.first?.attributes == [.verification, .pin])
+        let extra = try #require(try Self.parse(Self.newResident)?.first)
+        let added = try AuthorizationFile.adding(extra, for: "alice", to: Array(text.utf8))
+        #expect(try Self.parse(added, user: "alice")?.count == 2)
+        #expect(try Self.parse(added)?.count == 2)
+    }
+
+    /// A user's line is the one whose name is the user's very bytes, as pam-u2f compares them
+    /// (strcmp), not a name Swift's `==` takes for equal (canonically equivalent).
+    @Test func namesCompareAsBytes() throws {
+        let (one, two) = (Self.newResident.split(separator: ":", maxSplits: 1)[1], Self.newDoubleV.split(separator: ":", maxSplits: 1)[1])
+        let text = "jos\u{e9}:\(one)\njose\u{301}:\(two)\n\u{212A}im:\(two)\n"
+        #expect(try Self.parse(text, user: "jos\u{e9}")?.count == 1)
+        #expect(try Self.parse(text, user: "jose\u{301}")?.count == 2)
+        #expect(try Self.parse(text, user: "Kim") == nil)
+        // A separator followed by a combining mark is still a separator.
+        #expect(throws: PAMFailure.self) { try Self.parse("myuser:\u{301}\(one)\n") }
+        #expect(!PAMEnrollment.isValidUser("my\r\nuser"))
+        #expect(!PAMEnrollment.isValidUser("my:\u{301}user"))
+    }
+
+    /// A key's COSE key on another curve than its algorithm's is not read as a P-256 or
+    /// Ed25519 key (a property of the pam-authfile fuzz target: it converts to the same key).
+    @Test func enrolledKeyOnAnotherCurveRefused() throws {
+        let p256 = P256.Signing.PrivateKey().publicKey.rawRepresentation
+        let ed25519 = Curve25519.Signing.PrivateKey().publicKey.rawRepresentation
+        let keys: [CBORMap] = [
+            [
+                COSEKey.Label.keyType: .int(2), COSEKey.Label.algorithm: .int(-7), COSEKey.Label.curve: .int(2),
+                COSEKey.Label.x: .byteString(Array(p256.prefix(32))), COSEKey.Label.y: .byteString(Array(p256.suffix(32))),
+            ],
+            [
+                COSEKey.Label.keyType: .int(1), COSEKey.Label.algorithm: .int(-8), COSEKey.Label.curve: .int(4),
+                COSEKey.Label.x: .byteString(Array(ed25519)),
+            ],
+        ]
+        for map in keys {
+            #expect(throws: PAMFailure.self) {
+                try PAMCredential(credentialID: [1], coseKey: try COSEKey(map: map), attributes: [.presence])
+            }
+        }
+    }
+
     @Test func notUTF8Refused() {
         #expect(throws: PAMFailure.self) {
             try AuthorizationFile.credentials(for: "myuser", in: [0x6d, 0x3a, 0xff, 0xfe], maxDevices: 24)
