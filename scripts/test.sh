@@ -30,8 +30,9 @@ group="" share_file="" low="" normal=""
 v1=/sys/fs/cgroup/cpu
 if [ -w "$v1" ] && [ -f "$v1/cpu.shares" ]; then
     group="$v1/securitykey-packaging.$$" share_file=cpu.shares low=2 normal=1024
-elif [ -w /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+elif [ -w /sys/fs/cgroup ] && grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+    # cgroup v2 with the cpu controller already given to the root's children (systemd does);
+    # the machine's cgroup setup is not changed here.
     group="/sys/fs/cgroup/securitykey-packaging.$$" share_file=cpu.weight low=1 normal=100
 fi
 if [ -n "$group" ] && ! { mkdir "$group" 2>/dev/null && echo "$low" >"$group/$share_file" 2>/dev/null; }; then
