@@ -40,9 +40,12 @@ public enum AuthorizationFile {
     /// grapheme that is not "\n" (so a CRLF file was one long line), and ":" or "," followed
     /// by a combining mark is one grapheme that is not the separator.
     static func lines(of text: String) -> [Substring] {
-        split(Substring(text), at: UInt8(ascii: "\n")).map { line in
-            line.utf8.last == UInt8(ascii: "\r") ? Substring(line.utf8.dropLast()) : line
-        }
+        split(Substring(text), at: UInt8(ascii: "\n")).map(droppingCR)
+    }
+
+    /// `line` without the CR byte at its end, if it has one (a line of a CR LF file).
+    static func droppingCR(_ line: Substring) -> Substring {
+        line.utf8.last == UInt8(ascii: "\r") ? Substring(line.utf8.dropLast()) : line
     }
 
     /// `text` split at every `separator` byte (an ASCII character, so every piece is whole

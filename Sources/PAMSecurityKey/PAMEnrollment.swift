@@ -145,9 +145,7 @@ extension AuthorizationFile {
         if let index = lines.lastIndex(where: { line in
             split(Substring(line), at: UInt8(ascii: ":")).first.map { sameBytes($0, user) } ?? false
         }) {
-            var existing = lines[index]
-            if existing.utf8.last == UInt8(ascii: "\r") { existing = String(Substring(existing.utf8.dropLast())) }
-            lines[index] = existing + ":" + credential.entry
+            lines[index] = droppingCR(Substring(lines[index])) + ":" + credential.entry
         } else {
             lines.append(line(user: user, credentials: [credential]))
         }
